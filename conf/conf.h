@@ -1,0 +1,131 @@
+/*
+ * conf.h: what every dcrawl module shares: the error codes, the allocation
+ * wrappers, and the crawl configuration.
+ *
+ * Errors: one enum generated from DC_ERR_MAP, append-only (never renumber or
+ * remove a code). 0 is success; functions return `int` holding an enum
+ * dc_err and never print; dc_strerror() names a code.
+ *
+ * Allocation: xmalloc() and friends abort on out-of-memory, so callers never
+ * check for NULL. Buffers that hold network input are bounded by their own
+ * limits and return DC_ETOOBIG instead.
+ *
+ * Configuration: a table of `section.key` entries (conf-table.c), each with a
+ * type, bounds, a default and one line of help. Values are resolved in this
+ * order, later wins: built-in default, config file (conf/dcrawl.conf format),
+ * environment DCRAWL_<SECTION>_<KEY> (upper case), then --set section.key=v.
+ * A struct conf holds every value as a typed field; it is read-only after
+ * setup and safe to share between threads.
+ */
+#ifndef DC_CONF_H
+#define DC_CONF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DC_ERR_MAP(XX)                                                  \
+    XX(OK, "success")                                                   \
+    XX(NOMEM, "out of memory")                                          \
+    XX(INVAL, "invalid argument")                                       \
+    XX(IO, "i/o error")                                                 \
+    XX(REDIS, "redis error")                                            \
+    XX(TOOBIG, "too large")                                             \
+    XX(PARSE, "parse error")                                            \
+    XX(URL, "not a crawlable http(s) URL")                              \
+    XX(NOTFOUND, "not found")                                           \
+    XX(PROTO, "protocol error")                                         \
+    XX(CONFIG, "configuration error")                                   \
+    XX(CURL, "transfer setup error")                                    \
+    XX(TRUNCATED, "truncated input")                                    \
+    XX(DIGEST, "digest mismatch")
+
+enum dc_err {
+#define XX(name, msg) DC_E##name,
+    DC_ERR_MAP(XX)
+#undef XX
+    DC_ERR_COUNT
+};
+#define DC_OK DC_EOK
+
+/* Name of an error code; never NULL ("unknown error" for bad codes). */
+const char *dc_strerror(int err);
+
+/* Allocation wrappers: abort with a message on out-of-memory. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+/* Grow *p (holding *cap elements of size sz) to hold at least `need`. */
+void xgrow(void **p, size_t *cap, size_t need, size_t sz);
+
+/* The whole configuration. Field names follow `section_key`. */
+struct conf {
+    /* crawl */
+    char *crawl_user_agent;
+    int crawl_depth;
+    char *crawl_node_id;
+    /* politeness */
+    double politeness_delay;
+    int politeness_host_connections;
+    int robots_obey;
+    /* fetch */
+    int fetch_concurrency;
+    double fetch_timeout;
+    double fetch_connect_timeout;
+    int64_t fetch_max_bytes;
+    int fetch_max_redirects;
+    int fetch_http2;
+    int fetch_verify_tls;
+    int fetch_retries;
+    char *fetch_accept_encoding;
+    /* parse */
+    int parse_threads;
+    int url_max_length;
+    int url_strip_index_html;
+    /* noise */
+    int noise_enabled;
+    /* frontier */
+    int frontier_partitions;
+    double frontier_lease;
+    char *redis_prefix;
+    char *redis_url;
+    /* dedup */
+    int64_t dedup_cache_entries;
+    /* output */
+    int64_t output_warc_max_bytes;
+    int output_gzip_level;
+};
+
+/* Fill *c with the built-in defaults. Release with conf_release(). */
+void conf_init(struct conf *c);
+/* Free the strings *c owns; *c may be reused after conf_init(). NULL ok. */
+void conf_release(struct conf *c);
+
+/*
+ * Load a config file (INI style: `[section]` lines, `key = value`, `#` and
+ * `;` comments). Unknown keys and bad values are errors: returns DC_ECONFIG
+ * with "FILE:LINE: reason" in err (errlen bytes), leaving earlier keys set.
+ */
+int conf_load_file(struct conf *c, const char *path, char *err, size_t errlen);
+
+/* Apply DCRAWL_<SECTION>_<KEY> environment variables. DC_ECONFIG on a bad value. */
+int conf_load_env(struct conf *c, char *err, size_t errlen);
+
+/* Apply one "section.key=value" assignment (as given to --set). */
+int conf_set(struct conf *c, const char *assignment, char *err, size_t errlen);
+
+/* Set one key to a value given separately. */
+int conf_set_kv(struct conf *c, const char *key, const char *value, char *err,
+                size_t errlen);
+
+/* Visit every key: name, current value as text, default as text, help. */
+typedef void (*conf_visit_fn)(void *ud, const char *key, const char *value,
+                              const char *def, const char *help);
+void conf_foreach(const struct conf *c, conf_visit_fn fn, void *ud);
+
+/* Milliseconds since the Unix epoch (wall clock) and a monotonic clock. */
+int64_t dc_now_ms(void);
+int64_t dc_mono_us(void);
+
+#endif

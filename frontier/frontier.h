@@ -1,0 +1,151 @@
+/*
+ * frontier.h: the crawl frontier, kept in Redis.
+ *
+ * Partitioning. A URL's host key ("host[:port]", see parser_url_host) hashes
+ * (first 64 bits of MurmurHash3 x64, mod P) to one of P partitions
+ * (frontier.partitions). Every key of a partition carries the hash tag
+ * {p}, so a partition's keys live in one Redis Cluster slot and each script
+ * call touches one partition only. One node owns all partitions for now; the
+ * cluster issue assigns partitions to nodes without renaming any key.
+ *
+ * Keys of partition p (prefix = redis.prefix, default "dc"):
+ *   <prefix>:{p}:s:<b>           seen-set buckets (layout: dedup.h)
+ *   <prefix>:{p}:q:<d>:<host>    LIST  queued URLs of host at depth d
+ *   <prefix>:{p}:h:<d>           ZSET  host -> ms when it may be fetched next
+ *                                      (hosts with URLs queued at depth d)
+ *   <prefix>:{p}:next            HASH  host -> politeness clock (ms)
+ *   <prefix>:{p}:act             HASH  host -> transfers in flight
+ *   <prefix>:{p}:lease           ZSET  "<node>\t<d>\t<host>\t<url>" -> lease
+ *                                      deadline (ms)
+ *   <prefix>:{p}:pend            HASH  d -> URLs queued or in flight at d
+ *   <prefix>:{p}:stat            HASH  counters: admitted, seen, done:<d>,
+ *                                      failed:<d>, skipped:<d>
+ * and one global key <prefix>:meta (HASH: partitions, created) that makes
+ * every client agree on P.
+ *
+ * Crawl order is level-synchronous: URLs of depth d are served only while
+ * nothing of a lower depth is queued or in flight anywhere
+ * (frontier_level), so a URL is always first reached at its smallest link
+ * distance from the seeds, exactly as a breadth-first search.
+ *
+ * Admit = insert-if-absent into the seen-set and enqueue, in one script per
+ * partition: a URL is "new" exactly once whoever asks, and it is never
+ * marked seen without being queued. Pop = lease: a popped URL stays in the
+ * lease set until frontier_complete; an expired lease (its node died) goes
+ * back to the front of its host queue (frontier_reclaim).
+ *
+ * Politeness: at most politeness.host_connections leases per host, and a
+ * host becomes ready again `delay` ms after a transfer of it completes.
+ *
+ * Thread rules: a struct frontier (one hiredis connection) is used by one
+ * thread. Every call is a bounded number of pipelined round trips.
+ */
+#ifndef DC_FRONTIER_H
+#define DC_FRONTIER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct conf;
+struct frontier;
+
+/* A URL to admit. host/hostlen point into url (parser_url_host). */
+struct frontier_url {
+    const char *url;
+    size_t len;
+    const char *host;
+    size_t hostlen;
+    uint64_t fp;   /* dedup_fingerprint(url) */
+    int depth;
+};
+
+/* A leased URL. Strings are owned by the lease array (frontier_leases_free). */
+struct frontier_lease {
+    char *entry;   /* the lease member, opaque */
+    char *url;
+    char *host;
+    int depth;
+    int partition;
+};
+
+enum frontier_outcome {
+    FRONTIER_DONE = 0,     /* fetched (any HTTP status) */
+    FRONTIER_FAILED = 1,   /* given up after retries */
+    FRONTIER_SKIPPED = 2,  /* not fetched: robots.txt disallowed, out of scope */
+    FRONTIER_RETRY = 3     /* put back at the end of its host queue */
+};
+
+/*
+ * Connect to redis_url ("redis://host:port[/db]", "unix:///path[?db=N]",
+ * "unix:/path") and load the scripts. On the first use of an empty Redis the
+ * partition count from c is recorded in <prefix>:meta; later clients adopt
+ * the recorded count. node_id names this node in leases.
+ * Errors: DC_EREDIS (unreachable, auth, script load) with a one-line
+ * message in err; DC_EINVAL for a malformed URL.
+ */
+int frontier_open(struct frontier **f, const char *redis_url,
+                  const struct conf *c, const char *node_id, char *err,
+                  size_t errlen);
+void frontier_close(struct frontier **f);
+
+/* Partition of a host key. */
+int frontier_partition(const struct frontier *f, const char *host,
+                       size_t hostlen);
+int frontier_partitions(const struct frontier *f);
+
+/*
+ * Admit n URLs: each is added to the seen-set if absent and, if it was
+ * absent, queued at its depth. isnew[i] is set to 1 or 0. One pipelined
+ * round trip (one script call per partition touched).
+ */
+int frontier_admit(struct frontier *f, const struct frontier_url *urls,
+                   size_t n, int64_t now_ms, unsigned char *isnew);
+
+/*
+ * Lease up to max URLs at depth `depth` whose host is ready at now_ms, from
+ * partitions this node owns. *out is an array of *nout leases (free with
+ * frontier_leases_free). *next_ms is set to the earliest time another pop
+ * may find work at this depth (INT64_MAX when none is known). Partitions
+ * are visited round-robin so no host is starved.
+ */
+int frontier_pop(struct frontier *f, int depth, int64_t now_ms, size_t max,
+                 struct frontier_lease **out, size_t *nout, int64_t *next_ms);
+void frontier_leases_free(struct frontier_lease *l, size_t n);
+
+/*
+ * Complete n leases with their outcomes; delay_ms[i] is the politeness gap
+ * before the host's next transfer (NULL: 0 for all). Batched, one round
+ * trip. A lease that was already reclaimed is removed from its queue again,
+ * so it is not fetched twice.
+ */
+int frontier_complete(struct frontier *f, const struct frontier_lease *l,
+                      const int *outcome, const int64_t *delay_ms, size_t n,
+                      int64_t now_ms);
+
+/*
+ * Return expired leases to the front of their host queues. With
+ * own_node != 0 every lease held by this node's id is returned at once
+ * (a restarted node reclaiming what it held). *reclaimed counts them.
+ */
+int frontier_reclaim(struct frontier *f, int64_t now_ms, int own_node,
+                     size_t *reclaimed);
+
+/*
+ * Pending URLs (queued or in flight) per depth, summed over all partitions:
+ * pending[d] for d < maxd. *level is the lowest depth with pending work, or
+ * -1 when nothing is pending at any depth < maxd.
+ */
+int frontier_level(struct frontier *f, int maxd, int64_t *pending, int *level);
+
+/* Totals over all partitions (for summaries and tests). */
+struct frontier_stats {
+    int64_t admitted, seen;      /* admit answers: new / already seen */
+    int64_t queued, leased;
+    int64_t done, failed, skipped;
+};
+int frontier_stats(struct frontier *f, struct frontier_stats *st);
+
+/* Last Redis error text (for messages), never NULL. */
+const char *frontier_errstr(const struct frontier *f);
+
+#endif

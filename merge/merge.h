@@ -1,0 +1,153 @@
+/*
+ * merge.h: the crawl's output: per-depth WARC + JSON lines written by each
+ * node, read back, and merged across depths and nodes.
+ *
+ * Layout written by a node (node id N, file sequence S, depth D):
+ *   DIR/depth-D/N-S.warc.gz   WARC/1.1, one gzip member per record: a
+ *                             warcinfo record first, then per page a
+ *                             request and a response record
+ *   DIR/depth-D/N-S.jsonl     one JSON object per fetched URL
+ * S starts at the first number whose files do not exist yet, so a restarted
+ * node never overwrites; files rotate at output.warc_max_bytes.
+ *
+ * Writing is split so the expensive part runs on worker threads:
+ * merge_record_build() (reentrant: SHA-1 digests, gzip) turns a fetched page
+ * into ready-to-append bytes, and merge_writer_append() (one thread per
+ * writer) appends them and the JSON line.
+ *
+ * The response record's block is the HTTP header block as received followed
+ * by the body as transferred (content-coding kept, transfer-coding removed:
+ * a "Transfer-Encoding: chunked" header is dropped and Content-Length set to
+ * the stored body's length). WARC-Payload-Digest is the SHA-1 of that body,
+ * WARC-Block-Digest of the whole block, both "sha1:" + base32.
+ *
+ * merge_run() reads every DIR/depth-* /*.jsonl and .warc.gz of every node
+ * and writes DIR/merged/depth-D.warc.gz and DIR/merged/pages.jsonl with
+ * one copy per URL (the most recent fetch). A torn record at a file's end
+ * (a node killed mid-write) is skipped with a warning.
+ */
+#ifndef DC_MERGE_H
+#define DC_MERGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ------------------------------------------------------------- writing */
+
+/* One fetched page, as the crawler hands it to the output. Pointers are
+ * borrowed for the duration of the call. */
+struct merge_page {
+    const char *url;       /* canonical URL that was requested */
+    const char *final_url; /* URL of the last response (after redirects) */
+    const char *ip;        /* server IP address, or NULL */
+    int64_t fetched_ms;    /* wall-clock ms when the request started */
+    int depth;
+    int status;            /* HTTP status of the final response, 0 on error */
+    const char *content_type; /* or NULL */
+    const char *request;   /* request header block as sent */
+    size_t request_len;
+    const char *resp_head; /* final response's header block as received */
+    size_t resp_head_len;
+    const char *body;      /* payload as transferred (content-coded) */
+    size_t body_len;
+    size_t decoded_len;    /* length after content decoding */
+    size_t links_found;
+    size_t links_new;
+    const char *error;     /* transport error text, or NULL */
+    int truncated;         /* body cut at fetch.max_bytes */
+};
+
+/* Bytes ready to append: the gzip members of the page's records. */
+struct merge_built {
+    unsigned char *data;   /* owned; freed by merge_built_release */
+    size_t len;
+    char digest[40];       /* payload digest "sha1:..." ("" if no records) */
+    char response_id[64];  /* "<urn:uuid:...>" of the response record */
+    size_t response_off;   /* offset of the response member within data */
+};
+
+/*
+ * Build the request + response records of p (none for a transport error:
+ * then len is 0 and only the JSON line is written). gzip_level 0..9.
+ * Reentrant. Returns DC_OK, or DC_EINVAL for a page without url.
+ */
+int merge_record_build(const struct merge_page *p, int gzip_level,
+                       struct merge_built *out);
+void merge_built_release(struct merge_built *b);
+
+struct merge_writer;
+
+struct merge_writer_opts {
+    const char *software;    /* "dcrawl/0.1" for warcinfo */
+    const char *settings;    /* free text for warcinfo (crawl settings) */
+    int64_t max_bytes;       /* rotate WARC after this many bytes */
+    int gzip_level;
+};
+
+/* Open the writer for one depth of one node under dir (created if needed);
+ * files are created lazily on first append. */
+int merge_writer_open(struct merge_writer **w, const char *dir, int depth,
+                      const char *node_id, const struct merge_writer_opts *o);
+/* Append built records and p's JSON line; p->... plus b->digest go into the
+ * JSON line with the file name and offset. Flushes both files at the end of
+ * each page so a crash leaves at most one torn record. */
+int merge_writer_append(struct merge_writer *w, const struct merge_page *p,
+                        const struct merge_built *b, const char *node_id);
+/* Close files, free, NULL the pointer; NULL ok. Returns the first write
+ * error seen, if any. */
+int merge_writer_close(struct merge_writer **w);
+
+/* ------------------------------------------------------------- reading */
+
+struct merge_reader;
+
+struct merge_record {
+    char type[24];             /* warcinfo, request, response, revisit, ... */
+    char *target_uri;          /* WARC-Target-URI or NULL (owned by reader) */
+    char *record_id;
+    char *date;                /* WARC-Date */
+    char *concurrent_to;
+    char *payload_digest;
+    char *block_digest;
+    const unsigned char *block; /* the record block (decompressed) */
+    size_t block_len;
+    uint64_t offset;           /* offset of the record's gzip member in file */
+    uint64_t member_len;       /* compressed length of the member */
+};
+
+/* Open a .warc.gz (one member per record) or plain .warc file. */
+int merge_reader_open(struct merge_reader **r, const char *path);
+/*
+ * Next record into *rec (valid until the next call). Returns DC_OK,
+ * DC_ENOTFOUND at the end, DC_ETRUNCATED when the last record is torn (the
+ * reader stops there), DC_EPARSE for a malformed record (stops).
+ */
+int merge_reader_next(struct merge_reader *r, struct merge_record *rec);
+/* Copy the current record's raw gzip member (compressed bytes) to f. */
+int merge_reader_copy_raw(struct merge_reader *r, FILE *f);
+void merge_reader_close(struct merge_reader **r);
+
+/* Verify rec's WARC-Block-Digest and WARC-Payload-Digest (when present).
+ * DC_OK or DC_EDIGEST. */
+int merge_record_verify(const struct merge_record *rec);
+
+/* --------------------------------------------------------------- merge */
+
+struct merge_stats {
+    uint64_t files, records, pages, url_duplicates, torn, depths;
+    uint64_t pages_per_depth[64];
+};
+
+/* Merge DIR's per-depth output into outdir (DIR/merged when NULL).
+ * Warnings (torn records, bad lines) go to `warn` when not NULL. */
+int merge_run(const char *dir, const char *outdir, struct merge_stats *st,
+              FILE *warn, char *err, size_t errlen);
+
+/* ------------------------------------------------------------ JSON out */
+
+/* Append s as a JSON string (quoted, escaped) to the buffer *buf of
+ * length *len and capacity *cap (grown with xrealloc). */
+void merge_json_str(char **buf, size_t *len, size_t *cap, const char *s);
+
+#endif

@@ -1,0 +1,120 @@
+/*
+ * parser.h: from bytes to URLs. Three parts, one module:
+ *
+ *  - URLs (url.c): resolve an href against its page's URL and bring it to
+ *    the canonical form every other module keys on. Parsing follows the
+ *    WHATWG URL standard for the special schemes http and https (RFC 3986
+ *    resolution); only http(s) URLs are accepted. Canonical form: lower-case
+ *    scheme and host, default port dropped, fragment dropped, dot segments
+ *    removed, percent-encoding normalized (upper-case hex, unreserved
+ *    characters decoded, characters outside the WHATWG encode sets encoded),
+ *    empty path -> "/". With PARSER_URL_STRIP_INDEX a last path segment of
+ *    exactly "index.html" is cut ("/x/index.html" -> "/x/").
+ *
+ *  - HTML (html.c): gumbo parses a page; links come from a[href],
+ *    area[href], frame[src] and iframe[src], resolved against <base href>
+ *    when present. A struct parser holds an arena that gumbo allocates from
+ *    and that is reset per page: one struct parser per thread.
+ *
+ *  - robots.txt (robots.c): user-agent group selection by product token and
+ *    longest-match Allow/Disallow (RFC 9309 §2.2), `*` and `$` patterns.
+ *
+ * Thread rules: the URL and robots functions are reentrant; a struct parser
+ * and a struct parser_robots are not shared between threads while mutated
+ * (a parsed struct parser_robots may be read from many threads).
+ */
+#ifndef DC_PARSER_H
+#define DC_PARSER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---------------------------------------------------------------- URLs */
+
+#define PARSER_URL_STRIP_INDEX 0x1u /* "/dir/index.html" -> "/dir/" */
+
+/* Largest canonical URL any caller may ask for (a buffer of this size
+ * always suffices when max_len <= PARSER_URL_MAX). */
+#define PARSER_URL_MAX 8192
+
+/*
+ * Resolve `ref` (reflen bytes, as written in a document or a seed file)
+ * against `base` (a canonical absolute URL, or NULL when ref must be
+ * absolute) and canonicalize it into out (cap bytes, NUL-terminated).
+ * Returns DC_OK and sets *outlen; DC_EURL when ref is not an http(s) URL or
+ * cannot be parsed (javascript:, mailto:, ftp:, bad host, bad port...);
+ * DC_ETOOBIG when the result is longer than max_len or cap-1. out is
+ * unspecified on error.
+ */
+int parser_url_canon(const char *base, const char *ref, size_t reflen,
+                     unsigned flags, size_t max_len, char *out, size_t cap,
+                     size_t *outlen);
+
+/*
+ * For a canonical URL: the authority used as the host key ("host" or
+ * "host:port", port only when not the default), and the path+query part
+ * ("/..." up to the end). Both point into url. DC_EURL if url is not a
+ * canonical http(s) URL.
+ */
+int parser_url_host(const char *url, const char **host, size_t *hostlen);
+const char *parser_url_path(const char *url);
+
+/* ---------------------------------------------------------------- HTML */
+
+struct parser;
+
+/* One extracted link: a canonical URL (NUL-terminated) owned by the parser. */
+struct parser_link {
+    const char *url;
+    size_t len;
+};
+
+struct parser_result {
+    struct parser_link *links; /* unique within the page, document order */
+    size_t nlinks;
+    size_t found;    /* link attributes seen (a/area href, frame/iframe src) */
+    size_t rejected; /* not http(s), unparseable, or too long */
+    const char *base; /* effective base URL (the page URL or <base href>) */
+};
+
+/* New parser: URL flags and max URL length applied to every link. */
+struct parser *parser_new(unsigned url_flags, size_t max_url_len);
+
+/*
+ * Parse an HTML body (any bytes; not NUL-terminated) of the page at
+ * page_url (canonical) and extract its links. *out points into memory owned
+ * by p, valid until the next parser_parse_html() or parser_free(). Returns
+ * DC_OK, or DC_EINVAL for a NULL argument. Malformed HTML never fails.
+ */
+int parser_parse_html(struct parser *p, const char *page_url, const char *body,
+                      size_t len, const struct parser_result **out);
+
+/* Free p and NULL the pointer; NULL ok. */
+void parser_free(struct parser **p);
+
+/* ---------------------------------------------------------- robots.txt */
+
+struct parser_robots;
+
+/*
+ * Parse a robots.txt body for the crawler whose product token is `agent`
+ * (e.g. "dcrawl"; matched exactly, case-insensitively, against user-agent
+ * lines; the `*` group applies only when no group names the agent). Only
+ * the first 500 KiB are read. Never fails on malformed input; returns a
+ * rule set the caller frees with parser_robots_free().
+ */
+struct parser_robots *parser_robots_parse(const char *txt, size_t len,
+                                          const char *agent);
+/* A rule set that allows (allow != 0) or disallows everything. */
+struct parser_robots *parser_robots_all(int allow);
+/* Is `path` (path+query of a URL, starting with '/') allowed? 1 or 0. */
+int parser_robots_allowed(const struct parser_robots *r, const char *path);
+/* Crawl-delay of the selected group in seconds, or -1 when none. */
+double parser_robots_crawl_delay(const struct parser_robots *r);
+void parser_robots_free(struct parser_robots **r);
+
+/* The product token of a User-Agent string: "dcrawl/0.1 (+...)" -> "dcrawl".
+ * Writes at most cap-1 bytes to out. */
+void parser_agent_token(const char *user_agent, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,1 @@
+echo "not written yet"; exit 1
