@@ -1,1 +1,76 @@
-/* placeholder: being written */
+/*
+ * cmd-node.c: `dcrawl node`, the node daemon (help text in main.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "crawler.h"
+#include "frontier.h"
+
+int cmd_node(int argc, char **argv)
+{
+    struct cli_conf cc = {0};
+    struct conf c;
+    struct frontier *f = NULL;
+    struct node_opts o = {0};
+    struct node_stats st;
+    const char *redis = NULL, *idopt = NULL;
+    char err[512], id[128];
+    int i, k, rc;
+
+    for (i = 1; i < argc; i++) {
+        if ((k = cli_conf_arg(&cc, argc, argv, &i))) {
+            if (k < 0)
+                return 2;
+        } else if (!strcmp(argv[i], "--redis") && i + 1 < argc) {
+            redis = argv[++i];
+        } else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
+            o.out_dir = argv[++i];
+        } else if (!strcmp(argv[i], "--id") && i + 1 < argc) {
+            idopt = argv[++i];
+        } else if (!strcmp(argv[i], "--exit-when-idle")) {
+            o.exit_when_idle = 1;
+        } else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
+            o.quiet = 1;
+        } else {
+            fprintf(stderr, "dcrawl node: unknown option or missing value: %s\n", argv[i]);
+            return 2;
+        }
+    }
+    if (!o.out_dir) {
+        fprintf(stderr, "dcrawl node: give --out DIR\n");
+        return 2;
+    }
+    if (cli_conf_apply(&cc, &c))
+        return 2;
+    if (idopt && conf_set_kv(&c, "crawl.node_id", idopt, err, sizeof(err))) {
+        fprintf(stderr, "dcrawl node: --id: %s\n", err);
+        conf_release(&c);
+        return 2;
+    }
+    if (!redis)
+        redis = c.redis_url;
+    if (!redis || !*redis) {
+        fprintf(stderr, "dcrawl node: no Redis: give --redis URL\n");
+        conf_release(&c);
+        return 2;
+    }
+    cli_node_id(&c, id, sizeof(id));
+    mkdir(o.out_dir, 0755);
+    if (frontier_open(&f, redis, &c, id, err, sizeof(err))) {
+        fprintf(stderr, "dcrawl node: %s\n", err);
+        conf_release(&c);
+        return 2;
+    }
+    node_install_signals();
+    rc = node_run(f, &c, id, &o, &st, err, sizeof(err));
+    if (rc)
+        fprintf(stderr, "dcrawl node: %s\n", err);
+    if (!o.quiet)
+        node_print_summary(stdout, &st, o.out_dir);
+    frontier_close(&f);
+    conf_release(&c);
+    return rc ? 1 : 0;
+}

@@ -1,1 +1,90 @@
-/* placeholder: being written */
+/*
+ * embedded-redis.c: the private redis-server of `dcrawl crawl` when no
+ * --redis is given. It listens on a unix socket inside the output
+ * directory (no TCP port at all), keeps nothing on disk, loads the
+ * project's settings (conf/redis.conf's values, passed as arguments so no
+ * file has to be found at run time), and is shut down at the end.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "crawler.h"
+
+static int wait_socket(const char *path, pid_t pid)
+{
+    int i, st;
+    struct stat sb;
+    for (i = 0; i < 200; i++) { /* 10 s */
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        if (stat(path, &sb) == 0 && S_ISSOCK(sb.st_mode))
+            return DC_OK;
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            return DC_EREDIS;
+        nanosleep(&ts, NULL);
+    }
+    return DC_EREDIS;
+}
+
+int embedded_redis_start(struct embedded_redis *er, const char *dir, char *err,
+                         size_t errlen)
+{
+    char sock[512], log[600];
+    pid_t pid;
+    memset(er, 0, sizeof(*er));
+    snprintf(er->dir, sizeof(er->dir), "%s", dir);
+    if (snprintf(sock, sizeof(sock), "%s/redis.sock", dir) >= 104) {
+        snprintf(err, errlen, "output path too long for a unix socket: %s", sock);
+        return DC_EREDIS;
+    }
+    snprintf(log, sizeof(log), "%s/redis.log", dir);
+    unlink(sock);
+    pid = fork();
+    if (pid < 0) {
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+        return DC_EREDIS;
+    }
+    if (pid == 0) {
+        setpgid(0, 0); /* a Ctrl-C to dcrawl must not kill redis first */
+        execlp("redis-server", "redis-server", "--port", "0", "--unixsocket",
+               sock, "--unixsocketperm", "700", "--dir", dir, "--save", "",
+               "--appendonly", "no", "--daemonize", "no", "--logfile", log,
+               "--set-max-intset-entries", "8192", "--maxmemory-policy",
+               "noeviction", (char *)NULL);
+        _exit(127);
+    }
+    er->pid = pid;
+    if (wait_socket(sock, pid) != DC_OK) {
+        snprintf(err, errlen,
+                 "could not start redis-server (is it installed? see %s)", log);
+        embedded_redis_stop(er);
+        return DC_EREDIS;
+    }
+    snprintf(er->url, sizeof(er->url), "unix://%s", sock);
+    return DC_OK;
+}
+
+void embedded_redis_stop(struct embedded_redis *er)
+{
+    int i, st;
+    if (!er || er->pid <= 0)
+        return;
+    kill(er->pid, SIGTERM);
+    for (i = 0; i < 100; i++) { /* 5 s, then force */
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        if (waitpid(er->pid, &st, WNOHANG) == er->pid) {
+            er->pid = 0;
+            return;
+        }
+        nanosleep(&ts, NULL);
+    }
+    kill(er->pid, SIGKILL);
+    waitpid(er->pid, &st, 0);
+    er->pid = 0;
+}

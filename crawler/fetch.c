@@ -1,1 +1,281 @@
-/* placeholder: being written */
+/*
+ * fetch.c: the libcurl multi fetcher. One multi handle drives every
+ * transfer of the node (event-driven, curl_multi_poll with a wakeup so the
+ * worker threads can interrupt the wait). Connections are reused through
+ * the multi's connection cache (keep-alive), HTTP/2 is negotiated over TLS
+ * when fetch.http2 is on, TLS peers are verified, redirects are followed up
+ * to fetch.max_redirects.
+ *
+ * What is kept of each transfer: the last request's header block exactly
+ * as sent (debug callback, CURLINFO_HEADER_OUT), the last response's header
+ * block as received (a new status line starts a new block), and the body as
+ * transferred: content-coding is NOT decoded here (the WARC keeps the
+ * entity as the server sent it; workers decode for parsing), transfer
+ * coding (chunked) is. The body is capped at max_bytes: a longer body is
+ * cut there and flagged `truncated`.
+ *
+ * Thread rules: everything but fetcher_wakeup runs on the node's thread.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "conf.h"
+#include "node-internal.h"
+
+struct fetcher {
+    CURLM *multi;
+    const struct conf *c;
+    CURL **idle;            /* easy handles ready for reuse */
+    size_t nidle, capidle;
+    CURL **busy;            /* handles with a transfer under way */
+    size_t nbusy, capbusy;
+    struct fetch_result **done;
+    size_t ndone, capdone, done_pos;
+    size_t active;
+};
+
+void fetch_result_free(struct fetch_result *r)
+{
+    if (!r)
+        return;
+    free(r->url);
+    free(r->final_url);
+    free(r->content_type);
+    free(r->req_head);
+    free(r->resp_head);
+    free(r->body);
+    free(r);
+}
+
+static void buf_add(char **buf, size_t *len, size_t *cap, const char *p,
+                    size_t n)
+{
+    if (*len + n + 1 > *cap) {
+        size_t c = *cap ? *cap : 1024;
+        while (c < *len + n + 1)
+            c *= 2;
+        *buf = xrealloc(*buf, c);
+        *cap = c;
+    }
+    memcpy(*buf + *len, p, n);
+    *len += n;
+    (*buf)[*len] = '\0';
+}
+
+static size_t on_body(char *p, size_t sz, size_t n, void *ud)
+{
+    struct fetch_result *r = ud;
+    size_t len = sz * n, room = r->max_bytes - r->body_len;
+    if (len > room) {
+        buf_add(&r->body, &r->body_len, &r->body_cap, p, room);
+        r->truncated = 1;
+        return 0; /* abort the transfer: the cap is reached */
+    }
+    buf_add(&r->body, &r->body_len, &r->body_cap, p, len);
+    return len;
+}
+
+static size_t on_header(char *p, size_t sz, size_t n, void *ud)
+{
+    struct fetch_result *r = ud;
+    size_t len = sz * n;
+    if (len >= 5 && memcmp(p, "HTTP/", 5) == 0) {
+        r->resp_len = 0; /* a new response (redirect, 100) starts over */
+        r->body_len = 0;
+        r->truncated = 0;
+    }
+    if (r->resp_len + len > 256 * 1024)
+        return 0; /* absurd header block: abort */
+    buf_add(&r->resp_head, &r->resp_len, &r->resp_cap, p, len);
+    return len;
+}
+
+static int on_debug(CURL *h, curl_infotype type, char *data, size_t size,
+                    void *ud)
+{
+    struct fetch_result *r = ud;
+    (void)h;
+    if (type != CURLINFO_HEADER_OUT)
+        return 0;
+    /* libcurl hands over one whole request header block per request */
+    r->req_len = 0;
+    buf_add(&r->req_head, &r->req_len, &r->req_cap, data, size);
+    return 0;
+}
+
+struct fetcher *fetcher_new(const struct conf *c)
+{
+    struct fetcher *f = xcalloc(1, sizeof(*f));
+    f->c = c;
+    f->multi = curl_multi_init();
+    if (!f->multi) {
+        free(f);
+        return NULL;
+    }
+    curl_multi_setopt(f->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+    curl_multi_setopt(f->multi, CURLMOPT_MAX_HOST_CONNECTIONS,
+                      (long)c->politeness_host_connections);
+    curl_multi_setopt(f->multi, CURLMOPT_MAXCONNECTS,
+                      (long)c->fetch_concurrency * 2 + 16);
+    return f;
+}
+
+static CURL *easy_get(struct fetcher *f)
+{
+    const struct conf *c = f->c;
+    CURL *h;
+    if (f->nidle)
+        return f->idle[--f->nidle];
+    h = curl_easy_init();
+    if (!h)
+        return NULL;
+    curl_easy_setopt(h, CURLOPT_USERAGENT, c->crawl_user_agent);
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, c->fetch_max_redirects > 0 ? 1L : 0L);
+    curl_easy_setopt(h, CURLOPT_MAXREDIRS, (long)c->fetch_max_redirects);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, c->fetch_accept_encoding);
+    curl_easy_setopt(h, CURLOPT_HTTP_CONTENT_DECODING, 0L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(c->fetch_timeout * 1000));
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                     (long)(c->fetch_connect_timeout * 1000));
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)c->fetch_timeout + 1);
+    curl_easy_setopt(h, CURLOPT_HTTP_VERSION,
+                     c->fetch_http2 ? (long)CURL_HTTP_VERSION_2TLS
+                                    : (long)CURL_HTTP_VERSION_1_1);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, c->fetch_verify_tls ? 1L : 0L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, c->fetch_verify_tls ? 2L : 0L);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, on_debug);
+    curl_easy_setopt(h, CURLOPT_VERBOSE, 1L); /* feeds on_debug only */
+    curl_easy_setopt(h, CURLOPT_PIPEWAIT, 1L);
+    curl_easy_setopt(h, CURLOPT_DNS_CACHE_TIMEOUT, 300L);
+    return h;
+}
+
+int fetcher_add(struct fetcher *f, const char *url, size_t max_bytes, void *ud)
+{
+    CURL *h = easy_get(f);
+    struct fetch_result *r;
+    if (!h)
+        return DC_ECURL;
+    r = xcalloc(1, sizeof(*r));
+    r->url = xstrdup(url);
+    r->max_bytes = max_bytes;
+    r->ud = ud;
+    r->started_ms = dc_now_ms();
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_PRIVATE, r);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, r);
+    curl_easy_setopt(h, CURLOPT_DEBUGDATA, r);
+    if (curl_multi_add_handle(f->multi, h) != CURLM_OK) {
+        fetch_result_free(r);
+        curl_easy_cleanup(h);
+        return DC_ECURL;
+    }
+    xgrow((void **)&f->busy, &f->capbusy, f->nbusy + 1, sizeof(*f->busy));
+    f->busy[f->nbusy++] = h;
+    f->active++;
+    return DC_OK;
+}
+
+static void finish(struct fetcher *f, CURL *h, CURLcode code)
+{
+    struct fetch_result *r = NULL;
+    char *s = NULL;
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_PRIVATE, (char **)&r);
+    r->curl_code = code;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    if (curl_easy_getinfo(h, CURLINFO_EFFECTIVE_URL, &s) == CURLE_OK && s)
+        r->final_url = xstrdup(s);
+    s = NULL;
+    if (curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &s) == CURLE_OK && s)
+        r->content_type = xstrdup(s);
+    s = NULL;
+    if (curl_easy_getinfo(h, CURLINFO_PRIMARY_IP, &s) == CURLE_OK && s)
+        snprintf(r->ip, sizeof(r->ip), "%s", s);
+    if (code == CURLE_WRITE_ERROR && r->truncated)
+        code = CURLE_OK; /* our own cap: keep what we have */
+    if (code != CURLE_OK) {
+        snprintf(r->error, sizeof(r->error), "%s", curl_easy_strerror(code));
+        status = 0;
+    }
+    r->status = (int)status;
+    curl_multi_remove_handle(f->multi, h);
+    for (size_t i = 0; i < f->nbusy; i++)
+        if (f->busy[i] == h) {
+            f->busy[i] = f->busy[--f->nbusy];
+            break;
+        }
+    xgrow((void **)&f->idle, &f->capidle, f->nidle + 1, sizeof(*f->idle));
+    f->idle[f->nidle++] = h;
+    xgrow((void **)&f->done, &f->capdone, f->ndone + 1, sizeof(*f->done));
+    f->done[f->ndone++] = r;
+    f->active--;
+}
+
+int fetcher_run(struct fetcher *f, int timeout_ms)
+{
+    int running = 0, left = 0;
+    CURLMsg *m;
+    if (timeout_ms > 0)
+        curl_multi_poll(f->multi, NULL, 0, timeout_ms, NULL);
+    if (curl_multi_perform(f->multi, &running) != CURLM_OK)
+        return DC_ECURL;
+    while ((m = curl_multi_info_read(f->multi, &left)))
+        if (m->msg == CURLMSG_DONE)
+            finish(f, m->easy_handle, m->data.result);
+    return DC_OK;
+}
+
+struct fetch_result *fetcher_next_done(struct fetcher *f)
+{
+    if (f->done_pos == f->ndone) {
+        f->done_pos = f->ndone = 0;
+        return NULL;
+    }
+    return f->done[f->done_pos++];
+}
+
+void fetcher_wakeup(struct fetcher *f)
+{
+    curl_multi_wakeup(f->multi);
+}
+
+size_t fetcher_active(const struct fetcher *f)
+{
+    return f->active;
+}
+
+void fetcher_free(struct fetcher **fp)
+{
+    struct fetcher *f;
+    size_t i;
+    if (!fp || !*fp)
+        return;
+    f = *fp;
+    for (i = 0; i < f->nbusy; i++) {
+        struct fetch_result *r = NULL;
+        curl_easy_getinfo(f->busy[i], CURLINFO_PRIVATE, (char **)&r);
+        curl_multi_remove_handle(f->multi, f->busy[i]);
+        fetch_result_free(r);
+        curl_easy_cleanup(f->busy[i]);
+    }
+    for (i = f->done_pos; i < f->ndone; i++)
+        fetch_result_free(f->done[i]);
+    for (i = 0; i < f->nidle; i++)
+        curl_easy_cleanup(f->idle[i]);
+    curl_multi_cleanup(f->multi);
+    free(f->idle);
+    free(f->busy);
+    free(f->done);
+    free(f);
+    *fp = NULL;
+}

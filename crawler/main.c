@@ -1,1 +1,204 @@
-/* placeholder: being written */
+/*
+ * main.c: `dcrawl <command> [options]`. Commands come from one table
+ * (name, function, one-line summary, full help); each cmd_* parses its own
+ * options, calls the modules and returns the exit status:
+ *   0 success, 1 the work failed, 2 bad usage or an unusable setup (bad
+ *   option, bad config, unreachable Redis).
+ *
+ * To add a command: write cmd_<name>() in crawler/cmd-<name>.c, declare it
+ * in crawler.h, add a row below with its help text, add the file to
+ * CMakeLists.txt.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "crawler.h"
+
+#define DCRAWL_VERSION "0.1.0"
+
+#define COMMON_HELP                                                        \
+    "  --config FILE       read settings from FILE (see conf/dcrawl.conf)\n" \
+    "  --set KEY=VALUE     override one setting, e.g. --set politeness.delay=0\n" \
+    "                      (repeatable; environment DCRAWL_<SECTION>_<KEY> too)\n" \
+    "  -h, --help          this help\n"
+
+struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+    const char *help;
+};
+
+static const struct command commands[] = {
+    {"crawl", cmd_crawl, "crawl from seeds to a depth, then merge (one shot)",
+     "usage: dcrawl crawl --seeds FILE --depth N --out DIR [options] [URL...]\n"
+     "\n"
+     "Crawls every page reachable from the seeds within N link hops, writes\n"
+     "DIR/depth-<d>/ (WARC + JSON lines), merges into DIR/merged/ and prints a\n"
+     "summary. Without --redis a private redis-server is started on a unix\n"
+     "socket inside DIR and stopped at the end.\n"
+     "\n"
+     "  --seeds FILE        seed URLs, one per line ('-' = stdin; # comments)\n"
+     "  --depth N           link hops from the seeds (default crawl.depth = 3)\n"
+     "  --out DIR           output directory (must not hold an earlier crawl\n"
+     "                      unless --redis continues that crawl)\n"
+     "  --redis URL         use this Redis: redis://host:port[/db], unix:///path\n"
+     "  --id ID             node id used in output file names (default hostname)\n"
+     "  -q, --quiet         no summary\n" COMMON_HELP},
+    {"seed", cmd_seed, "upload seed URLs to a crawl's Redis",
+     "usage: dcrawl seed --redis URL [--depth N] [options] FILE|- [FILE...]\n"
+     "\n"
+     "Canonicalizes and deduplicates the URLs (one per line; blank lines and\n"
+     "# comments skipped) and queues the new ones at depth 0. Prints accepted /\n"
+     "already seen / rejected counts; each rejected line is reported on stderr\n"
+     "with its line number, and the other lines still load.\n"
+     "\n"
+     "  --redis URL         the crawl's Redis (or redis.url / DCRAWL_REDIS_URL)\n"
+     "  --depth N           set the crawl's depth limit (link hops from seeds)\n" COMMON_HELP},
+    {"node", cmd_node, "run a fetch node against a crawl's Redis",
+     "usage: dcrawl node --redis URL --out DIR [--exit-when-idle] [options]\n"
+     "\n"
+     "The node daemon: leases URLs from the frontier, fetches, parses, admits\n"
+     "new links and writes DIR/depth-<d>/<id>-<seq>.{warc.gz,jsonl}. Runs\n"
+     "until SIGINT/SIGTERM (in-flight pages are finished and written, then it\n"
+     "exits 0) or, with --exit-when-idle, until nothing is queued or in flight.\n"
+     "\n"
+     "  --redis URL         the crawl's Redis (or redis.url / DCRAWL_REDIS_URL)\n"
+     "  --out DIR           output directory\n"
+     "  --id ID             node id (default crawl.node_id, else the hostname);\n"
+     "                      a restarted node with the same id takes back at once\n"
+     "                      the URLs it held when it died\n"
+     "  --exit-when-idle    exit when the crawl has nothing left to do\n"
+     "  -q, --quiet         no summary\n" COMMON_HELP},
+    {"merge", cmd_merge, "merge per-depth output into DIR/merged",
+     "usage: dcrawl merge DIR [--out OUTDIR]\n"
+     "\n"
+     "Reads DIR/depth-*/ of every node and writes OUTDIR (default DIR/merged):\n"
+     "depth-<d>.warc.gz per depth and pages.jsonl, one copy per URL (the most\n"
+     "recent). Torn records at a file's end are skipped with a warning.\n"
+     "\n"
+     "  --out OUTDIR        where to write (default DIR/merged)\n"
+     "  -h, --help          this help\n"},
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *out)
+{
+    size_t i;
+    fprintf(out, "usage: dcrawl <command> [options]   (dcrawl <command> --help)\n\n"
+                 "dcrawl " DCRAWL_VERSION ", a distributed web crawler.\n\n"
+                 "commands:\n");
+    for (i = 0; i < NCOMMANDS; i++)
+        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\n  --version   print the version\n  --help      this help\n"
+                 "\nQuick start: dcrawl crawl --seeds seeds.txt --depth 2 --out out/\n");
+}
+
+static const struct command *find(const char *name)
+{
+    size_t i;
+    for (i = 0; i < NCOMMANDS; i++)
+        if (!strcmp(commands[i].name, name))
+            return &commands[i];
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    const struct command *cmd;
+    int i;
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("dcrawl %s\n", DCRAWL_VERSION);
+        return 0;
+    }
+    if (!strcmp(argv[1], "help") && argc > 2 && (cmd = find(argv[2]))) {
+        fputs(cmd->help, stdout);
+        return 0;
+    }
+    cmd = find(argv[1]);
+    if (!cmd) {
+        fprintf(stderr, "dcrawl: '%s' is not a command (see dcrawl --help)\n",
+                argv[1]);
+        return 2;
+    }
+    for (i = 2; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(cmd->help, stdout);
+            return 0;
+        }
+    return cmd->fn(argc - 1, argv + 1);
+}
+
+/* ---------------------------------------------- options shared by cmds */
+
+int cli_conf_arg(struct cli_conf *cc, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    if (strcmp(a, "--config") && strcmp(a, "--set"))
+        return 0;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "dcrawl: %s needs a value\n", a);
+        return -1;
+    }
+    if (!strcmp(a, "--config")) {
+        cc->config_file = argv[++*i];
+    } else {
+        if (cc->nsets == (int)(sizeof(cc->sets) / sizeof(cc->sets[0]))) {
+            fprintf(stderr, "dcrawl: too many --set options\n");
+            return -1;
+        }
+        cc->sets[cc->nsets++] = argv[++*i];
+    }
+    return 1;
+}
+
+int cli_conf_apply(const struct cli_conf *cc, struct conf *c)
+{
+    char err[512];
+    int i;
+    conf_init(c);
+    if (cc->config_file && conf_load_file(c, cc->config_file, err, sizeof(err))) {
+        fprintf(stderr, "dcrawl: %s\n", err);
+        return 2;
+    }
+    if (conf_load_env(c, err, sizeof(err))) {
+        fprintf(stderr, "dcrawl: %s\n", err);
+        return 2;
+    }
+    for (i = 0; i < cc->nsets; i++)
+        if (conf_set(c, cc->sets[i], err, sizeof(err))) {
+            fprintf(stderr, "dcrawl: --set %s: %s\n", cc->sets[i], err);
+            return 2;
+        }
+    return 0;
+}
+
+void cli_node_id(const struct conf *c, char *out, size_t cap)
+{
+    char host[256] = "node";
+    const char *src = c->crawl_node_id && *c->crawl_node_id ? c->crawl_node_id
+                                                            : host;
+    size_t i;
+    if (src == host && gethostname(host, sizeof(host) - 1) != 0)
+        snprintf(host, sizeof(host), "node");
+    host[sizeof(host) - 1] = '\0';
+    snprintf(out, cap, "%s", src);
+    for (i = 0; out[i]; i++) /* ids name files: keep them tame */
+        if (!(out[i] == '-' || out[i] == '_' || out[i] == '.' ||
+              (out[i] >= '0' && out[i] <= '9') || (out[i] >= 'a' && out[i] <= 'z') ||
+              (out[i] >= 'A' && out[i] <= 'Z')))
+            out[i] = '_';
+    if (!out[0])
+        snprintf(out, cap, "node");
+}

@@ -1,1 +1,561 @@
-/* placeholder: being written */
+/*
+ * node.c: the node loop. One thread drives everything that waits on the
+ * network (libcurl multi, Redis); worker threads do the CPU work of a page.
+ * Each turn of the loop:
+ *
+ *   1. lease URLs of the current depth level from the frontier, as many as
+ *      there are free transfer slots (fetch.concurrency);
+ *   2. check each against its host's robots.txt (fetching robots.txt first
+ *      when the host's rules are unknown; the lease waits, parked);
+ *   3. run libcurl until something finishes, a worker wakes us, or the
+ *      next host becomes ready;
+ *   4. hand finished pages to the workers;
+ *   5. for the pages the workers finished: drop links the dedup cache has
+ *      seen, admit the rest in one frontier call (insert-if-absent +
+ *      enqueue), write WARC + JSON line, complete the leases in one call.
+ *
+ * Depth levels: the node serves one depth at a time and moves to the next
+ * when frontier_level says no URL of a lower depth is queued or in flight
+ * anywhere. Order of effects for a page: children admitted, then output
+ * written, then the lease completed, so a crash at any point loses no URL
+ * (an uncompleted lease is fetched again; its children are already seen).
+ *
+ * Stop (SIGINT/SIGTERM): no new leases; parked leases go back to their
+ * queues; in-flight transfers and jobs finish and are written; exit.
+ */
+#include <signal.h>
+#include <stdint.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crawler.h"
+#include "dedup.h"
+#include "frontier.h"
+#include "merge.h"
+#include "node-internal.h"
+#include "noise.h"
+#include "parser.h"
+
+#define MAX_DEPTH 63
+#define POP_BATCH 512
+#define LEVEL_CHECK_MS 20
+#define RECLAIM_MS 5000
+#define ROBOTS_MAX_BYTES (512 * 1024)
+
+static volatile sig_atomic_t stop_requested;
+
+void node_request_stop(void)
+{
+    stop_requested = 1;
+}
+
+static void on_signal(int sig)
+{
+    if (stop_requested) /* second signal: leave now */
+        _exit(128 + sig);
+    stop_requested = 1;
+}
+
+void node_install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+enum { INFLIGHT_PAGE, INFLIGHT_ROBOTS };
+
+struct inflight {
+    int kind;
+    struct frontier_lease lease;  /* pages */
+    struct robots_entry *robots;  /* robots.txt fetches */
+};
+
+struct node {
+    struct frontier *f;
+    const struct conf *c;
+    const char *id;
+    const struct node_opts *o;
+    struct node_stats *st;
+    struct fetcher *fetch;
+    struct workers *workers;
+    struct robots_cache *robots;
+    struct dedup_cache *cache;
+    struct noise *noise;
+    struct merge_writer *writers[MAX_DEPTH + 1];
+    char agent[64];
+    int level, maxd;
+    size_t parked;
+    /* completion batch */
+    struct frontier_lease *done;
+    int *outcome;
+    int64_t *delay;
+    size_t ndone, capdone;
+    /* admission batch */
+    struct frontier_url *adm;
+    uint32_t *adm_job;
+    unsigned char *isnew;
+    size_t nadm, capadm;
+};
+
+int node_max_depth(struct frontier *f, const struct conf *c)
+{
+    char buf[32];
+    if (frontier_meta_get(f, "max_depth", buf, sizeof(buf)) == DC_OK) {
+        int d = atoi(buf);
+        if (d >= 0 && d <= MAX_DEPTH)
+            return d;
+    }
+    return c->crawl_depth;
+}
+
+/* ---------------------------------------------------------- completion */
+
+static void complete(struct node *n, struct frontier_lease *l, int outcome,
+                     int64_t delay_ms)
+{
+    size_t need = n->ndone + 1;
+    if (need > n->capdone) {
+        size_t cap = n->capdone ? n->capdone * 2 : 256;
+        n->done = xrealloc(n->done, cap * sizeof(*n->done));
+        n->outcome = xrealloc(n->outcome, cap * sizeof(*n->outcome));
+        n->delay = xrealloc(n->delay, cap * sizeof(*n->delay));
+        n->capdone = cap;
+    }
+    n->done[n->ndone] = *l; /* moved */
+    memset(l, 0, sizeof(*l));
+    n->outcome[n->ndone] = outcome;
+    n->delay[n->ndone] = delay_ms;
+    n->ndone++;
+}
+
+static int flush_completions(struct node *n)
+{
+    int rc = DC_OK;
+    if (!n->ndone)
+        return DC_OK;
+    rc = frontier_complete(n->f, n->done, n->outcome, n->delay, n->ndone,
+                           dc_now_ms());
+    frontier_leases_free(n->done, n->ndone);
+    free(n->outcome);
+    free(n->delay);
+    n->done = NULL;
+    n->outcome = NULL;
+    n->delay = NULL;
+    n->ndone = n->capdone = 0;
+    return rc;
+}
+
+static int64_t host_delay_ms(struct node *n, const struct robots_entry *e)
+{
+    double d = n->c->politeness_delay;
+    if (e && e->crawl_delay > d)
+        d = e->crawl_delay > 60 ? 60 : e->crawl_delay;
+    return (int64_t)(d * 1000);
+}
+
+/* ------------------------------------------------------------ dispatch */
+
+static void start_page(struct node *n, struct frontier_lease *l)
+{
+    struct inflight *in = xcalloc(1, sizeof(*in));
+    in->kind = INFLIGHT_PAGE;
+    in->lease = *l;
+    memset(l, 0, sizeof(*l));
+    if (fetcher_add(n->fetch, in->lease.url, (size_t)n->c->fetch_max_bytes,
+                    in) != DC_OK) {
+        complete(n, &in->lease, FRONTIER_FAILED, 0);
+        free(in);
+    }
+}
+
+static void start_robots(struct node *n, struct robots_entry *e)
+{
+    struct inflight *in = xcalloc(1, sizeof(*in));
+    size_t len = strlen(e->origin) + sizeof("/robots.txt");
+    char *url = xmalloc(len);
+    snprintf(url, len, "%s/robots.txt", e->origin);
+    in->kind = INFLIGHT_ROBOTS;
+    in->robots = e;
+    e->state = ROBOTS_FETCHING;
+    n->st->robots_fetches++;
+    if (fetcher_add(n->fetch, url, ROBOTS_MAX_BYTES, in) != DC_OK) {
+        struct fetch_result r = {0};
+        robots_entry_set(e, &r, n->agent, dc_now_ms()); /* disallow all */
+        free(in);
+    }
+    free(url);
+}
+
+static void dispatch(struct node *n, struct frontier_lease *l, int64_t now)
+{
+    struct robots_entry *e;
+    if (!n->c->robots_obey) {
+        start_page(n, l);
+        return;
+    }
+    e = robots_cache_get(n->robots, l->url);
+    if (!e) {
+        complete(n, l, FRONTIER_SKIPPED, 0);
+        return;
+    }
+    if (e->state == ROBOTS_READY && now > e->expires_ms)
+        e->state = ROBOTS_UNKNOWN;
+    if (e->state != ROBOTS_READY) {
+        robots_entry_park(e, l);
+        n->parked++;
+        if (e->state == ROBOTS_UNKNOWN)
+            start_robots(n, e);
+        return;
+    }
+    if (parser_robots_allowed(e->rules, parser_url_path(l->url))) {
+        start_page(n, l);
+    } else {
+        n->st->robots_skipped++;
+        complete(n, l, FRONTIER_SKIPPED, 0);
+    }
+}
+
+static void release_parked(struct node *n, struct robots_entry *e, int stop)
+{
+    struct frontier_lease *p = e->parked;
+    size_t np = e->nparked, i;
+    e->parked = NULL;
+    e->nparked = e->capparked = 0;
+    n->parked -= np;
+    for (i = 0; i < np; i++) {
+        if (stop)
+            complete(n, &p[i], FRONTIER_RETRY, 0);
+        else
+            dispatch(n, &p[i], dc_now_ms());
+    }
+    free(p);
+}
+
+/* ------------------------------------------------------------- results */
+
+static void on_fetched(struct node *n, struct fetch_result *r)
+{
+    struct inflight *in = r->ud;
+    if (in->kind == INFLIGHT_ROBOTS) {
+        robots_entry_set(in->robots, r, n->agent, dc_now_ms());
+        release_parked(n, in->robots, stop_requested);
+        fetch_result_free(r);
+    } else {
+        struct work_job *j = xcalloc(1, sizeof(*j));
+        j->res = r;
+        j->lease = in->lease;
+        j->depth = in->lease.depth;
+        j->follow = j->depth < n->maxd;
+        workers_submit(n->workers, j);
+    }
+    free(in);
+}
+
+static void admit_add(struct node *n, const struct work_job *j, size_t i,
+                      uint32_t job)
+{
+    struct frontier_url *u;
+    if (n->nadm == n->capadm) {
+        n->capadm = n->capadm ? n->capadm * 2 : 1024;
+        n->adm = xrealloc(n->adm, n->capadm * sizeof(*n->adm));
+        n->adm_job = xrealloc(n->adm_job, n->capadm * sizeof(*n->adm_job));
+        n->isnew = xrealloc(n->isnew, n->capadm);
+    }
+    u = &n->adm[n->nadm];
+    u->url = j->links.blob + j->links.off[i];
+    u->len = strlen(u->url);
+    u->host = j->links.blob + j->links.hoff[i];
+    u->hostlen = j->links.hlen[i];
+    u->fp = j->links.fp[i];
+    u->depth = j->depth + 1;
+    n->adm_job[n->nadm] = job;
+    n->nadm++;
+}
+
+/* Admit the new links of all jobs in one frontier call; links_new per job. */
+static int admit_links(struct node *n, struct work_job **jobs, size_t njobs)
+{
+    size_t k, i;
+    int rc;
+    unsigned char keep[4096];
+    n->nadm = 0;
+    for (k = 0; k < njobs; k++) {
+        struct work_job *j = jobs[k];
+        for (i = 0; i < j->links.n; i++) {
+            if (i % sizeof(keep) == 0)
+                noise_filter(n->noise, j->lease.host,
+                             j->links.n - i < sizeof(keep) ? j->links.n - i
+                                                           : sizeof(keep),
+                             keep, NULL);
+            if (!keep[i % sizeof(keep)])
+                continue;
+            if (dedup_cache_hit(n->cache, j->links.fp[i])) {
+                n->st->links_cached++;
+                continue;
+            }
+            admit_add(n, j, i, (uint32_t)k);
+        }
+    }
+    if (!n->nadm)
+        return DC_OK;
+    rc = frontier_admit(n->f, n->adm, n->nadm, dc_now_ms(), n->isnew);
+    if (rc)
+        return rc;
+    n->st->links_admitted += n->nadm;
+    for (i = 0; i < n->nadm; i++) {
+        dedup_cache_put(n->cache, n->adm[i].fp);
+        if (n->isnew[i]) {
+            jobs[n->adm_job[i]]->links_new_count++;
+            n->st->links_new++;
+        }
+    }
+    return DC_OK;
+}
+
+static struct merge_writer *writer_for(struct node *n, int depth)
+{
+    struct merge_writer_opts wo;
+    char settings[256];
+    if (depth < 0 || depth > MAX_DEPTH)
+        return NULL;
+    if (n->writers[depth])
+        return n->writers[depth];
+    snprintf(settings, sizeof(settings),
+             "max_depth: %d\r\npoliteness.delay: %g\r\nuser-agent: %s",
+             n->maxd, n->c->politeness_delay, n->c->crawl_user_agent);
+    wo.software = "dcrawl/0.1";
+    wo.settings = settings;
+    wo.max_bytes = n->c->output_warc_max_bytes;
+    wo.gzip_level = n->c->output_gzip_level;
+    if (merge_writer_open(&n->writers[depth], n->o->out_dir, depth, n->id,
+                          &wo) != DC_OK)
+        return NULL;
+    return n->writers[depth];
+}
+
+static int write_job(struct node *n, struct work_job *j)
+{
+    struct merge_page pg;
+    struct merge_writer *w = writer_for(n, j->depth);
+    struct fetch_result *r = j->res;
+    int rc;
+    if (!w)
+        return DC_EIO;
+    work_job_page(j, &pg);
+    pg.decoded_len = j->decoded_len;
+    pg.links_found = j->links_found;
+    pg.links_new = j->links_new_count;
+    rc = merge_writer_append(w, &pg, &j->built, n->id);
+    n->st->pages++;
+    n->st->bytes += r->body_len;
+    n->st->links_found += j->links_found;
+    if (j->depth <= MAX_DEPTH)
+        n->st->pages_per_depth[j->depth]++;
+    if (r->status >= 100 && r->status < 600)
+        n->st->status[r->status / 100]++;
+    else
+        n->st->status[0]++, n->st->errors++;
+    return rc;
+}
+
+static int on_jobs(struct node *n, struct work_job *list)
+{
+    struct work_job *jobs[1024];
+    size_t nj = 0, k;
+    int rc = DC_OK;
+    while (list) {
+        for (nj = 0; list && nj < 1024; list = list->next)
+            jobs[nj++] = list;
+        rc = admit_links(n, jobs, nj);
+        for (k = 0; k < nj; k++) {
+            struct robots_entry *e = NULL;
+            if (!rc)
+                rc = write_job(n, jobs[k]);
+            if (n->c->robots_obey)
+                e = robots_cache_get(n->robots, jobs[k]->lease.url);
+            complete(n, &jobs[k]->lease,
+                     jobs[k]->res->status ? FRONTIER_DONE : FRONTIER_FAILED,
+                     host_delay_ms(n, e));
+        }
+        if (!rc)
+            rc = flush_completions(n);
+        for (k = 0; k < nj; k++)
+            work_job_free(jobs[k]);
+        if (rc)
+            break;
+    }
+    while (list) {
+        struct work_job *next = list->next;
+        work_job_free(list);
+        list = next;
+    }
+    return rc;
+}
+
+/* --------------------------------------------------------------- loop */
+
+static void wake_node(void *ud)
+{
+    fetcher_wakeup(ud);
+}
+
+static int node_setup(struct node *n, struct frontier *f, const struct conf *c,
+                      const char *id, const struct node_opts *o,
+                      struct node_stats *st)
+{
+    int threads = c->parse_threads;
+    memset(n, 0, sizeof(*n));
+    n->f = f;
+    n->c = c;
+    n->id = id;
+    n->o = o;
+    n->st = st;
+    n->fetch = fetcher_new(c);
+    if (!n->fetch)
+        return DC_ECURL;
+    if (threads <= 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cpus > 0 ? (int)cpus : 1;
+    }
+    n->workers = workers_new(threads, c, wake_node, n->fetch);
+    n->robots = robots_cache_new();
+    n->cache = dedup_cache_new((size_t)c->dedup_cache_entries);
+    n->noise = noise_new(c->noise_enabled);
+    parser_agent_token(c->crawl_user_agent, n->agent, sizeof(n->agent));
+    n->maxd = node_max_depth(f, c);
+    st->max_depth = n->maxd;
+    n->level = 0;
+    return DC_OK;
+}
+
+static int node_teardown(struct node *n)
+{
+    int rc = DC_OK, i;
+    for (i = 0; i <= MAX_DEPTH; i++) {
+        int r = merge_writer_close(&n->writers[i]);
+        if (r && !rc)
+            rc = r;
+    }
+    workers_free(&n->workers);
+    fetcher_free(&n->fetch);
+    robots_cache_free(&n->robots);
+    dedup_cache_free(&n->cache);
+    noise_free(&n->noise);
+    free(n->adm);
+    free(n->adm_job);
+    free(n->isnew);
+    return rc;
+}
+
+/* Lease as many URLs as there are free slots and dispatch them. Returns
+ * the number leased; *next_ms is when to try again. */
+static int fill_slots(struct node *n, int64_t now, int64_t *next_ms, int *rc)
+{
+    struct frontier_lease *l = NULL;
+    size_t busy = fetcher_active(n->fetch) + workers_pending(n->workers) +
+                  n->parked;
+    size_t room, nl = 0, i;
+    *next_ms = INT64_MAX;
+    if (busy >= (size_t)n->c->fetch_concurrency)
+        return 0;
+    room = (size_t)n->c->fetch_concurrency - busy;
+    if (room > POP_BATCH)
+        room = POP_BATCH;
+    *rc = frontier_pop(n->f, n->level, now, room, &l, &nl, next_ms);
+    if (*rc)
+        return 0;
+    for (i = 0; i < nl; i++)
+        dispatch(n, &l[i], now);
+    free(l); /* every lease was moved out */
+    return (int)nl;
+}
+
+static int local_idle(struct node *n)
+{
+    return fetcher_active(n->fetch) == 0 && workers_pending(n->workers) == 0 &&
+           n->parked == 0;
+}
+
+int node_run(struct frontier *f, const struct conf *c, const char *node_id,
+             const struct node_opts *o, struct node_stats *st, char *err,
+             size_t errlen)
+{
+    struct node n;
+    int rc, stopping = 0;
+    int64_t next_pop = 0, next_level = 0, next_reclaim = 0;
+    size_t reclaimed = 0;
+
+    memset(st, 0, sizeof(*st));
+    st->started_us = dc_mono_us();
+    rc = node_setup(&n, f, c, node_id, o, st);
+    if (!rc)
+        rc = frontier_reclaim(f, dc_now_ms(), 1, &reclaimed);
+    while (!rc) {
+        int64_t now = dc_now_ms(), wait_ms = 100;
+        struct fetch_result *r;
+        if (stop_requested)
+            stopping = 1; /* parked leases go back as their robots end */
+        if (!stopping && n.level >= 0 && now >= next_pop) {
+            int64_t next = INT64_MAX;
+            int got = fill_slots(&n, now, &next, &rc);
+            if (rc)
+                break;
+            next_pop = got ? now : (next == INT64_MAX ? now + LEVEL_CHECK_MS : next);
+            if (!got && next == INT64_MAX && local_idle(&n) &&
+                now >= next_level) {
+                int64_t pend[MAX_DEPTH + 1];
+                int lvl;
+                rc = frontier_level(f, n.maxd + 1, pend, &lvl);
+                if (rc)
+                    break;
+                next_level = now + LEVEL_CHECK_MS;
+                if (lvl != n.level && lvl >= 0) {
+                    n.level = lvl;
+                    next_pop = now;
+                    continue;
+                }
+                if (lvl < 0 && o->exit_when_idle)
+                    break;
+                if (lvl < 0) /* daemon: wait for seeds */
+                    next_pop = next_level = now + 500;
+            }
+        }
+        if (stopping && local_idle(&n))
+            break;
+        if (now >= next_reclaim) {
+            rc = frontier_reclaim(f, now, 0, &reclaimed);
+            next_reclaim = now + RECLAIM_MS;
+        }
+        if (next_pop > now && next_pop - now < wait_ms)
+            wait_ms = next_pop - now;
+        if (next_pop <= now && !stopping)
+            wait_ms = 0;
+        if (!rc)
+            rc = fetcher_run(n.fetch, (int)wait_ms);
+        while ((r = fetcher_next_done(n.fetch)))
+            on_fetched(&n, r);
+        if (!rc)
+            rc = on_jobs(&n, workers_take_done(n.workers));
+        if (!rc)
+            rc = flush_completions(&n);
+    }
+    if (rc)
+        snprintf(err, errlen, "%s: %s", dc_strerror(rc),
+                 rc == DC_EREDIS ? frontier_errstr(f) : "node stopped");
+    {
+        int trc = node_teardown(&n);
+        if (!rc && trc) {
+            rc = trc;
+            snprintf(err, errlen, "writing output: %s", dc_strerror(rc));
+        }
+    }
+    st->finished_us = dc_mono_us();
+    return rc;
+}
+

@@ -1,1 +1,356 @@
-/* placeholder: being written */
+/*
+ * workers.c: the CPU side of a page, on a pool of threads so the node's
+ * main thread only moves bytes and talks to Redis. For each fetched page a
+ * worker:
+ *   1. builds its WARC records (SHA-1 digests, gzip: merge_record_build);
+ *   2. decodes the content-coding (gzip/deflate, capped at fetch.max_bytes
+ *      so a compression bomb ends at the cap);
+ *   3. if the page is HTML and its links are to be followed, parses it with
+ *      gumbo (one struct parser per thread) and copies out the canonical
+ *      links with their host keys and fingerprints.
+ *
+ * Jobs go in through a mutex-protected FIFO and come back on a done list;
+ * after each job the worker calls wake() so the main thread's poll returns.
+ * Thread rules: workers touch only their job; conf is read-only.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <zlib.h>
+
+#include "conf.h"
+#include "dedup.h"
+#include "node-internal.h"
+#include "parser.h"
+
+struct workers {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct work_job *in_head, *in_tail, *done;
+    size_t pending;
+    int stopping;
+    const struct conf *c;
+    workers_wake_fn wake;
+    void *wake_ud;
+    pthread_t *threads;
+    int n;
+};
+
+void work_job_free(struct work_job *j)
+{
+    if (!j)
+        return;
+    fetch_result_free(j->res);
+    free(j->lease.entry);
+    free(j->lease.url);
+    free(j->lease.host);
+    merge_built_release(&j->built);
+    free(j->links.blob);
+    free(j->links.off);
+    free(j->links.hoff);
+    free(j->links.hlen);
+    free(j->links.fp);
+    free(j);
+}
+
+/* Value of header `name` in a raw header block, copied into out. */
+static int header_value(const char *head, size_t len, const char *name,
+                        char *out, size_t cap)
+{
+    size_t nl = strlen(name), i = 0;
+    while (i < len) {
+        const char *line = head + i, *eol = memchr(line, '\n', len - i);
+        size_t ll = eol ? (size_t)(eol - line) : len - i;
+        if (ll > nl && line[nl] == ':' && strncasecmp(line, name, nl) == 0) {
+            const char *v = line + nl + 1, *e = line + ll;
+            while (v < e && (*v == ' ' || *v == '\t'))
+                v++;
+            while (e > v && (e[-1] == '\r' || e[-1] == ' '))
+                e--;
+            snprintf(out, cap, "%.*s", (int)(e - v), v);
+            return 1;
+        }
+        i += ll + 1;
+    }
+    return 0;
+}
+
+/* Inflate gzip/zlib/raw deflate into *out, at most cap bytes. */
+static int inflate_capped(const char *in, size_t len, int raw, size_t cap,
+                          char **out, size_t *outlen)
+{
+    z_stream z;
+    size_t have = 0, size = len * 4 + 4096;
+    int rc;
+    memset(&z, 0, sizeof(z));
+    if (inflateInit2(&z, raw ? -15 : 15 + 32) != Z_OK)
+        return DC_EPARSE;
+    if (size > cap)
+        size = cap;
+    *out = xmalloc(size + 1);
+    z.next_in = (unsigned char *)in;
+    z.avail_in = (uInt)len;
+    do {
+        if (have == size) {
+            if (size >= cap)
+                break; /* the cap: keep what fits */
+            size = size * 2 > cap ? cap : size * 2;
+            *out = xrealloc(*out, size + 1);
+        }
+        z.next_out = (unsigned char *)*out + have;
+        z.avail_out = (uInt)(size - have);
+        rc = inflate(&z, Z_NO_FLUSH);
+        have = size - z.avail_out;
+    } while (rc == Z_OK);
+    inflateEnd(&z);
+    (*out)[have] = '\0';
+    *outlen = have;
+    return (rc == Z_STREAM_END || rc == Z_OK || rc == Z_BUF_ERROR) ? DC_OK
+                                                                   : DC_EPARSE;
+}
+
+static int is_html(const char *ct)
+{
+    if (!ct)
+        return 0;
+    return strncasecmp(ct, "text/html", 9) == 0 ||
+           strncasecmp(ct, "application/xhtml+xml", 21) == 0;
+}
+
+static void links_add(struct work_links *wl, const char *url, size_t len,
+                      const char *host, size_t hostlen)
+{
+    size_t need = wl->blob_len + len + 1;
+    if (need > wl->blob_cap) {
+        size_t c = wl->blob_cap ? wl->blob_cap : 4096;
+        while (c < need)
+            c *= 2;
+        wl->blob = xrealloc(wl->blob, c);
+        wl->blob_cap = c;
+    }
+    if (wl->n == wl->cap) {
+        wl->cap = wl->cap ? wl->cap * 2 : 64;
+        wl->off = xrealloc(wl->off, wl->cap * sizeof(*wl->off));
+        wl->hoff = xrealloc(wl->hoff, wl->cap * sizeof(*wl->hoff));
+        wl->hlen = xrealloc(wl->hlen, wl->cap * sizeof(*wl->hlen));
+        wl->fp = xrealloc(wl->fp, wl->cap * sizeof(*wl->fp));
+    }
+    wl->off[wl->n] = (uint32_t)wl->blob_len;
+    wl->hoff[wl->n] = (uint32_t)(wl->blob_len + (size_t)(host - url));
+    wl->hlen[wl->n] = (uint32_t)hostlen;
+    wl->fp[wl->n] = dedup_fingerprint(url, len);
+    memcpy(wl->blob + wl->blob_len, url, len + 1);
+    wl->blob_len += len + 1;
+    wl->n++;
+}
+
+static void extract_links(struct work_job *j, struct parser *p,
+                          const struct conf *c, const char *body, size_t len)
+{
+    const struct parser_result *pr;
+    const char *page = j->lease.url;
+    char canon[PARSER_URL_MAX];
+    size_t clen, i;
+    unsigned flags = c->url_strip_index_html ? PARSER_URL_STRIP_INDEX : 0;
+    struct fetch_result *r = j->res;
+
+    /* links resolve against the URL that answered (after redirects) */
+    if (r->final_url &&
+        parser_url_canon(NULL, r->final_url, strlen(r->final_url), flags,
+                         PARSER_URL_MAX - 1, canon, sizeof(canon),
+                         &clen) == DC_OK)
+        page = canon;
+    if (parser_parse_html(p, page, body, len, &pr) != DC_OK)
+        return;
+    j->parsed = 1;
+    j->links_found = pr->found;
+    j->links_rejected = pr->rejected;
+    for (i = 0; i < pr->nlinks; i++) {
+        const char *host;
+        size_t hostlen;
+        if (parser_url_host(pr->links[i].url, &host, &hostlen) != DC_OK)
+            continue;
+        links_add(&j->links, pr->links[i].url, pr->links[i].len, host,
+                  hostlen);
+    }
+}
+
+void work_job_page(const struct work_job *j, struct merge_page *pg)
+{
+    const struct fetch_result *r = j->res;
+    memset(pg, 0, sizeof(*pg));
+    pg->url = j->lease.url;
+    pg->final_url = r->final_url ? r->final_url : r->url;
+    pg->ip = r->ip[0] ? r->ip : NULL;
+    pg->fetched_ms = r->started_ms;
+    pg->depth = j->depth;
+    pg->status = r->status;
+    pg->content_type = r->content_type;
+    pg->request = r->req_head;
+    pg->request_len = r->req_len;
+    pg->resp_head = r->resp_head;
+    pg->resp_head_len = r->resp_len;
+    pg->body = r->body;
+    pg->body_len = r->body_len;
+    pg->error = r->error[0] ? r->error : NULL;
+    pg->truncated = r->truncated;
+}
+
+static void process(struct work_job *j, struct parser *p, const struct conf *c)
+{
+    struct fetch_result *r = j->res;
+    struct merge_page pg;
+    char enc[64] = "";
+    char *dec = NULL;
+    const char *body = r->body;
+    size_t len = r->body_len;
+
+    work_job_page(j, &pg);
+    merge_record_build(&pg, c->output_gzip_level, &j->built);
+    j->decoded_len = len;
+    if (r->status < 200 || r->status >= 300 || !body)
+        return;
+    if (header_value(r->resp_head, r->resp_len, "Content-Encoding", enc,
+                     sizeof(enc)) &&
+        strcasecmp(enc, "identity") != 0) {
+        int raw = strcasecmp(enc, "deflate") == 0;
+        if (strcasecmp(enc, "gzip") && strcasecmp(enc, "x-gzip") && !raw)
+            return; /* a coding we did not ask for: not parsed */
+        if (inflate_capped(body, len, 0, (size_t)c->fetch_max_bytes, &dec,
+                           &len) != DC_OK) {
+            free(dec); /* "deflate" is sometimes sent without zlib header */
+            dec = NULL;
+            if (!raw || inflate_capped(body, r->body_len, 1,
+                                       (size_t)c->fetch_max_bytes, &dec,
+                                       &len) != DC_OK) {
+                free(dec);
+                return;
+            }
+        }
+        body = dec;
+        j->decoded_len = len;
+    }
+    if (j->follow && is_html(r->content_type))
+        extract_links(j, p, c, body, len);
+    free(dec);
+}
+
+static void *worker_main(void *arg)
+{
+    struct workers *w = arg;
+    unsigned flags = w->c->url_strip_index_html ? PARSER_URL_STRIP_INDEX : 0;
+    struct parser *p = parser_new(flags, (size_t)w->c->url_max_length);
+    for (;;) {
+        struct work_job *j;
+        pthread_mutex_lock(&w->mu);
+        while (!w->in_head && !w->stopping)
+            pthread_cond_wait(&w->cv, &w->mu);
+        if (!w->in_head) {
+            pthread_mutex_unlock(&w->mu);
+            break;
+        }
+        j = w->in_head;
+        w->in_head = j->next;
+        if (!w->in_head)
+            w->in_tail = NULL;
+        pthread_mutex_unlock(&w->mu);
+
+        process(j, p, w->c);
+
+        pthread_mutex_lock(&w->mu);
+        j->next = w->done;
+        w->done = j;
+        pthread_mutex_unlock(&w->mu);
+        w->wake(w->wake_ud);
+    }
+    parser_free(&p);
+    return NULL;
+}
+
+struct workers *workers_new(int n, const struct conf *c, workers_wake_fn wake,
+                            void *ud)
+{
+    struct workers *w = xcalloc(1, sizeof(*w));
+    int i;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    w->c = c;
+    w->wake = wake;
+    w->wake_ud = ud;
+    w->n = n < 1 ? 1 : n;
+    w->threads = xcalloc((size_t)w->n, sizeof(*w->threads));
+    for (i = 0; i < w->n; i++)
+        pthread_create(&w->threads[i], NULL, worker_main, w);
+    return w;
+}
+
+void workers_submit(struct workers *w, struct work_job *j)
+{
+    j->next = NULL;
+    pthread_mutex_lock(&w->mu);
+    if (w->in_tail)
+        w->in_tail->next = j;
+    else
+        w->in_head = j;
+    w->in_tail = j;
+    w->pending++;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+struct work_job *workers_take_done(struct workers *w)
+{
+    struct work_job *list, *rev = NULL;
+    pthread_mutex_lock(&w->mu);
+    list = w->done;
+    w->done = NULL;
+    while (list) { /* restore completion order */
+        struct work_job *next = list->next;
+        list->next = rev;
+        rev = list;
+        w->pending--;
+        list = next;
+    }
+    pthread_mutex_unlock(&w->mu);
+    return rev;
+}
+
+size_t workers_pending(struct workers *w)
+{
+    size_t n;
+    pthread_mutex_lock(&w->mu);
+    n = w->pending;
+    pthread_mutex_unlock(&w->mu);
+    return n;
+}
+
+void workers_free(struct workers **wp)
+{
+    struct workers *w;
+    struct work_job *j;
+    int i;
+    if (!wp || !*wp)
+        return;
+    w = *wp;
+    pthread_mutex_lock(&w->mu);
+    w->stopping = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    for (i = 0; i < w->n; i++)
+        pthread_join(w->threads[i], NULL);
+    while ((j = w->in_head)) {
+        w->in_head = j->next;
+        work_job_free(j);
+    }
+    while ((j = w->done)) {
+        w->done = j->next;
+        work_job_free(j);
+    }
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    free(w->threads);
+    free(w);
+    *wp = NULL;
+}

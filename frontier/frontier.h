@@ -145,6 +145,12 @@ struct frontier_stats {
 };
 int frontier_stats(struct frontier *f, struct frontier_stats *st);
 
+/* Crawl-wide settings in <prefix>:meta (e.g. "max_depth"). get: DC_OK,
+ * DC_ENOTFOUND when unset, DC_EREDIS; the value is truncated to cap-1. */
+int frontier_meta_set(struct frontier *f, const char *field, const char *value);
+int frontier_meta_get(struct frontier *f, const char *field, char *out,
+                      size_t cap);
+
 /* Last Redis error text (for messages), never NULL. */
 const char *frontier_errstr(const struct frontier *f);
 

@@ -1,1 +1,481 @@
-/* placeholder: being written */
+/*
+ * redis.c: the frontier's Redis connection: parse the server URL, connect
+ * (AUTH, SELECT, PING), and run batches of commands in one pipeline.
+ *
+ * URL forms: redis://[[user]:pass@]host[:port][/db] (host may be [v6]),
+ * unix:///abs/path[?db=N] and unix:/abs/path[?db=N]. A userinfo without a
+ * colon is taken as a password. No percent-decoding.
+ *
+ * A connection that failed at the I/O level is dropped; the next call
+ * reconnects from the stored URL, so a Redis restart costs the caller one
+ * DC_EREDIS, not the node.
+ *
+ * Thread rules: as struct frontier.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "conf.h"
+#include "frontier-internal.h"
+
+struct redis_addr {
+    char host[256];
+    int port;
+    char path[PATH_MAX];   /* set for unix sockets */
+    int db;
+    char user[128];
+    char pass[256];
+    int auth;              /* pass is set */
+};
+
+int frontier__seterr(struct frontier *f, int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(f->err, sizeof(f->err), fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* ---- string vectors and calls ---- */
+
+void frontier__strv_push(struct frontier_strv *s, const char *p, size_t len)
+{
+    size_t cap = s->cap;
+
+    xgrow((void **)&s->v, &cap, s->n + 1, sizeof(*s->v));
+    if (cap != s->cap) {
+        s->len = xrealloc(s->len, cap * sizeof(*s->len));
+        s->cap = cap;
+    }
+    s->v[s->n] = xstrndup(p, len);
+    s->len[s->n] = len;
+    s->n++;
+}
+
+void frontier__strv_pushs(struct frontier_strv *s, const char *p)
+{
+    frontier__strv_push(s, p, strlen(p));
+}
+
+void frontier__strv_pushf(struct frontier_strv *s, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        n = 0;
+    if ((size_t)n < sizeof(buf)) {
+        frontier__strv_push(s, buf, (size_t)n);
+        return;
+    }
+    char *big = xmalloc((size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    frontier__strv_push(s, big, (size_t)n);
+    free(big);
+}
+
+void frontier__strv_release(struct frontier_strv *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i]);
+    free(s->v);
+    free(s->len);
+    memset(s, 0, sizeof(*s));
+}
+
+void frontier__call_init(struct frontier_call *c, int script)
+{
+    memset(c, 0, sizeof(*c));
+    c->script = script;
+}
+
+void frontier__call_release(struct frontier_call *c)
+{
+    if (!c)
+        return;
+    frontier__strv_release(&c->keys);
+    frontier__strv_release(&c->args);
+}
+
+void frontier__calls_free(struct frontier_call *c, size_t n)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < n; i++)
+        frontier__call_release(&c[i]);
+    free(c);
+}
+
+void frontier__replies_free(redisReply **replies, size_t n)
+{
+    if (!replies)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        if (replies[i])
+            freeReplyObject(replies[i]);
+        replies[i] = NULL;
+    }
+}
+
+/* ---- URL parsing ---- */
+
+static int parse_int(const char *s, size_t len, int lo, int hi, int *out)
+{
+    long v = 0;
+
+    if (len == 0 || len > 9)
+        return DC_EINVAL;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return DC_EINVAL;
+        v = v * 10 + (s[i] - '0');
+    }
+    if (v < lo || v > hi)
+        return DC_EINVAL;
+    *out = (int)v;
+    return DC_OK;
+}
+
+static int copy_part(char *dst, size_t cap, const char *s, size_t len)
+{
+    if (len >= cap)
+        return DC_EINVAL;
+    memcpy(dst, s, len);
+    dst[len] = '\0';
+    return DC_OK;
+}
+
+static int parse_userinfo(struct redis_addr *a, const char *s, size_t len)
+{
+    const char *colon = memchr(s, ':', len);
+
+    a->auth = 1;
+    if (!colon)
+        return copy_part(a->pass, sizeof(a->pass), s, len);
+    if (copy_part(a->user, sizeof(a->user), s, (size_t)(colon - s)))
+        return DC_EINVAL;
+    return copy_part(a->pass, sizeof(a->pass), colon + 1,
+                     len - (size_t)(colon - s) - 1);
+}
+
+static int parse_hostport(struct redis_addr *a, const char *s, size_t len)
+{
+    const char *port = NULL;
+    size_t hlen = len;
+
+    if (len && s[0] == '[') {
+        const char *end = memchr(s, ']', len);
+        if (!end)
+            return DC_EINVAL;
+        if (copy_part(a->host, sizeof(a->host), s + 1, (size_t)(end - s) - 1))
+            return DC_EINVAL;
+        if ((size_t)(end - s) + 1 < len) {
+            if (end[1] != ':')
+                return DC_EINVAL;
+            port = end + 2;
+        }
+    } else {
+        const char *colon = memchr(s, ':', len);
+        if (colon) {
+            hlen = (size_t)(colon - s);
+            port = colon + 1;
+        }
+        if (copy_part(a->host, sizeof(a->host), s, hlen))
+            return DC_EINVAL;
+    }
+    if (!a->host[0])
+        return DC_EINVAL;
+    a->port = 6379;
+    if (port)
+        return parse_int(port, len - (size_t)(port - s), 1, 65535, &a->port);
+    return DC_OK;
+}
+
+static int parse_tcp(struct redis_addr *a, const char *s)
+{
+    size_t alen = strcspn(s, "/");
+    const char *at = NULL;
+
+    for (size_t i = 0; i < alen; i++)
+        if (s[i] == '@')
+            at = s + i;
+    if (at && parse_userinfo(a, s, (size_t)(at - s)))
+        return DC_EINVAL;
+    const char *hp = at ? at + 1 : s;
+    if (parse_hostport(a, hp, alen - (size_t)(hp - s)))
+        return DC_EINVAL;
+    s += alen;
+    if (*s == '/' && s[1])
+        return parse_int(s + 1, strlen(s + 1), 0, 100000, &a->db);
+    return DC_OK;
+}
+
+static int parse_unix(struct redis_addr *a, const char *s)
+{
+    size_t plen = strcspn(s, "?");
+
+    if (s[0] != '/' || copy_part(a->path, sizeof(a->path), s, plen))
+        return DC_EINVAL;
+    s += plen;
+    if (!*s)
+        return DC_OK;
+    if (strncmp(s, "?db=", 4) != 0)
+        return DC_EINVAL;
+    return parse_int(s + 4, strlen(s + 4), 0, 100000, &a->db);
+}
+
+static int parse_url(struct redis_addr *a, const char *url)
+{
+    memset(a, 0, sizeof(*a));
+    if (strncmp(url, "redis://", 8) == 0)
+        return parse_tcp(a, url + 8);
+    if (strncmp(url, "unix://", 7) == 0)
+        return parse_unix(a, url + 7);
+    if (strncmp(url, "unix:", 5) == 0)
+        return parse_unix(a, url + 5);
+    return DC_EINVAL;
+}
+
+/* ---- connecting ---- */
+
+static struct timeval ms_tv(int ms)
+{
+    struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+    return tv;
+}
+
+/* Run one command now; the reply must not be an error. */
+static int setup_cmd(struct frontier *f, const char *what, int argc,
+                     const char **argv)
+{
+    size_t len[4];
+    redisReply *r;
+    int rc = DC_OK;
+
+    for (int i = 0; i < argc; i++)
+        len[i] = strlen(argv[i]);
+    r = redisCommandArgv(f->rc, argc, argv, len);
+    if (!r)
+        return frontier__seterr(f, DC_EREDIS, "redis %s failed: %s", what,
+                                f->rc->errstr);
+    if (r->type == REDIS_REPLY_ERROR)
+        rc = frontier__seterr(f, DC_EREDIS, "redis %s failed: %s", what,
+                              r->str);
+    freeReplyObject(r);
+    return rc;
+}
+
+static int setup_session(struct frontier *f, const struct redis_addr *a)
+{
+    char db[16];
+    int rc;
+
+    if (a->auth) {
+        const char *argv[3] = { "AUTH", a->user, a->pass };
+        if (a->user[0])
+            rc = setup_cmd(f, "AUTH", 3, argv);
+        else
+            rc = setup_cmd(f, "AUTH", 2, (const char *[]){ "AUTH", a->pass });
+        if (rc)
+            return rc;
+    }
+    if (a->db) {
+        snprintf(db, sizeof(db), "%d", a->db);
+        rc = setup_cmd(f, "SELECT", 2, (const char *[]){ "SELECT", db });
+        if (rc)
+            return rc;
+    }
+    return setup_cmd(f, "PING", 1, (const char *[]){ "PING" });
+}
+
+static void addr_name(const struct redis_addr *a, char *out, size_t cap)
+{
+    if (a->path[0])
+        snprintf(out, cap, "%s", a->path);
+    else if (strchr(a->host, ':'))
+        snprintf(out, cap, "[%s]:%d", a->host, a->port);
+    else
+        snprintf(out, cap, "%s:%d", a->host, a->port);
+}
+
+/*
+ * Connect f->rc to f->url. Returns DC_EINVAL for a malformed URL, DC_EREDIS
+ * when the server cannot be reached or refuses the session; the message is
+ * in f->err (and in err when err is not NULL).
+ */
+int frontier__connect(struct frontier *f, char *err, size_t errlen)
+{
+    struct redis_addr a;
+    char name[PATH_MAX + 16];
+    int rc;
+
+    frontier__disconnect(f);
+    if (parse_url(&a, f->url)) {
+        rc = frontier__seterr(f, DC_EINVAL, "malformed redis URL: %s", f->url);
+        goto out;
+    }
+    addr_name(&a, name, sizeof(name));
+    if (a.path[0])
+        f->rc = redisConnectUnixWithTimeout(a.path, ms_tv(FRONTIER_CONNECT_MS));
+    else
+        f->rc = redisConnectWithTimeout(a.host, a.port,
+                                        ms_tv(FRONTIER_CONNECT_MS));
+    if (!f->rc || f->rc->err) {
+        rc = frontier__seterr(f, DC_EREDIS,
+                              "cannot connect to redis at %s: %s", name,
+                              f->rc ? f->rc->errstr : "out of memory");
+        goto out;
+    }
+    redisSetTimeout(f->rc, ms_tv(FRONTIER_COMMAND_MS));
+    rc = setup_session(f, &a);
+out:
+    if (rc) {
+        frontier__disconnect(f);
+        if (err && errlen)
+            snprintf(err, errlen, "%s", f->err);
+    }
+    return rc;
+}
+
+void frontier__disconnect(struct frontier *f)
+{
+    if (f && f->rc) {
+        redisFree(f->rc);
+        f->rc = NULL;
+    }
+}
+
+/* ---- pipelines ---- */
+
+/* argv of a call, as pointers into the call (valid while it lives). */
+static int call_argv(const struct frontier *f, const struct frontier_call *c,
+                     int eval, const char ***argv, size_t **len, char *nk)
+{
+    size_t n = c->args.n, i = 0;
+
+    if (c->script >= 0)
+        n += 3 + c->keys.n;
+    *argv = xmalloc(n * sizeof(**argv));
+    *len = xmalloc(n * sizeof(**len));
+    if (c->script >= 0) {
+        const char *body = frontier__script_body(c->script);
+        snprintf(nk, 24, "%zu", c->keys.n);
+        (*argv)[0] = eval ? "EVAL" : "EVALSHA";
+        (*argv)[1] = eval ? body : f->sha[c->script];
+        (*argv)[2] = nk;
+        for (int k = 0; k < 3; k++)
+            (*len)[k] = strlen((*argv)[k]);
+        i = 3;
+        for (size_t k = 0; k < c->keys.n; k++, i++) {
+            (*argv)[i] = c->keys.v[k];
+            (*len)[i] = c->keys.len[k];
+        }
+    }
+    for (size_t k = 0; k < c->args.n; k++, i++) {
+        (*argv)[i] = c->args.v[k];
+        (*len)[i] = c->args.len[k];
+    }
+    return (int)n;
+}
+
+static int append_call(struct frontier *f, const struct frontier_call *c,
+                       int eval)
+{
+    const char **argv;
+    size_t *len;
+    char nk[24];
+    int argc = call_argv(f, c, eval, &argv, &len, nk);
+    int rc = redisAppendCommandArgv(f->rc, argc, argv, len);
+
+    free(argv);
+    free(len);
+    return rc == REDIS_OK ? DC_OK : DC_EREDIS;
+}
+
+static int io_error(struct frontier *f)
+{
+    frontier__seterr(f, DC_EREDIS, "redis: %s",
+                     f->rc->errstr[0] ? f->rc->errstr : "connection lost");
+    frontier__disconnect(f);
+    return DC_EREDIS;
+}
+
+static int is_noscript(const redisReply *r)
+{
+    return r->type == REDIS_REPLY_ERROR && r->str &&
+           strncmp(r->str, "NOSCRIPT", 8) == 0;
+}
+
+/* Send the script again in full with EVAL (one extra round trip). */
+static int retry_eval(struct frontier *f, const struct frontier_call *c,
+                      redisReply **reply)
+{
+    void *r = NULL;
+
+    freeReplyObject(*reply);
+    *reply = NULL;
+    if (append_call(f, c, 1) || redisGetReply(f->rc, &r) != REDIS_OK)
+        return io_error(f);
+    *reply = r;
+    return DC_OK;
+}
+
+static int check_replies(struct frontier *f, struct frontier_call *calls,
+                         size_t n, redisReply **replies)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (is_noscript(replies[i]) && retry_eval(f, &calls[i], &replies[i]))
+            return DC_EREDIS;
+        if (replies[i]->type == REDIS_REPLY_ERROR)
+            return frontier__seterr(f, DC_EREDIS, "redis: %s",
+                                    replies[i]->str);
+    }
+    return DC_OK;
+}
+
+/*
+ * Send n calls in one pipeline; replies[i] (caller frees with
+ * frontier__replies_free) answers calls[i]. Any error reply or I/O error
+ * returns DC_EREDIS with every reply freed and NULL.
+ */
+int frontier__run(struct frontier *f, struct frontier_call *calls, size_t n,
+                  redisReply **replies)
+{
+    int rc = DC_OK;
+    size_t got = 0;
+
+    memset(replies, 0, n * sizeof(*replies));
+    if (!f->rc && (rc = frontier__connect(f, NULL, 0)) != DC_OK)
+        return DC_EREDIS;
+    for (size_t i = 0; i < n; i++)
+        if (append_call(f, &calls[i], 0))
+            return io_error(f);
+    for (got = 0; got < n; got++) {
+        void *r = NULL;
+        if (redisGetReply(f->rc, &r) != REDIS_OK) {
+            rc = io_error(f);
+            break;
+        }
+        replies[got] = r;
+    }
+    if (!rc)
+        rc = check_replies(f, calls, n, replies);
+    if (rc)
+        frontier__replies_free(replies, n);
+    return rc;
+}

@@ -1,1 +1,254 @@
-/* placeholder: being written */
+/*
+ * scripts.c: the frontier's Lua scripts. Each runs atomically on one
+ * partition: every key it names carries the partition's {p} hash tag, so in
+ * a Redis Cluster one call stays in one slot.
+ *
+ * Keys are passed in KEYS. Two scripts cannot know all their keys in
+ * advance: pop learns the hosts from h:<d> and reclaim learns depth and
+ * host from the lease entries, so they get a declared key prefix
+ * ("<prefix>:{p}:q:<d>:" and "<prefix>:{p}:") and append the rest; the
+ * prefix holds the hash tag, so the derived keys share the slot.
+ *
+ * Invariants the scripts keep:
+ *   - a host is in h:<d> exactly when q:<d>:<host> is non-empty;
+ *   - its score is max(now, next[host]), or BUSY while act[host] is at
+ *     host_connections (complete and reclaim lower it again);
+ *   - pend[d] = URLs of depth d queued + leased; a URL leaves pend once,
+ *     when its lease completes (or, for a lease reclaimed meanwhile, when
+ *     its requeued copy is removed);
+ *   - act, next and pend fields are deleted at zero / once in the past, so
+ *     memory follows the live hosts, not every host ever seen.
+ * Numbers written back are formatted with %.0f: Lua's default %.14g would
+ * round 13+ digit millisecond clocks.
+ *
+ * Thread rules: the bodies are constants; loading runs on f's connection.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "conf.h"
+#include "frontier-internal.h"
+
+#define LUA_COMMON                                                        \
+    "local busy = 9000000000000000\n"                                     \
+    "local function num(x) return tonumber(x or '0') or 0 end\n"          \
+    "local function str(x) return string.format('%.0f', x) end\n"         \
+    "local function ready(h)\n"                                           \
+    "  local r = redis.call('ZRANGEBYSCORE', h, '-inf', '(' .. str(busy),\n" \
+    "                       'WITHSCORES', 'LIMIT', 0, 1)\n"               \
+    "  if #r > 0 then return tonumber(r[2]) end\n"                        \
+    "  return -1\n"                                                       \
+    "end\n"
+
+/*
+ * admit. KEYS: pend, stat, next, act, then per URL: seen bucket, host
+ * queue, h:<d>. ARGV: now, host_connections, then per URL: seen member,
+ * url, host, depth. Returns 1/0 per URL (new / already seen).
+ */
+static const char script_admit[] =
+    LUA_COMMON
+    "local now, conns = tonumber(ARGV[1]), tonumber(ARGV[2])\n"
+    "local res, added, seen = {}, 0, 0\n"
+    "for i = 0, (#KEYS - 4) / 3 - 1 do\n"
+    "  local k, a = 5 + 3 * i, 3 + 4 * i\n"
+    "  local host = ARGV[a + 2]\n"
+    "  if redis.call('SADD', KEYS[k], ARGV[a]) == 1 then\n"
+    "    redis.call('RPUSH', KEYS[k + 1], ARGV[a + 1])\n"
+    "    redis.call('HINCRBY', KEYS[1], ARGV[a + 3], 1)\n"
+    "    if not redis.call('ZSCORE', KEYS[k + 2], host) then\n"
+    "      local score = busy\n"
+    "      if num(redis.call('HGET', KEYS[4], host)) < conns then\n"
+    "        score = math.max(now, num(redis.call('HGET', KEYS[3], host)))\n"
+    "      end\n"
+    "      redis.call('ZADD', KEYS[k + 2], str(score), host)\n"
+    "    end\n"
+    "    added = added + 1\n"
+    "    res[i + 1] = 1\n"
+    "  else\n"
+    "    seen = seen + 1\n"
+    "    res[i + 1] = 0\n"
+    "  end\n"
+    "end\n"
+    "if added > 0 then redis.call('HINCRBY', KEYS[2], 'admitted', added) end\n"
+    "if seen > 0 then redis.call('HINCRBY', KEYS[2], 'seen', seen) end\n"
+    "return res\n";
+
+/*
+ * pop. KEYS: h:<d>, next, act, lease, queue prefix "<prefix>:{p}:q:<d>:".
+ * ARGV: now, depth, max, lease deadline, host_connections, node.
+ * Returns { next ready ms at d or -1, lease entry... }.
+ */
+static const char script_pop[] =
+    LUA_COMMON
+    "local now, max = tonumber(ARGV[1]), tonumber(ARGV[3])\n"
+    "local conns = tonumber(ARGV[5])\n"
+    "local out = { -1 }\n"
+    "local hosts = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1],\n"
+    "                         'LIMIT', 0, max)\n"
+    "for _, host in ipairs(hosts) do\n"
+    "  if #out > max then break end\n"
+    "  local nx = num(redis.call('HGET', KEYS[2], host))\n"
+    "  local act = num(redis.call('HGET', KEYS[3], host))\n"
+    "  local q = KEYS[5] .. host\n"
+    "  if act >= conns then\n"
+    "    redis.call('ZADD', KEYS[1], str(busy), host)\n"
+    "  elseif nx > now then\n"
+    "    redis.call('ZADD', KEYS[1], str(nx), host)\n"
+    "  else\n"
+    "    if nx > 0 then redis.call('HDEL', KEYS[2], host) end\n"
+    "    local take, got = math.min(conns - act, max + 1 - #out), 0\n"
+    "    while got < take do\n"
+    "      local url = redis.call('LPOP', q)\n"
+    "      if not url then break end\n"
+    "      local e = ARGV[6] .. '\\t' .. ARGV[2] .. '\\t' .. host .. '\\t' .. url\n"
+    "      redis.call('ZADD', KEYS[4], ARGV[4], e)\n"
+    "      out[#out + 1] = e\n"
+    "      got = got + 1\n"
+    "    end\n"
+    "    if got > 0 then redis.call('HINCRBY', KEYS[3], host, got) end\n"
+    "    if redis.call('LLEN', q) == 0 then\n"
+    "      redis.call('ZREM', KEYS[1], host)\n"
+    "    elseif act + got >= conns then\n"
+    "      redis.call('ZADD', KEYS[1], str(busy), host)\n"
+    "    else\n"
+    "      redis.call('ZADD', KEYS[1], ARGV[1], host)\n"
+    "    end\n"
+    "  end\n"
+    "end\n"
+    "out[1] = ready(KEYS[1])\n"
+    "return out\n";
+
+/*
+ * complete. KEYS: lease, act, next, pend, stat, h:<d> whose ready time to
+ * return, then per lease: queue, h:<d>, h:<d+1>. ARGV: now,
+ * host_connections, then per lease: entry, outcome, delay, depth, host, url.
+ * Returns the next ready ms of KEYS[6], or -1.
+ */
+static const char script_complete[] =
+    LUA_COMMON
+    "local now, conns = tonumber(ARGV[1]), tonumber(ARGV[2])\n"
+    "local names = { 'done:', 'failed:', 'skipped:' }\n"
+    "for i = 0, (#KEYS - 6) / 3 - 1 do\n"
+    "  local k, a = 7 + 3 * i, 3 + 6 * i\n"
+    "  local q, h, h1 = KEYS[k], KEYS[k + 1], KEYS[k + 2]\n"
+    "  local outcome, d = tonumber(ARGV[a + 1]), ARGV[a + 3]\n"
+    "  local host, url = ARGV[a + 4], ARGV[a + 5]\n"
+    "  local held = redis.call('ZREM', KEYS[1], ARGV[a]) == 1\n"
+    "  local counted = held\n"
+    "  if held and redis.call('HINCRBY', KEYS[2], host, -1) <= 0 then\n"
+    "    redis.call('HDEL', KEYS[2], host)\n"
+    "  end\n"
+    "  if outcome == 3 then\n"
+    "    if held then redis.call('RPUSH', q, url) end\n"
+    "    counted = false\n"
+    "  elseif not held then\n"
+    "    counted = redis.call('LREM', q, 1, url) == 1\n"
+    "  end\n"
+    "  if counted then\n"
+    "    if redis.call('HINCRBY', KEYS[4], d, -1) <= 0 then\n"
+    "      redis.call('HDEL', KEYS[4], d)\n"
+    "    end\n"
+    "    redis.call('HINCRBY', KEYS[5], names[outcome + 1] .. d, 1)\n"
+    "  end\n"
+    "  local cur = num(redis.call('HGET', KEYS[3], host))\n"
+    "  local nx = math.max(cur, now + math.max(tonumber(ARGV[a + 2]), 0))\n"
+    "  if nx > now then\n"
+    "    redis.call('HSET', KEYS[3], host, str(nx))\n"
+    "  elseif cur > 0 then\n"
+    "    redis.call('HDEL', KEYS[3], host)\n"
+    "  end\n"
+    "  local score = math.max(nx, now)\n"
+    "  if num(redis.call('HGET', KEYS[2], host)) >= conns then score = busy end\n"
+    "  if redis.call('LLEN', q) > 0 then\n"
+    "    redis.call('ZADD', h, str(score), host)\n"
+    "  else\n"
+    "    redis.call('ZREM', h, host)\n"
+    "  end\n"
+    "  if redis.call('ZSCORE', h1, host) then\n"
+    "    redis.call('ZADD', h1, str(score), host)\n"
+    "  end\n"
+    "end\n"
+    "return ready(KEYS[6])\n";
+
+/*
+ * reclaim. KEYS: lease, act, next, key prefix "<prefix>:{p}:". ARGV: now,
+ * own (1: also every lease of node), node, host_connections. Returns the
+ * number of leases put back. Also drops a random sample of politeness
+ * clocks that are already in the past.
+ */
+static const char script_reclaim[] =
+    LUA_COMMON
+    "local now, conns = tonumber(ARGV[1]), tonumber(ARGV[4])\n"
+    "local list = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])\n"
+    "if ARGV[2] == '1' then\n"
+    "  local mine = ARGV[3] .. '\\t'\n"
+    "  local rest = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '+inf')\n"
+    "  for _, e in ipairs(rest) do\n"
+    "    if string.sub(e, 1, #mine) == mine then list[#list + 1] = e end\n"
+    "  end\n"
+    "end\n"
+    "local count = 0\n"
+    "for _, e in ipairs(list) do\n"
+    "  local _, d, host, url =\n"
+    "    string.match(e, '^([^\\t]*)\\t(%d+)\\t([^\\t]+)\\t(.*)$')\n"
+    "  if redis.call('ZREM', KEYS[1], e) == 1 and url then\n"
+    "    redis.call('LPUSH', KEYS[4] .. 'q:' .. d .. ':' .. host, url)\n"
+    "    local act = redis.call('HINCRBY', KEYS[2], host, -1)\n"
+    "    if act <= 0 then redis.call('HDEL', KEYS[2], host) end\n"
+    "    local score = math.max(now, num(redis.call('HGET', KEYS[3], host)))\n"
+    "    if act >= conns then score = busy end\n"
+    "    redis.call('ZADD', KEYS[4] .. 'h:' .. d, str(score), host)\n"
+    "    local h1 = KEYS[4] .. 'h:' .. (tonumber(d) + 1)\n"
+    "    if redis.call('ZSCORE', h1, host) then\n"
+    "      redis.call('ZADD', h1, str(score), host)\n"
+    "    end\n"
+    "    count = count + 1\n"
+    "  end\n"
+    "end\n"
+    "local r = redis.call('HRANDFIELD', KEYS[3], 64, 'WITHVALUES')\n"
+    "for i = 1, #r, 2 do\n"
+    "  if num(r[i + 1]) <= now then redis.call('HDEL', KEYS[3], r[i]) end\n"
+    "end\n"
+    "return count\n";
+
+static const char *const bodies[FRONTIER_NSCRIPTS] = {
+    script_admit, script_pop, script_complete, script_reclaim
+};
+
+const char *frontier__script_body(int script)
+{
+    if (script < 0 || script >= FRONTIER_NSCRIPTS)
+        return "";
+    return bodies[script];
+}
+
+/* SCRIPT LOAD every script (one round trip) and keep the SHA1s. */
+int frontier__scripts_load(struct frontier *f)
+{
+    struct frontier_call calls[FRONTIER_NSCRIPTS];
+    redisReply *rep[FRONTIER_NSCRIPTS];
+    int rc;
+
+    for (int i = 0; i < FRONTIER_NSCRIPTS; i++) {
+        frontier__call_init(&calls[i], -1);
+        frontier__strv_pushs(&calls[i].args, "SCRIPT");
+        frontier__strv_pushs(&calls[i].args, "LOAD");
+        frontier__strv_pushs(&calls[i].args, bodies[i]);
+    }
+    rc = frontier__run(f, calls, FRONTIER_NSCRIPTS, rep);
+    for (int i = 0; !rc && i < FRONTIER_NSCRIPTS; i++) {
+        if (rep[i]->type != REDIS_REPLY_STRING || rep[i]->len != 40)
+            rc = frontier__seterr(f, DC_EREDIS, "redis SCRIPT LOAD: bad reply");
+        else
+            memcpy(f->sha[i], rep[i]->str, 41);
+    }
+    if (rc == DC_EREDIS && strncmp(f->err, "redis SCRIPT", 12) != 0) {
+        char msg[sizeof(f->err)];
+        snprintf(msg, sizeof(msg), "%s", f->err);
+        frontier__seterr(f, DC_EREDIS, "cannot load frontier scripts: %s", msg);
+    }
+    frontier__replies_free(rep, FRONTIER_NSCRIPTS);
+    for (int i = 0; i < FRONTIER_NSCRIPTS; i++)
+        frontier__call_release(&calls[i]);
+    return rc;
+}

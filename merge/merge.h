@@ -21,7 +21,7 @@
  * the stored body's length). WARC-Payload-Digest is the SHA-1 of that body,
  * WARC-Block-Digest of the whole block, both "sha1:" + base32.
  *
- * merge_run() reads every DIR/depth-* /*.jsonl and .warc.gz of every node
+ * merge_run() reads every .jsonl and .warc.gz under DIR/depth-N of every node
  * and writes DIR/merged/depth-D.warc.gz and DIR/merged/pages.jsonl with
  * one copy per URL (the most recent fetch). A torn record at a file's end
  * (a node killed mid-write) is skipped with a warning.

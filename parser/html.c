@@ -1,1 +1,627 @@
-/* placeholder: being written */
+/*
+ * html.c: link extraction from HTML pages with gumbo.
+ *
+ * One struct parser per thread. It owns:
+ *
+ *  - an arena that gumbo allocates from (GumboOptions.allocator). Allocation
+ *    bumps a pointer inside the newest chunk; gumbo's frees are no-ops except
+ *    that freeing the most recent block gives it back (gumbo grows vectors
+ *    and string buffers by allocate-copy-free, so this recovers most of the
+ *    waste). The whole parse tree is dropped by resetting the arena, never by
+ *    gumbo_destroy_output(). After a page that needed more than one chunk,
+ *    all chunks are freed and the next page starts with one chunk as large
+ *    as that page needed, capped at ARENA_KEEP_MAX; when later pages keep
+ *    using only a small part of the kept chunk, it is replaced by a smaller
+ *    one. A typical page reuses one warm chunk, and one huge page does not
+ *    pin its memory forever.
+ *
+ *  - the walk state: an explicit stack (the tree is walked iteratively, so
+ *    hostile nesting depth cannot overflow the C stack) and the list of raw
+ *    link attribute values in document order.
+ *
+ *  - the output: canonical URL strings in one character buffer, the link
+ *    array, and an open-addressing hash set (indices into the link entries)
+ *    that drops duplicates while keeping the first occurrence's order.
+ *
+ * <base href>: HTML says the first base element with an href, wherever it
+ * is in the tree, sets the base for every link in the document, including
+ * links that come before it. The walk therefore only collects raw values
+ * (pointers into the gumbo tree, valid until the arena reset) and notes the
+ * first base href; resolution happens after the walk, against the final
+ * base. That is one tree walk and correct for a <base> placed in <body>.
+ * Links inside <template> contents are collected like any other (gumbo
+ * keeps them as ordinary children); a <base> inside a template is ignored,
+ * as template contents belong to another document.
+ *
+ * Nesting guard: gumbo's time is quadratic in the depth of unclosed
+ * elements; nest_guard() turns start tags beyond NEST_LIMIT levels (by a
+ * cheap byte scan) into text before parsing. See its comment.
+ *
+ * Buffers that grew beyond their KEEP limit on a large page are released at
+ * the start of the next parse. Nothing here allocates per link.
+ *
+ * Thread rules: a struct parser is used by one thread at a time.
+ */
+#include <stdalign.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gumbo.h>
+
+#include "conf.h"
+#include "parser-internal.h"
+#include "parser.h"
+
+#define ARENA_ALIGN alignof(max_align_t)
+#define ARENA_FIRST ((size_t)256 << 10)      /* first chunk */
+#define ARENA_KEEP_MAX ((size_t)8 << 20)     /* largest chunk kept for reuse */
+#define ARENA_GROW_MAX ((size_t)32 << 20)    /* doubling stops here */
+#define ARENA_SHRINK_RUN 64                  /* see arena_oversized() */
+#define BUF_KEEP ((size_t)1 << 20)           /* output buffers kept (bytes) */
+#define COUNT_KEEP ((size_t)1 << 16)         /* arrays kept (elements) */
+#define NEST_LIMIT 2048                      /* see nest_guard() */
+
+struct arena_chunk {
+    struct arena_chunk *next;
+    size_t size; /* bytes of data after the header */
+    size_t used;
+};
+
+struct arena {
+    struct arena_chunk *head; /* newest chunk, the one allocated from */
+    void *last;               /* most recent block (for the free shortcut) */
+    size_t next_size;         /* data size of the first chunk of a page */
+    size_t grow;              /* size of the last standard chunk made */
+    size_t small_run;         /* pages in a row that used < 1/4 of head */
+    size_t small_peak;        /* most any of those pages used */
+};
+
+#define CHUNK_HDR                                                          \
+    ((sizeof(struct arena_chunk) + ARENA_ALIGN - 1) & ~(ARENA_ALIGN - 1))
+
+static char *chunk_data(struct arena_chunk *c)
+{
+    return (char *)c + CHUNK_HDR;
+}
+
+/* One link attribute value as gumbo decoded it (NUL-terminated). */
+struct raw_ref {
+    const char *s;
+    size_t len;
+};
+
+/* One unique canonical link while the page is being built. */
+struct link_ent {
+    size_t off; /* into sbuf */
+    size_t len;
+    uint64_t hash;
+};
+
+struct parser {
+    unsigned flags;
+    size_t max_len;
+    struct arena arena;
+    GumboOptions opts;
+
+    GumboNode **stack;
+    size_t stack_cap;
+    struct raw_ref *refs;
+    size_t nrefs, refs_cap;
+    const char *base_raw;
+    size_t base_raw_len;
+
+    char *sbuf; /* canonical strings, each NUL-terminated */
+    size_t slen, scap;
+    struct link_ent *ents;
+    size_t nents, ents_cap;
+    uint32_t *set; /* ents index + 1; 0 = empty */
+    size_t set_cap, set_size;
+    struct parser_link *links;
+    size_t links_cap;
+    char *base;
+    size_t base_cap;
+    char *scratch; /* body copy patched by nest_guard() */
+    size_t scratch_cap;
+
+    struct parser_result res;
+    char tmp[PARSER_URL_MAX];
+};
+
+/* ------------------------------------------------------------- arena */
+
+static struct arena_chunk *arena_grow(struct arena *a, size_t n)
+{
+    struct arena_chunk *c;
+    size_t size;
+
+    /* chunks double within one page, up to ARENA_GROW_MAX; a block larger
+     * than that gets a chunk of its own */
+    if (!a->grow)
+        a->grow = a->next_size;
+    else if (a->grow < ARENA_GROW_MAX)
+        a->grow *= 2;
+    size = n > a->grow ? n : a->grow;
+    c = xmalloc(CHUNK_HDR + size);
+    c->next = a->head;
+    c->size = size;
+    c->used = 0;
+    a->head = c;
+    return c;
+}
+
+static void *arena_alloc(void *ud, size_t n)
+{
+    struct arena *a = ud;
+    struct arena_chunk *c = a->head;
+    void *p;
+
+    n = (n + ARENA_ALIGN - 1) & ~(ARENA_ALIGN - 1);
+    if (n == 0)
+        n = ARENA_ALIGN;
+    if (!c || c->size - c->used < n)
+        c = arena_grow(a, n);
+    p = chunk_data(c) + c->used;
+    c->used += n;
+    a->last = p;
+    return p;
+}
+
+static void arena_free(void *ud, void *p)
+{
+    struct arena *a = ud;
+
+    if (p && p == a->last) {
+        a->head->used = (size_t)((char *)p - chunk_data(a->head));
+        a->last = NULL;
+    }
+}
+
+static void arena_free_chunks(struct arena *a)
+{
+    struct arena_chunk *c = a->head, *next;
+
+    while (c) {
+        next = c->next;
+        free(c);
+        c = next;
+    }
+    a->head = NULL;
+    a->last = NULL;
+}
+
+/*
+ * After a big page the kept chunk may be much larger than pages need now:
+ * when ARENA_SHRINK_RUN pages in a row used under a quarter of it, give it
+ * back (the next chunk is sized from what those pages used).
+ */
+static int arena_oversized(struct arena *a)
+{
+    size_t used = a->head->used;
+
+    if (a->head->size <= ARENA_FIRST || used >= a->head->size / 4) {
+        a->small_run = 0;
+        a->small_peak = 0;
+        return 0;
+    }
+    if (used > a->small_peak)
+        a->small_peak = used;
+    return ++a->small_run >= ARENA_SHRINK_RUN;
+}
+
+/* Drop everything allocated; keep one chunk sized for a typical page. */
+static void arena_reset(struct arena *a)
+{
+    struct arena_chunk *c;
+    size_t total = 0;
+
+    a->last = NULL;
+    if (!a->head)
+        return;
+    if (!a->head->next && a->head->size <= ARENA_KEEP_MAX &&
+        !arena_oversized(a)) {
+        a->head->used = 0;
+        return;
+    }
+    for (c = a->head; c; c = c->next)
+        total += c->used;
+    if (a->small_run >= ARENA_SHRINK_RUN)
+        total = a->small_peak;
+    arena_free_chunks(a);
+    a->grow = 0;
+    a->small_run = 0;
+    a->small_peak = 0;
+    total += total / 4;
+    a->next_size = total < ARENA_FIRST      ? ARENA_FIRST
+                   : total > ARENA_KEEP_MAX ? ARENA_KEEP_MAX
+                                            : total;
+}
+
+/* ------------------------------------------------------------ helpers */
+
+/* Forget a buffer that a big page grew past `keep` elements. */
+static void buf_trim(void **p, size_t *cap, size_t keep)
+{
+    if (*cap > keep) {
+        free(*p);
+        *p = NULL;
+        *cap = 0;
+    }
+}
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n, w;
+
+    while (n >= 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 31;
+        s += 8;
+        n -= 8;
+    }
+    w = 0;
+    memcpy(&w, s, n);
+    h = (h ^ w) * 0x94D049BB133111EBull;
+    return h ^ (h >> 29);
+}
+
+static const char *attr_value(const GumboElement *e, const char *name)
+{
+    const GumboVector *v = &e->attributes;
+    unsigned i;
+
+    for (i = 0; i < v->length; i++) {
+        const GumboAttribute *a = v->data[i];
+        if (strcmp(a->name, name) == 0)
+            return a->value;
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------ nesting guard */
+
+/*
+ * Tags that do not make the tree deeper: void elements, elements whose end
+ * tag is implied by a sibling, and the link tags themselves (which are
+ * therefore never neutralized). Grouped by name length; name is lower case.
+ */
+static int tag_is_shallow(const char *name, size_t n)
+{
+    static const char *const by_len[] = {
+        NULL,
+        "a p",
+        "br dd dt hr li rb rp rt td th tr",
+        "col img rtc wbr",
+        "area base body head html link meta",
+        "embed frame input param tbody tfoot thead track",
+        "iframe keygen option source",
+        "caption",
+        "colgroup optgroup",
+    };
+    const char *q, *end;
+
+    if (n >= sizeof by_len / sizeof by_len[0] || !by_len[n])
+        return 0;
+    q = by_len[n];
+    end = q + strlen(q);
+    for (; q < end; q += n + 1)
+        if (memcmp(q, name, n) == 0)
+            return 1;
+    return 0;
+}
+
+static int is_alpha(int c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static int is_alnum(int c)
+{
+    return is_alpha(c) || (c >= '0' && c <= '9');
+}
+
+/*
+ * Read the tag name after '<' at *sp (and an optional '/'). Returns its
+ * length (0: not a tag), lower-cased into name (truncated to cap).
+ */
+static size_t tag_name(const char **sp, const char *end, char *name,
+                       size_t cap, int *close)
+{
+    const char *s = *sp;
+    size_t n = 0;
+
+    *close = s < end && *s == '/';
+    s += *close;
+    if (s >= end || !is_alpha((unsigned char)*s))
+        return 0;
+    for (; s < end && is_alnum((unsigned char)*s); s++, n++)
+        if (n < cap)
+            name[n] = (char)(*s | 0x20);
+    *sp = s;
+    return n;
+}
+
+/*
+ * gumbo needs time quadratic in the depth of the open-element stack
+ * (every start tag scans it), so 100k unclosed <div>s take minutes. Before
+ * parsing, estimate the depth from start and end tags; each start tag that
+ * would pass NEST_LIMIT has its '<' turned into a space in a scratch copy,
+ * so it parses as text. Link tags are never touched, and real pages stay
+ * far below the limit. Returns body, or the patched copy.
+ */
+static const char *nest_guard(struct parser *p, const char *body, size_t len)
+{
+    const char *s = body, *end = body + len, *lt;
+    size_t depth = 0, n;
+    char name[8];
+    int close;
+
+    while ((lt = memchr(s, '<', (size_t)(end - s)))) {
+        s = lt + 1;
+        n = tag_name(&s, end, name, sizeof name, &close);
+        if (n == 0 || (n <= sizeof name && tag_is_shallow(name, n)))
+            continue;
+        if (close) {
+            depth -= depth > 0;
+        } else if (depth < NEST_LIMIT) {
+            depth++;
+        } else {
+            if (body != p->scratch) {
+                xgrow((void **)&p->scratch, &p->scratch_cap, len, 1);
+                memcpy(p->scratch, body, len);
+                s = p->scratch + (s - body);
+                end = p->scratch + len;
+                lt = p->scratch + (lt - body);
+                body = p->scratch;
+            }
+            p->scratch[lt - body] = ' ';
+        }
+    }
+    return body;
+}
+
+/* ------------------------------------------------------------- walk */
+
+static void add_ref(struct parser *p, const char *v)
+{
+    if (!v)
+        return;
+    if (p->nrefs == p->refs_cap)
+        xgrow((void **)&p->refs, &p->refs_cap, p->nrefs + 1, sizeof *p->refs);
+    p->refs[p->nrefs].s = v;
+    p->refs[p->nrefs].len = strlen(v);
+    p->nrefs++;
+}
+
+static void visit(struct parser *p, const GumboElement *e, int in_template)
+{
+    const char *v;
+
+    switch (e->tag) {
+    case GUMBO_TAG_A:
+    case GUMBO_TAG_AREA:
+        add_ref(p, attr_value(e, "href"));
+        break;
+    case GUMBO_TAG_FRAME:
+    case GUMBO_TAG_IFRAME:
+        add_ref(p, attr_value(e, "src"));
+        break;
+    case GUMBO_TAG_BASE:
+        if (!p->base_raw && !in_template && (v = attr_value(e, "href"))) {
+            p->base_raw = v;
+            p->base_raw_len = strlen(v);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/*
+ * Pre-order walk. Children are pushed last-first so they pop in document
+ * order. A template's subtree is marked by pushing a NULL sentinel below
+ * it; depth of templates is counted so nested ones work.
+ */
+static void walk(struct parser *p, GumboNode *root)
+{
+    size_t sp = 0, need;
+    int in_template = 0;
+
+    if (!root)
+        return;
+    xgrow((void **)&p->stack, &p->stack_cap, 1, sizeof *p->stack);
+    p->stack[sp++] = root;
+    while (sp) {
+        GumboNode *n = p->stack[--sp];
+        const GumboVector *kids;
+        unsigned i;
+
+        if (!n) {
+            in_template--;
+            continue;
+        }
+        visit(p, &n->v.element, in_template);
+        kids = &n->v.element.children;
+        need = sp + kids->length + 1;
+        if (need > p->stack_cap)
+            xgrow((void **)&p->stack, &p->stack_cap, need, sizeof *p->stack);
+        if (n->type == GUMBO_NODE_TEMPLATE) {
+            p->stack[sp++] = NULL;
+            in_template++;
+        }
+        for (i = kids->length; i-- > 0;) {
+            GumboNode *k = kids->data[i];
+            if (k->type == GUMBO_NODE_ELEMENT || k->type == GUMBO_NODE_TEMPLATE)
+                p->stack[sp++] = k;
+        }
+    }
+}
+
+/* ------------------------------------------------------------ output */
+
+static void set_base(struct parser *p, const char *page_url)
+{
+    size_t n;
+
+    if (p->base_raw &&
+        parser_url_canon(page_url, p->base_raw, p->base_raw_len, 0,
+                         p->max_len, p->tmp, sizeof p->tmp, &n) == DC_OK) {
+        page_url = p->tmp;
+    } else {
+        n = strlen(page_url);
+    }
+    xgrow((void **)&p->base, &p->base_cap, n + 1, 1);
+    memcpy(p->base, page_url, n);
+    p->base[n] = '\0';
+}
+
+static void set_prepare(struct parser *p)
+{
+    size_t want = 16;
+
+    while (want < p->nrefs * 2)
+        want *= 2;
+    if (want > p->set_cap) {
+        free(p->set);
+        p->set = xmalloc(want * sizeof *p->set);
+        p->set_cap = want;
+    }
+    p->set_size = want;
+    memset(p->set, 0, want * sizeof *p->set);
+}
+
+/* Add tmp[0..n) unless present. The set never fills: cap >= 2 * nrefs. */
+static void add_link(struct parser *p, size_t n)
+{
+    uint64_t h = hash_bytes(p->tmp, n);
+    size_t mask = p->set_size - 1, i = (size_t)h & mask;
+    struct link_ent *e;
+
+    for (; p->set[i]; i = (i + 1) & mask) {
+        e = &p->ents[p->set[i] - 1];
+        if (e->hash == h && e->len == n &&
+            memcmp(p->sbuf + e->off, p->tmp, n) == 0)
+            return;
+    }
+    xgrow((void **)&p->ents, &p->ents_cap, p->nents + 1, sizeof *p->ents);
+    xgrow((void **)&p->sbuf, &p->scap, p->slen + n + 1, 1);
+    e = &p->ents[p->nents++];
+    e->off = p->slen;
+    e->len = n;
+    e->hash = h;
+    memcpy(p->sbuf + p->slen, p->tmp, n);
+    p->sbuf[p->slen + n] = '\0';
+    p->slen += n + 1;
+    p->set[i] = (uint32_t)p->nents;
+}
+
+static void resolve_all(struct parser *p)
+{
+    size_t i, n;
+
+    set_prepare(p);
+    for (i = 0; i < p->nrefs; i++) {
+        p->res.found++;
+        if (parser_url_canon(p->base, p->refs[i].s, p->refs[i].len, p->flags,
+                             p->max_len, p->tmp, sizeof p->tmp, &n) != DC_OK) {
+            p->res.rejected++;
+            continue;
+        }
+        add_link(p, n);
+    }
+    xgrow((void **)&p->links, &p->links_cap, p->nents + 1, sizeof *p->links);
+    for (i = 0; i < p->nents; i++) {
+        p->links[i].url = p->sbuf + p->ents[i].off;
+        p->links[i].len = p->ents[i].len;
+    }
+    p->res.links = p->links;
+    p->res.nlinks = p->nents;
+    p->res.base = p->base;
+}
+
+/* ------------------------------------------------------------ public */
+
+struct parser *parser_new(unsigned url_flags, size_t max_url_len)
+{
+    struct parser *p = xcalloc(1, sizeof *p);
+
+    p->flags = url_flags;
+    p->max_len = max_url_len && max_url_len < PARSER_URL_MAX
+                     ? max_url_len
+                     : PARSER_URL_MAX - 1;
+    p->arena.next_size = ARENA_FIRST;
+    p->opts = kGumboDefaultOptions;
+    p->opts.allocator = arena_alloc;
+    p->opts.deallocator = arena_free;
+    p->opts.userdata = &p->arena;
+    p->opts.max_errors = 0;
+    return p;
+}
+
+static void parser_begin(struct parser *p)
+{
+    arena_reset(&p->arena);
+    buf_trim((void **)&p->stack, &p->stack_cap, COUNT_KEEP);
+    buf_trim((void **)&p->refs, &p->refs_cap, COUNT_KEEP);
+    buf_trim((void **)&p->sbuf, &p->scap, BUF_KEEP);
+    buf_trim((void **)&p->ents, &p->ents_cap, COUNT_KEEP);
+    buf_trim((void **)&p->set, &p->set_cap, 2 * COUNT_KEEP);
+    buf_trim((void **)&p->links, &p->links_cap, COUNT_KEEP);
+    buf_trim((void **)&p->scratch, &p->scratch_cap, BUF_KEEP);
+    p->nrefs = p->nents = p->slen = 0;
+    p->base_raw = NULL;
+    p->base_raw_len = 0;
+    memset(&p->res, 0, sizeof p->res);
+}
+
+int parser_parse_html(struct parser *p, const char *page_url, const char *body,
+                      size_t len, const struct parser_result **out)
+{
+    GumboOutput *g;
+
+    if (!p || !page_url || !out || (!body && len))
+        return DC_EINVAL;
+    parser_begin(p);
+    if (!body)
+        body = "";
+    body = nest_guard(p, body, len);
+    g = gumbo_parse_with_options(&p->opts, body, len);
+    if (g)
+        walk(p, g->root);
+    set_base(p, page_url);
+    resolve_all(p);
+    *out = &p->res;
+    return DC_OK;
+}
+
+size_t parser__arena_bytes(const struct parser *p)
+{
+    const struct arena_chunk *c;
+    size_t n = 0;
+
+    for (c = p ? p->arena.head : NULL; c; c = c->next)
+        n += CHUNK_HDR + c->size;
+    return n;
+}
+
+void parser_free(struct parser **pp)
+{
+    struct parser *p;
+
+    if (!pp || !*pp)
+        return;
+    p = *pp;
+    arena_free_chunks(&p->arena);
+    free(p->stack);
+    free(p->refs);
+    free(p->sbuf);
+    free(p->ents);
+    free(p->set);
+    free(p->links);
+    free(p->base);
+    free(p->scratch);
+    free(p);
+    *pp = NULL;
+}

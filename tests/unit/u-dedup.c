@@ -1,2 +1,418 @@
+/*
+ * u-dedup.c: URL fingerprints, SHA-1 base32 digests, the seen-set key
+ * layout and the bounded fingerprint cache.
+ *
+ * The MurmurHash3 check is SMHasher's VerificationTest, whose expected
+ * value comes from the reference implementation, not from this code.
+ * tests/data/fingerprints.tsv was generated only after that check passed;
+ * it pins the fingerprints so they cannot drift between builds.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+#include "dedup.h"
 #include "t.h"
-int main(void) { CHECK(0, "not written yet"); return t_done("u-dedup"); }
+
+/* --- (a) MurmurHash3_x64_128 ------------------------------------------ */
+
+static void put_le64(unsigned char *p, uint64_t v)
+{
+    int i;
+
+    for (i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* SMHasher VerificationTest: keys {}, {0}, {0,1}, ... {0..254}, key i
+ * hashed with seed 256 - i; the 256 results are hashed with seed 0 and
+ * the first four bytes of that, little-endian, are the verification value. */
+static uint32_t smhasher_verification(void)
+{
+    unsigned char key[256], hashes[256 * 16];
+    uint64_t h[2];
+    int i;
+
+    for (i = 0; i < 256; i++) {
+        key[i] = (unsigned char)i;
+        dedup_murmur3_x64_128(key, (size_t)i, (uint32_t)(256 - i), h);
+        put_le64(hashes + 16 * i, h[0]);
+        put_le64(hashes + 16 * i + 8, h[1]);
+    }
+    dedup_murmur3_x64_128(hashes, sizeof(hashes), 0, h);
+    return (uint32_t)(h[0] & 0xffffffffu);
+}
+
+/* Published MurmurHash3_x64_128 outputs (seed 0) from other
+ * implementations, as two 64-bit halves. */
+static const struct {
+    const char *in;
+    uint64_t h1, h2;
+} mm3_vectors[] = {
+    { "", 0, 0 },
+    { "hello", 0xcbd8a7b341bd9b02ULL, 0x5b1e906a48ae1d19ULL },
+    { "The quick brown fox jumps over the lazy dog", 0xe34bbc7bbc071b6cULL,
+      0x7a433ca9c49a9347ULL },
+};
+
+static void test_murmur3(void)
+{
+    unsigned char buf[64 + 1];
+    uint64_t a[2], b[2];
+    size_t i, len;
+    uint32_t v = smhasher_verification();
+
+    CHECK(v == 0x6384BA69u, "SMHasher verification 0x%08" PRIX32
+          ", want 0x6384BA69", v);
+    for (i = 0; i < sizeof(mm3_vectors) / sizeof(mm3_vectors[0]); i++) {
+        len = strlen(mm3_vectors[i].in);
+        dedup_murmur3_x64_128(mm3_vectors[i].in, len, 0, a);
+        CHECK(a[0] == mm3_vectors[i].h1 && a[1] == mm3_vectors[i].h2,
+              "'%s': %016" PRIx64 "%016" PRIx64, mm3_vectors[i].in, a[0],
+              a[1]);
+        CHECK(dedup_fingerprint(mm3_vectors[i].in, len) == a[0],
+              "fingerprint is out[0] for '%s'", mm3_vectors[i].in);
+    }
+    /* unaligned input hashes the same as aligned */
+    for (len = 0; len <= 48; len++) {
+        memcpy(buf + 1, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN",
+               len);
+        dedup_murmur3_x64_128(buf + 1, len, 7, a);
+        memmove(buf, buf + 1, len);
+        dedup_murmur3_x64_128(buf, len, 7, b);
+        CHECK(a[0] == b[0] && a[1] == b[1], "alignment changes len %zu", len);
+    }
+}
+
+/* --- (b) SHA-1 as base32 ------------------------------------------------ */
+
+static void test_sha1(void)
+{
+    char out[DEDUP_SHA1_STRLEN];
+    unsigned char d[20];
+
+    dedup_sha1_base32("", 0, out);
+    CHECK(!strcmp(out, "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"), "'': %s", out);
+    /*
+     * SHA1("abc") = a9993e36 4706816a ba3e2571 7850c26c 9cd0d89d (FIPS 180).
+     * Base32, five bytes -> eight 5-bit groups:
+     *   a9 99 3e 36 47 = 10101 00110 01100 10011 11100 01101 10010 00111
+     *                  = 21 6 12 19 28 13 18 7      -> V G M T 4 N S H
+     *   06 81 6a ba 3e = 00000 11010 00000 10110 10101 01110 10001 11110
+     *                  = 0 26 0 22 21 14 17 30      -> A 2 A W V O R 6
+     *   25 71 78 50 c2 = 00100 10101 11000 10111 10000 10100 00110 00010
+     *                  = 4 21 24 23 16 20 6 2       -> E V Y X Q U G C
+     *   6c 9c d0 d8 9d = 01101 10010 01110 01101 00001 10110 00100 11101
+     *                  = 13 18 14 13 1 22 4 29      -> N S O N B W E 5
+     */
+    dedup_sha1_base32("abc", 3, out);
+    CHECK(!strcmp(out, "sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5"), "abc: %s",
+          out);
+    CHECK(strlen(out) + 1 == DEDUP_SHA1_STRLEN, "length %zu", strlen(out));
+    memset(d, 0, sizeof(d));
+    dedup_sha1_format(d, out);
+    CHECK(!strcmp(out, "sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"), "zeros: %s",
+          out);
+    memset(d, 0xff, sizeof(d));
+    dedup_sha1_format(d, out);
+    CHECK(!strcmp(out, "sha1:77777777777777777777777777777777"), "ones: %s",
+          out);
+}
+
+/* --- (c) pinned fingerprints ------------------------------------------- */
+
+static void test_pinned(void)
+{
+    const char *path = DC_SOURCE_DIR "/tests/data/fingerprints.tsv";
+    FILE *f = fopen(path, "r");
+    char line[2048];
+    int n = 0, lines = 0;
+
+    CHECK(f != NULL, "cannot open %s", path);
+    if (!f)
+        return;
+    while (lines++ < 1000 && fgets(line, sizeof(line), f)) {
+        char *tab, *end;
+        uint64_t want, got;
+
+        line[strcspn(line, "\r\n")] = '\0';
+        if (line[0] == '#' || !line[0])
+            continue;
+        tab = strchr(line, '\t');
+        CHECK(tab != NULL, "no tab in '%s'", line);
+        if (!tab)
+            continue;
+        *tab = '\0';
+        want = strtoull(tab + 1, &end, 16);
+        CHECK(*end == '\0' && strlen(tab + 1) == 16, "bad hex '%s'", tab + 1);
+        got = dedup_fingerprint(line, strlen(line));
+        CHECK(got == want, "%s: %016" PRIx64 ", pinned %016" PRIx64, line,
+              got, want);
+        n++;
+    }
+    fclose(f);
+    CHECK(n >= 20, "only %d pinned fingerprints", n);
+}
+
+/* --- (e) seen-set layout ----------------------------------------------- */
+
+static const struct {
+    const char *prefix;
+    int partition;
+    uint64_t fp;
+    const char *key;
+} seen_keys[] = {
+    { "dc", 0, 0, "dc:{0}:s:0" },
+    { "dc", 7, 0x0fffffffffffffffULL, "dc:{7}:s:0" },
+    { "dc", 7, 0x1000000000000000ULL, "dc:{7}:s:1" },
+    { "dc", 1023, 0xa097098a4e7151f8ULL, "dc:{1023}:s:10" },
+    { "crawl2", 65535, 0xffffffffffffffffULL, "crawl2:{65535}:s:15" },
+};
+
+static const struct {
+    uint64_t fp;
+    const char *member;
+} seen_members[] = {
+    { 0, "0" },
+    { 1, "1" },
+    { 0x7fffffffffffffffULL, "9223372036854775807" },
+    { 0x8000000000000000ULL, "-9223372036854775808" },
+    { 0xffffffffffffffffULL, "-1" },
+    { 0xfffffffffffffffeULL, "-2" },
+    { 0xa097098a4e7151f8ULL, "-6875015816531586568" },
+};
+
+static void test_seen_layout(void)
+{
+    char out[64];
+    size_t i, n;
+
+    for (i = 0; i < sizeof(seen_keys) / sizeof(seen_keys[0]); i++) {
+        int rc = dedup_seen_key(seen_keys[i].prefix, seen_keys[i].partition,
+                                seen_keys[i].fp, out, sizeof(out));
+        CHECK(rc == DC_OK && !strcmp(out, seen_keys[i].key), "key %zu: %s",
+              i, out);
+        n = strlen(seen_keys[i].key);
+        CHECK(dedup_seen_key(seen_keys[i].prefix, seen_keys[i].partition,
+                             seen_keys[i].fp, out, n) == DC_ETOOBIG,
+              "key %zu fits in %zu", i, n);
+        CHECK(dedup_seen_key(seen_keys[i].prefix, seen_keys[i].partition,
+                             seen_keys[i].fp, out, n + 1) == DC_OK,
+              "key %zu needs %zu", i, n + 1);
+    }
+    for (i = 0; i < sizeof(seen_members) / sizeof(seen_members[0]); i++) {
+        int rc = dedup_seen_member(seen_members[i].fp, out, sizeof(out));
+        CHECK(rc == DC_OK && !strcmp(out, seen_members[i].member),
+              "member %zu: %s", i, out);
+        n = strlen(seen_members[i].member);
+        CHECK(dedup_seen_member(seen_members[i].fp, out, n) == DC_ETOOBIG,
+              "member %zu fits in %zu", i, n);
+    }
+    CHECK(dedup_seen_member(1, out, 0) == DC_ETOOBIG, "cap 0");
+    CHECK(dedup_seen_key("dc", 1, 1, out, 0) == DC_ETOOBIG, "key cap 0");
+}
+
+/* --- (d) the cache ----------------------------------------------------- */
+
+static void stats_of(struct dedup_cache *c, struct dedup_cache_stats *s)
+{
+    dedup_cache_stats(c, s);
+}
+
+static void test_cache_basics(void)
+{
+    struct dedup_cache *c = dedup_cache_new(100);
+    struct dedup_cache_stats s;
+    uint64_t i;
+
+    stats_of(c, &s);
+    CHECK(s.capacity == 100 && s.entries == 0, "new: cap %" PRIu64,
+          s.capacity);
+    CHECK(!dedup_cache_hit(c, 5), "empty hit");
+    dedup_cache_put(c, 5);
+    CHECK(dedup_cache_hit(c, 5), "5 after put");
+    CHECK(!dedup_cache_hit(c, 6), "6 never put");
+    dedup_cache_put(c, 5);
+    stats_of(c, &s);
+    CHECK(s.hits == 1 && s.misses == 2 && s.inserts == 1 && s.entries == 1,
+          "stats h%" PRIu64 " m%" PRIu64 " i%" PRIu64, s.hits, s.misses,
+          s.inserts);
+
+    /* fingerprint 0 and all-ones are ordinary members */
+    CHECK(!dedup_cache_hit(c, 0), "0 before put");
+    dedup_cache_put(c, 0);
+    CHECK(dedup_cache_hit(c, 0), "0 after put");
+    CHECK(!dedup_cache_hit(c, UINT64_MAX), "max before put");
+    dedup_cache_put(c, UINT64_MAX);
+    CHECK(dedup_cache_hit(c, UINT64_MAX) && dedup_cache_hit(c, 0),
+          "max and 0 after put");
+
+    for (i = 1000; i < 2000; i++)
+        dedup_cache_put(c, i);
+    stats_of(c, &s);
+    CHECK(s.entries == 100, "capacity respected: %" PRIu64, s.entries);
+    CHECK(s.inserts - s.evictions == s.entries, "inserts %" PRIu64
+          " evictions %" PRIu64, s.inserts, s.evictions);
+    for (i = 1900; i < 2000; i++)
+        CHECK(dedup_cache_hit(c, i), "recent %" PRIu64 " evicted", i);
+    dedup_cache_free(&c);
+    CHECK(c == NULL, "free clears the pointer");
+    dedup_cache_free(&c);
+    dedup_cache_free(NULL);
+
+    c = dedup_cache_new(0);
+    stats_of(c, &s);
+    CHECK(s.capacity == 16, "minimum capacity %" PRIu64, s.capacity);
+    dedup_cache_free(&c);
+}
+
+/* Fill 16 entries, reference half of them, insert one more: the victim
+ * must come from the unreferenced half. */
+static void test_cache_clock(void)
+{
+    struct dedup_cache *c = dedup_cache_new(16);
+    struct dedup_cache_stats s;
+    int missing_ref = 0, missing_unref = 0;
+    uint64_t i;
+
+    for (i = 0; i < 16; i++)
+        dedup_cache_put(c, i * 7919);
+    for (i = 0; i < 16; i += 2)
+        dedup_cache_hit(c, i * 7919);
+    dedup_cache_put(c, 999999);
+    for (i = 0; i < 16; i++) {
+        if (!dedup_cache_hit(c, i * 7919)) {
+            if (i % 2 == 0)
+                missing_ref++;
+            else
+                missing_unref++;
+        }
+    }
+    CHECK(missing_ref == 0, "%d referenced entries evicted", missing_ref);
+    CHECK(missing_unref == 1, "%d unreferenced entries evicted",
+          missing_unref);
+    CHECK(dedup_cache_hit(c, 999999), "new entry present");
+    stats_of(c, &s);
+    CHECK(s.evictions == 1 && s.entries == 16, "evictions %" PRIu64,
+          s.evictions);
+    dedup_cache_free(&c);
+
+    /* an entry hit between every insert survives a long stream */
+    c = dedup_cache_new(16);
+    dedup_cache_put(c, 42);
+    for (i = 0; i < 1000; i++) {
+        CHECK(dedup_cache_hit(c, 42), "hot entry lost at %" PRIu64, i);
+        dedup_cache_put(c, 100000 + i);
+    }
+    dedup_cache_free(&c);
+}
+
+/* xorshift64*: deterministic, so a failure reproduces. */
+static uint64_t rnd(uint64_t *st)
+{
+    *st ^= *st >> 12;
+    *st ^= *st << 25;
+    *st ^= *st >> 27;
+    return *st * 0x2545f4914f6cdd1dULL;
+}
+
+#define UNIVERSE 50000
+#define CACHE_N 4096
+#define OPS 1000000
+
+/* Universe of fingerprints: 0, runs of small integers, random values. */
+static void make_universe(uint64_t *u, uint64_t *st)
+{
+    size_t i;
+
+    u[0] = 0;
+    for (i = 1; i < UNIVERSE; i++)
+        u[i] = i < UNIVERSE / 4 ? (uint64_t)i : rnd(st);
+}
+
+/* Every universe member in the cache, counted by asking the cache. */
+static uint64_t count_present(struct dedup_cache *c, const uint64_t *u,
+                              const unsigned char *ever, uint64_t *bad)
+{
+    uint64_t n = 0;
+    size_t i;
+
+    for (i = 0; i < UNIVERSE; i++) {
+        if (dedup_cache_hit(c, u[i])) {
+            n++;
+            if (!ever[i])
+                (*bad)++;
+        }
+    }
+    return n;
+}
+
+static void test_cache_random(void)
+{
+    uint64_t *u = xmalloc(UNIVERSE * sizeof(*u));
+    unsigned char *ever = xcalloc(UNIVERSE, 1);
+    struct dedup_cache *c = dedup_cache_new(CACHE_N);
+    struct dedup_cache_stats s;
+    uint64_t st = 0x9e3779b97f4a7c15ULL, calls = 0, hits = 0, bad = 0;
+    uint64_t lost = 0, distinct = 0, scans = 0, present;
+    long op;
+
+    make_universe(u, &st);
+    for (op = 0; op < OPS; op++) {
+        size_t k = (size_t)(rnd(&st) % UNIVERSE);
+
+        if (rnd(&st) % 10 < 6) {
+            calls++;
+            if (dedup_cache_hit(c, u[k])) {
+                hits++;
+                if (!ever[k])
+                    bad++;
+            }
+        } else {
+            distinct += !ever[k];
+            ever[k] = 1;
+            dedup_cache_put(c, u[k]);
+            calls++;
+            if (!dedup_cache_hit(c, u[k]))
+                lost++;
+            else
+                hits++;
+        }
+        if (op % 100000 == 99999) {
+            stats_of(c, &s);
+            present = count_present(c, u, ever, &bad);
+            calls += UNIVERSE;
+            hits += present;
+            scans++;
+            CHECK(present == s.entries, "scan: %" PRIu64 " present, %" PRIu64
+                  " entries", present, s.entries);
+        }
+    }
+    stats_of(c, &s);
+    CHECK(bad == 0, "%" PRIu64 " hits on never-put fingerprints", bad);
+    CHECK(lost == 0, "%" PRIu64 " puts not found right after", lost);
+    CHECK(s.hits == hits && s.hits + s.misses == calls, "hits %" PRIu64
+          "/%" PRIu64 " calls %" PRIu64 "/%" PRIu64, s.hits, hits,
+          s.hits + s.misses, calls);
+    CHECK(s.entries == (distinct < CACHE_N ? distinct : CACHE_N),
+          "entries %" PRIu64 " distinct %" PRIu64, s.entries, distinct);
+    CHECK(s.inserts - s.evictions == s.entries, "inserts - evictions");
+    CHECK(s.evictions > 0 && scans == 10, "evictions %" PRIu64, s.evictions);
+    dedup_cache_free(&c);
+    free(u);
+    free(ever);
+}
+
+int main(void)
+{
+    test_murmur3();
+    test_sha1();
+    test_pinned();
+    test_seen_layout();
+    test_cache_basics();
+    test_cache_clock();
+    test_cache_random();
+    return t_done("u-dedup");
+}

@@ -1,2 +1,753 @@
+/*
+ * u-frontier.c: the frontier against a real redis-server (the one
+ * tests/with-redis.sh starts; its URL is in DCRAWL_TEST_REDIS).
+ *
+ * Each case starts from an empty database (FLUSHDB) and drives the
+ * frontier with clock values it chooses (no sleeping). Expected values
+ * come from the test's own bookkeeping of what it admitted, popped and
+ * completed, and from raw Redis queries of the documented key layout.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include "conf.h"
+#include "dedup.h"
+#include "frontier.h"
 #include "t.h"
-int main(void) { CHECK(0, "not written yet"); return t_done("u-frontier"); }
+
+static const char *redis_url;
+static redisContext *raw;
+
+/* ---- helpers ---- */
+
+static long long raw_int(const char *fmt, const char *arg)
+{
+    redisReply *r = redisCommand(raw, fmt, arg);
+    long long v = -1;
+
+    if (r && r->type == REDIS_REPLY_INTEGER)
+        v = r->integer;
+    else if (r && r->type == REDIS_REPLY_STRING)
+        v = atoll(r->str);
+    else if (r && r->type == REDIS_REPLY_ARRAY)
+        v = (long long)r->elements;
+    else if (r && r->type == REDIS_REPLY_NIL)
+        v = 0;
+    if (r)
+        freeReplyObject(r);
+    return v;
+}
+
+static void flush(void)
+{
+    redisReply *r = redisCommand(raw, "FLUSHDB");
+    if (r)
+        freeReplyObject(r);
+}
+
+static struct frontier *open_f(int parts, int conns, double lease_s,
+                               const char *node)
+{
+    struct frontier *f = NULL;
+    struct conf c;
+    char err[256] = "";
+    int rc;
+
+    conf_init(&c);
+    c.frontier_partitions = parts;
+    c.politeness_host_connections = conns;
+    c.frontier_lease = lease_s;
+    rc = frontier_open(&f, redis_url, &c, node, err, sizeof(err));
+    CHECK(rc == DC_OK && f, "frontier_open: %d %s", rc, err);
+    conf_release(&c);
+    return f;
+}
+
+/* Fill u from a URL string "http://host/path". */
+static void mkurl(struct frontier_url *u, const char *url, int depth)
+{
+    const char *h = strstr(url, "://") + 3;
+
+    u->url = url;
+    u->len = strlen(url);
+    u->host = h;
+    u->hostlen = strcspn(h, "/");
+    u->fp = dedup_fingerprint(url, u->len);
+    u->depth = depth;
+}
+
+/* Admit n URLs given as strings at one depth; returns how many were new. */
+static int admit(struct frontier *f, const char **urls, size_t n, int depth,
+                 int64_t now, unsigned char *isnew)
+{
+    struct frontier_url *u = calloc(n, sizeof(*u));
+    unsigned char *mine = isnew ? isnew : calloc(n, 1);
+    int count = 0, rc;
+
+    for (size_t i = 0; i < n; i++)
+        mkurl(&u[i], urls[i], depth);
+    rc = frontier_admit(f, u, n, now, mine);
+    CHECK(rc == DC_OK, "admit: %d %s", rc, frontier_errstr(f));
+    for (size_t i = 0; i < n; i++)
+        count += mine[i];
+    if (!isnew)
+        free(mine);
+    free(u);
+    return count;
+}
+
+static size_t pop(struct frontier *f, int depth, int64_t now, size_t max,
+                  struct frontier_lease **l, int64_t *next)
+{
+    size_t n = 0;
+    int64_t nx;
+    int rc = frontier_pop(f, depth, now, max, l, &n, next ? next : &nx);
+
+    CHECK(rc == DC_OK, "pop: %d %s", rc, frontier_errstr(f));
+    return n;
+}
+
+static void complete(struct frontier *f, const struct frontier_lease *l,
+                     size_t n, int outcome, int64_t delay, int64_t now)
+{
+    int *o = calloc(n ? n : 1, sizeof(*o));
+    int64_t *d = calloc(n ? n : 1, sizeof(*d));
+    int rc;
+
+    for (size_t i = 0; i < n; i++) {
+        o[i] = outcome;
+        d[i] = delay;
+    }
+    rc = frontier_complete(f, l, o, d, n, now);
+    CHECK(rc == DC_OK, "complete: %d %s", rc, frontier_errstr(f));
+    free(o);
+    free(d);
+}
+
+static int level(struct frontier *f, int maxd, int64_t *pending)
+{
+    int64_t tmp[8];
+    int lv = -2;
+    int rc = frontier_level(f, maxd, pending ? pending : tmp, &lv);
+
+    CHECK(rc == DC_OK, "level: %d", rc);
+    return lv;
+}
+
+static int count_host(const struct frontier_lease *l, size_t n,
+                      const char *host)
+{
+    int c = 0;
+
+    for (size_t i = 0; i < n; i++)
+        c += strcmp(l[i].host, host) == 0;
+    return c;
+}
+
+/* ---- cases ---- */
+
+static void t_admit_once(void)
+{
+    struct frontier *f = open_f(8, 1, 60, "n1");
+    const char *b1[] = { "http://a.test/1", "http://b.test/1",
+                         "http://a.test/1" };
+    const char *b2[] = { "http://a.test/1", "http://c.test/1" };
+    unsigned char isnew[3];
+    struct frontier_stats st;
+
+    admit(f, b1, 3, 0, 1000, isnew);
+    CHECK(isnew[0] == 1 && isnew[1] == 1 && isnew[2] == 0,
+          "batch 1: %d %d %d", isnew[0], isnew[1], isnew[2]);
+    admit(f, b2, 2, 0, 1000, isnew);
+    CHECK(isnew[0] == 0 && isnew[1] == 1, "batch 2: %d %d", isnew[0],
+          isnew[1]);
+    /* the same URL at another depth is still the same URL */
+    admit(f, b2, 1, 1, 1000, isnew);
+    CHECK(isnew[0] == 0, "other depth: %d", isnew[0]);
+    CHECK(frontier_stats(f, &st) == DC_OK, "stats");
+    CHECK(st.admitted == 3 && st.seen == 3, "admitted %lld seen %lld",
+          (long long)st.admitted, (long long)st.seen);
+    CHECK(st.queued == 3 && st.leased == 0, "queued %lld",
+          (long long)st.queued);
+    frontier_close(&f);
+    CHECK(f == NULL, "close sets NULL");
+    frontier_close(&f);
+}
+
+/* Two handles admit overlapping, interleaved batches. */
+static void t_admit_two_handles(void)
+{
+    enum { N = 300, B = 25 };
+    struct frontier *f1 = open_f(16, 1, 60, "n1");
+    struct frontier *f2 = open_f(16, 1, 60, "n2");
+    static char buf[N][64];
+    const char *urls[N];
+    int newcount[N] = { 0 };
+    unsigned char isnew[B];
+
+    for (int i = 0; i < N; i++) {
+        snprintf(buf[i], sizeof(buf[i]), "http://h%d.test/p%d", i % 37, i);
+        urls[i] = buf[i];
+    }
+    /* f1 walks 0..N forward, f2 walks N-B..0 backward, alternating. */
+    for (int k = 0; k < N / B; k++) {
+        int a = k * B, b = N - (k + 1) * B;
+        admit(f1, urls + a, B, 0, 1000, isnew);
+        for (int i = 0; i < B; i++)
+            newcount[a + i] += isnew[i];
+        admit(f2, urls + b, B, 0, 1000, isnew);
+        for (int i = 0; i < B; i++)
+            newcount[b + i] += isnew[i];
+    }
+    int bad = 0;
+    for (int i = 0; i < N; i++)
+        bad += newcount[i] != 1;
+    CHECK(bad == 0, "%d URLs not new exactly once", bad);
+    int64_t pend[1];
+    level(f1, 1, pend);
+    CHECK(pend[0] == N, "pending %lld", (long long)pend[0]);
+    frontier_close(&f1);
+    frontier_close(&f2);
+}
+
+static void t_host_conns_1(void)
+{
+    struct frontier *f = open_f(4, 1, 60, "n1");
+    const char *u[] = { "http://a.test/1", "http://a.test/2", "http://a.test/3",
+                        "http://b.test/1", "http://b.test/2" };
+    struct frontier_lease *l, *l2;
+    int64_t next;
+    size_t n, n2;
+
+    admit(f, u, 5, 0, 1000, NULL);
+    n = pop(f, 0, 1000, 10, &l, &next);
+    CHECK(n == 2, "one per host: %zu", n);
+    CHECK(count_host(l, n, "a.test") == 1 && count_host(l, n, "b.test") == 1,
+          "hosts");
+    n2 = pop(f, 0, 1000, 10, &l2, &next);
+    CHECK(n2 == 0, "both busy: %zu", n2);
+    CHECK(next == INT64_MAX, "nothing known ready: %lld", (long long)next);
+    frontier_leases_free(l2, n2);
+
+    /* complete a's lease with a 500 ms politeness gap */
+    size_t ia = strcmp(l[0].host, "a.test") == 0 ? 0 : 1;
+    complete(f, &l[ia], 1, FRONTIER_DONE, 500, 1000);
+    n2 = pop(f, 0, 1200, 10, &l2, &next);
+    CHECK(n2 == 0, "a not before its delay: %zu", n2);
+    CHECK(next == 1500, "next %lld", (long long)next);
+    frontier_leases_free(l2, n2);
+    n2 = pop(f, 0, 1499, 10, &l2, &next);
+    CHECK(n2 == 0, "a not at 1499: %zu", n2);
+    frontier_leases_free(l2, n2);
+    n2 = pop(f, 0, 1500, 10, &l2, &next);
+    CHECK(n2 == 1 && strcmp(l2[0].host, "a.test") == 0, "a at 1500: %zu", n2);
+    CHECK(n2 == 1 && strcmp(l2[0].url, "http://a.test/2") == 0,
+          "FIFO within host: %s", n2 ? l2[0].url : "-");
+    frontier_leases_free(l2, n2);
+    frontier_leases_free(l, n);
+    frontier_close(&f);
+}
+
+static void t_host_conns_3(void)
+{
+    struct frontier *f = open_f(4, 3, 60, "n1");
+    const char *u[] = { "http://a.test/1", "http://a.test/2", "http://a.test/3",
+                        "http://a.test/4", "http://a.test/5" };
+    struct frontier_lease *l, *l2;
+    size_t n, n2;
+
+    admit(f, u, 5, 0, 1000, NULL);
+    n = pop(f, 0, 1000, 10, &l, NULL);
+    CHECK(n == 3, "three at once: %zu", n);
+    n2 = pop(f, 0, 1000, 10, &l2, NULL);
+    CHECK(n2 == 0, "host full: %zu", n2);
+    frontier_leases_free(l2, n2);
+    complete(f, &l[0], 1, FRONTIER_DONE, 100, 1000);
+    n2 = pop(f, 0, 1050, 10, &l2, NULL);
+    CHECK(n2 == 0, "delay after completion: %zu", n2);
+    frontier_leases_free(l2, n2);
+    n2 = pop(f, 0, 1100, 10, &l2, NULL);
+    CHECK(n2 == 1, "one slot freed: %zu", n2);
+    frontier_leases_free(l2, n2);
+    /* max is honoured even when the host has free slots */
+    complete(f, &l[1], 2, FRONTIER_DONE, 0, 1200);
+    n2 = pop(f, 0, 1200, 1, &l2, NULL);
+    CHECK(n2 == 1, "max 1: %zu", n2);
+    frontier_leases_free(l2, n2);
+    frontier_leases_free(l, n);
+    frontier_close(&f);
+}
+
+static void t_depths(void)
+{
+    struct frontier *f = open_f(4, 1, 60, "n1");
+    const char *d0[] = { "http://a.test/0", "http://b.test/0" };
+    const char *d1[] = { "http://a.test/1", "http://c.test/1" };
+    struct frontier_lease *l;
+    int64_t pend[3];
+    size_t n;
+
+    admit(f, d0, 2, 0, 1000, NULL);
+    admit(f, d1, 2, 1, 1000, NULL);
+    CHECK(level(f, 3, pend) == 0, "level 0 first");
+    CHECK(pend[0] == 2 && pend[1] == 2 && pend[2] == 0, "pend %lld %lld %lld",
+          (long long)pend[0], (long long)pend[1], (long long)pend[2]);
+
+    n = pop(f, 1, 1000, 10, &l, NULL);
+    CHECK(n == 2, "depth 1 pop: %zu", n);
+    for (size_t i = 0; i < n; i++)
+        CHECK(l[i].depth == 1 && strstr(l[i].url, "/1"), "depth-1 only: %s",
+              l[i].url);
+    complete(f, l, n, FRONTIER_DONE, 0, 1000);
+    frontier_leases_free(l, n);
+    CHECK(level(f, 3, pend) == 0 && pend[1] == 0, "level still 0");
+
+    n = pop(f, 0, 1000, 10, &l, NULL);
+    CHECK(n == 2, "depth 0 pop: %zu", n);
+    for (size_t i = 0; i < n; i++)
+        CHECK(l[i].depth == 0 && strstr(l[i].url, "/0"), "depth-0 only: %s",
+              l[i].url);
+    CHECK(level(f, 3, NULL) == 0, "in flight still counts");
+    complete(f, l, n, FRONTIER_DONE, 0, 1000);
+    frontier_leases_free(l, n);
+    CHECK(level(f, 3, pend) == -1, "all drained");
+    frontier_close(&f);
+}
+
+/* level goes 0 -> 1 -> -1 as levels drain */
+static void t_levels(void)
+{
+    struct frontier *f = open_f(8, 1, 60, "n1");
+    const char *d0[] = { "http://a.test/", "http://b.test/" };
+    const char *d1[] = { "http://a.test/x" };
+    struct frontier_lease *l;
+    size_t n;
+
+    CHECK(level(f, 3, NULL) == -1, "empty");
+    admit(f, d0, 2, 0, 1000, NULL);
+    CHECK(level(f, 3, NULL) == 0, "level 0");
+    n = pop(f, 0, 1000, 10, &l, NULL);
+    CHECK(n == 2, "pop 2: %zu", n);
+    admit(f, d1, 1, 1, 1000, NULL);   /* a link found while fetching */
+    CHECK(level(f, 3, NULL) == 0, "still 0 while in flight");
+    complete(f, l, n, FRONTIER_DONE, 50, 1000);
+    frontier_leases_free(l, n);
+    CHECK(level(f, 3, NULL) == 1, "level 1");
+    /* a.test was busy when d1 was admitted; completion must free it */
+    n = pop(f, 1, 1049, 10, &l, NULL);
+    CHECK(n == 0, "politeness across depths: %zu", n);
+    frontier_leases_free(l, n);
+    n = pop(f, 1, 1050, 10, &l, NULL);
+    CHECK(n == 1 && l[0].depth == 1, "depth 1 URL: %zu", n);
+    complete(f, l, n, FRONTIER_FAILED, 0, 1100);
+    frontier_leases_free(l, n);
+    CHECK(level(f, 3, NULL) == -1, "drained");
+    frontier_close(&f);
+}
+
+static void t_reclaim_deadline(void)
+{
+    struct frontier *f = open_f(4, 1, 1, "n1");   /* 1 s leases */
+    const char *u[] = { "http://a.test/1", "http://a.test/2" };
+    struct frontier_lease *l, *l2;
+    struct frontier_stats st;
+    int64_t pend[1];
+    size_t n, n2, got = 9;
+
+    admit(f, u, 2, 0, 1000, NULL);
+    n = pop(f, 0, 1000, 10, &l, NULL);
+    CHECK(n == 1 && strcmp(l[0].url, u[0]) == 0, "first lease");
+    CHECK(frontier_reclaim(f, 1999, 0, &got) == DC_OK && got == 0,
+          "not expired: %zu", got);
+    CHECK(frontier_reclaim(f, 2000, 0, &got) == DC_OK && got == 1,
+          "expired: %zu", got);
+    /* the reclaimed URL is back at the front of its queue */
+    n2 = pop(f, 0, 2000, 10, &l2, NULL);
+    CHECK(n2 == 1 && strcmp(l2[0].url, u[0]) == 0, "requeued at front: %s",
+          n2 ? l2[0].url : "-");
+    complete(f, l2, n2, FRONTIER_DONE, 0, 2000);
+    frontier_leases_free(l2, n2);
+    /* the stale lease completes late: counted nowhere twice */
+    complete(f, l, n, FRONTIER_DONE, 0, 2000);
+    level(f, 1, pend);
+    CHECK(pend[0] == 1, "pend after late completion: %lld", (long long)pend[0]);
+    frontier_stats(f, &st);
+    CHECK(st.done == 1, "done once: %lld", (long long)st.done);
+    frontier_leases_free(l, n);
+    frontier_close(&f);
+}
+
+/* Completing a lease that was reclaimed (but not yet re-popped) removes the
+ * requeued copy, so the URL is not fetched twice. */
+static void t_complete_reclaimed(void)
+{
+    struct frontier *f = open_f(4, 1, 1, "n1");
+    const char *u[] = { "http://a.test/1", "http://a.test/2" };
+    struct frontier_lease *l, *l2;
+    struct frontier_stats st;
+    int64_t pend[1];
+    size_t n, n2, got = 0;
+
+    admit(f, u, 2, 0, 1000, NULL);
+    n = pop(f, 0, 1000, 10, &l, NULL);
+    CHECK(frontier_reclaim(f, 5000, 0, &got) == DC_OK && got == 1,
+          "reclaimed %zu", got);
+    complete(f, l, n, FRONTIER_DONE, 0, 5000);
+    level(f, 1, pend);
+    CHECK(pend[0] == 1, "pend %lld", (long long)pend[0]);
+    n2 = pop(f, 0, 5000, 10, &l2, NULL);
+    CHECK(n2 == 1 && strcmp(l2[0].url, u[1]) == 0, "the other URL: %s",
+          n2 ? l2[0].url : "-");
+    complete(f, l2, n2, FRONTIER_DONE, 0, 5000);
+    frontier_leases_free(l2, n2);
+    n2 = pop(f, 0, 5000, 10, &l2, NULL);
+    CHECK(n2 == 0, "nothing fetched twice: %zu", n2);
+    frontier_leases_free(l2, n2);
+    CHECK(level(f, 1, pend) == -1 && pend[0] == 0, "drained");
+    frontier_stats(f, &st);
+    CHECK(st.done == 2 && st.leased == 0 && st.queued == 0,
+          "done %lld leased %lld queued %lld", (long long)st.done,
+          (long long)st.leased, (long long)st.queued);
+    CHECK(raw_int("HLEN %s", "dc:{0}:act") == 0 &&
+          raw_int("HLEN %s", "dc:{1}:act") == 0 &&
+          raw_int("HLEN %s", "dc:{2}:act") == 0 &&
+          raw_int("HLEN %s", "dc:{3}:act") == 0, "act fields cleaned");
+    frontier_leases_free(l, n);
+    frontier_close(&f);
+}
+
+static void t_reclaim_own(void)
+{
+    struct frontier *f1 = open_f(4, 1, 60, "n1");
+    struct frontier *f2 = open_f(4, 1, 60, "n2");
+    const char *u[] = { "http://a.test/1", "http://b.test/1" };
+    struct frontier_lease *l1, *l2, *l3;
+    struct frontier_stats st;
+    size_t n1, n2, n3, got = 0;
+
+    admit(f1, u, 2, 0, 1000, NULL);
+    n1 = pop(f1, 0, 1000, 1, &l1, NULL);
+    n2 = pop(f2, 0, 1000, 1, &l2, NULL);
+    CHECK(n1 == 1 && n2 == 1, "one each: %zu %zu", n1, n2);
+    CHECK(frontier_reclaim(f1, 1000, 0, &got) == DC_OK && got == 0,
+          "nothing expired: %zu", got);
+    CHECK(frontier_reclaim(f1, 1000, 1, &got) == DC_OK && got == 1,
+          "own lease back: %zu", got);
+    frontier_stats(f1, &st);
+    CHECK(st.leased == 1 && st.queued == 1, "leased %lld queued %lld",
+          (long long)st.leased, (long long)st.queued);
+    n3 = pop(f1, 0, 1000, 10, &l3, NULL);
+    CHECK(n3 == 1 && n1 == 1 && strcmp(l3[0].url, l1[0].url) == 0,
+          "same URL again");
+    CHECK(n2 == 1 && n3 == 1 && strcmp(l3[0].url, l2[0].url) != 0,
+          "f2's lease untouched");
+    frontier_leases_free(l1, n1);
+    frontier_leases_free(l2, n2);
+    frontier_leases_free(l3, n3);
+    frontier_close(&f1);
+    frontier_close(&f2);
+}
+
+/* A mixed run; pend, stats and the queue keys must agree with the test's
+ * own count. */
+static void t_pend_exact(void)
+{
+    struct frontier *f = open_f(8, 2, 1, "n1");
+    static char buf[14][48];
+    const char *d0[10], *d1[4];
+    struct frontier_lease *l;
+    struct frontier_stats st;
+    int64_t pend[2];
+    int left0 = 10, done = 0, failed = 0, skipped = 0;
+    size_t n, got;
+
+    for (int i = 0; i < 14; i++)
+        snprintf(buf[i], sizeof(buf[i]), "http://h%d.test/%d", i % 3, i);
+    for (int i = 0; i < 10; i++)
+        d0[i] = buf[i];
+    for (int i = 0; i < 4; i++)
+        d1[i] = buf[10 + i];
+    admit(f, d0, 10, 0, 1000, NULL);
+    admit(f, d1, 4, 1, 1000, NULL);
+
+    n = pop(f, 0, 1000, 6, &l, NULL);
+    CHECK(n == 6, "pop 6 (3 hosts x 2): %zu", n);
+    /* 0: done, 1: failed, 2: skipped, 3: retry, 4: reclaimed, 5: held */
+    int oc[5] = { FRONTIER_DONE, FRONTIER_FAILED, FRONTIER_SKIPPED,
+                  FRONTIER_RETRY, FRONTIER_DONE };
+    int64_t dl[5] = { 0, 0, 0, 0, 0 };
+    CHECK(frontier_complete(f, l, oc, dl, 4, 1000) == DC_OK, "complete 4");
+    left0 -= 3;
+    done++, failed++, skipped++;
+    level(f, 2, pend);
+    CHECK(pend[0] == left0 && pend[1] == 4, "pend %lld %lld",
+          (long long)pend[0], (long long)pend[1]);
+    /* 4 and 5 expire; 4 completes late (requeued copy removed) */
+    CHECK(frontier_reclaim(f, 2000, 0, &got) == DC_OK && got == 2,
+          "reclaim 2: %zu", got);
+    complete(f, &l[4], 1, FRONTIER_DONE, 0, 2000);
+    left0--, done++;
+    level(f, 2, pend);
+    CHECK(pend[0] == left0, "pend0 %lld want %d", (long long)pend[0], left0);
+    frontier_stats(f, &st);
+    CHECK(st.done == done && st.failed == failed && st.skipped == skipped,
+          "stats %lld %lld %lld", (long long)st.done, (long long)st.failed,
+          (long long)st.skipped);
+    CHECK(st.leased == 0 && st.queued == left0 + 4, "leased %lld queued %lld",
+          (long long)st.leased, (long long)st.queued);
+    long long qlen = raw_int("EVAL %s 0", "local n = 0 "
+        "for _, k in ipairs(redis.call('KEYS', 'dc:*:q:*')) do "
+        "n = n + redis.call('LLEN', k) end return n");
+    CHECK(qlen == left0 + 4, "queued entries %lld", qlen);
+    frontier_leases_free(l, n);
+
+    /* drain everything */
+    int64_t now = 3000;
+    for (int round = 0; round < 50 && level(f, 2, NULL) >= 0; round++) {
+        int d = level(f, 2, NULL);
+        n = pop(f, d, now, 100, &l, NULL);
+        complete(f, l, n, FRONTIER_DONE, 0, now);
+        frontier_leases_free(l, n);
+        now += 10;
+    }
+    CHECK(level(f, 2, pend) == -1 && pend[0] == 0 && pend[1] == 0, "drained");
+    frontier_stats(f, &st);
+    CHECK(st.done + st.failed + st.skipped == 14, "14 finished: %lld",
+          (long long)(st.done + st.failed + st.skipped));
+    frontier_close(&f);
+}
+
+static void t_partitions_adopted(void)
+{
+    struct frontier *f = open_f(7, 1, 60, "n1");
+    CHECK(f && frontier_partitions(f) == 7, "first sets 7");
+    frontier_close(&f);
+    f = open_f(13, 1, 60, "n2");
+    CHECK(f && frontier_partitions(f) == 7, "second adopts 7: %d",
+          f ? frontier_partitions(f) : -1);
+    CHECK(raw_int("HGET %s partitions", "dc:meta") == 7, "meta");
+    int p = f ? frontier_partition(f, "a.test", 6) : -1;
+    uint64_t h[2];
+    dedup_murmur3_x64_128("a.test", 6, 0, h);
+    CHECK(p == (int)(h[0] % 7), "partition of a.test: %d", p);
+    frontier_close(&f);
+}
+
+static void t_meta(void)
+{
+    struct frontier *f = open_f(4, 1, 60, "n1");
+    struct frontier *g = open_f(4, 1, 60, "n2");
+    char buf[8] = "x";
+
+    CHECK(frontier_meta_get(f, "max_depth", buf, sizeof(buf)) == DC_ENOTFOUND,
+          "unset");
+    CHECK(buf[0] == '\0', "empty on not found");
+    CHECK(frontier_meta_set(f, "max_depth", "3") == DC_OK, "set");
+    CHECK(frontier_meta_get(g, "max_depth", buf, sizeof(buf)) == DC_OK &&
+          strcmp(buf, "3") == 0, "other handle sees it: %s", buf);
+    CHECK(frontier_meta_set(f, "long", "0123456789abc") == DC_OK, "set long");
+    CHECK(frontier_meta_get(f, "long", buf, sizeof(buf)) == DC_OK &&
+          strcmp(buf, "0123456") == 0, "truncated: %s", buf);
+    CHECK(frontier_meta_get(f, "partitions", buf, sizeof(buf)) == DC_OK &&
+          strcmp(buf, "4") == 0, "partitions: %s", buf);
+    CHECK(frontier_meta_set(f, "", "1") == DC_EINVAL, "empty field");
+    frontier_close(&f);
+    frontier_close(&g);
+}
+
+/* Script cache flushed under us: EVALSHA falls back to EVAL. */
+static void t_noscript(void)
+{
+    struct frontier *f = open_f(4, 1, 60, "n1");
+    const char *u[] = { "http://a.test/1" };
+    struct frontier_lease *l;
+    size_t n;
+
+    redisReply *r = redisCommand(raw, "SCRIPT FLUSH");
+    if (r)
+        freeReplyObject(r);
+    CHECK(admit(f, u, 1, 0, 1000, NULL) == 1, "admit after flush");
+    n = pop(f, 0, 1000, 10, &l, NULL);
+    CHECK(n == 1, "pop after flush: %zu", n);
+    frontier_leases_free(l, n);
+    frontier_close(&f);
+}
+
+static void t_many_hosts(void)
+{
+    enum { H = 500, U = 20, N = H * U };
+    struct frontier *f = open_f(64, 1, 60, "n1");
+    static char buf[N][48];
+    static const char *urls[N];
+    static int popped[N];
+    struct frontier_lease *l;
+    int64_t now = 100000, next;
+    int twice = 0, total = 0, rounds = 0;
+    size_t n;
+
+    memset(popped, 0, sizeof(popped));
+    for (int i = 0; i < N; i++) {
+        snprintf(buf[i], sizeof(buf[i]), "http://h%d.test/%d", i % H, i);
+        urls[i] = buf[i];
+    }
+    for (int i = 0; i < N; i += 1000)
+        admit(f, urls + i, 1000, 0, now, NULL);
+    for (rounds = 0; rounds < 200 && total < N; rounds++) {
+        n = pop(f, 0, now, 2000, &l, &next);
+        CHECK(n <= H, "at most one per host per round: %zu", n);
+        for (size_t i = 0; i < n; i++) {
+            int idx = atoi(strrchr(l[i].url, '/') + 1);
+            if (idx >= 0 && idx < N && popped[idx]++)
+                twice++;
+        }
+        total += (int)n;
+        complete(f, l, n, FRONTIER_DONE, 1, now);
+        frontier_leases_free(l, n);
+        now += 1;
+    }
+    CHECK(total == N && twice == 0, "popped %d, twice %d in %d rounds", total,
+          twice, rounds);
+    CHECK(rounds <= 25, "took %d rounds", rounds);
+    CHECK(level(f, 1, NULL) == -1, "drained");
+    CHECK(raw_int("KEYS %s", "dc:*:q:*") == 0, "no queue keys left");
+    CHECK(raw_int("KEYS %s", "dc:*:h:*") == 0, "no host zsets left");
+    CHECK(raw_int("KEYS %s", "dc:*:act") == 0, "no act keys left");
+    CHECK(raw_int("KEYS %s", "dc:*:lease") == 0, "no lease keys left");
+    /* politeness clocks in the past are dropped by the reclaim sweep */
+    size_t got = 1;
+    CHECK(raw_int("KEYS %s", "dc:*:next") > 0, "clocks set");
+    CHECK(frontier_reclaim(f, now + 10, 0, &got) == DC_OK && got == 0,
+          "reclaim: %zu", got);
+    CHECK(raw_int("KEYS %s", "dc:*:next") == 0, "clocks dropped");
+    frontier_close(&f);
+}
+
+/* A dropped connection costs one DC_EREDIS; the next call reconnects. */
+static void t_reconnect(void)
+{
+    struct frontier *f = open_f(4, 1, 60, "n1");
+    const char *u[] = { "http://a.test/1" };
+    int64_t pend[1];
+    int lv = 0, rc;
+
+    redisReply *r = redisCommand(raw, "CLIENT KILL TYPE normal SKIPME yes");
+    CHECK(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1,
+          "killed the frontier's connection");
+    if (r)
+        freeReplyObject(r);
+    rc = frontier_level(f, 1, pend, &lv);
+    CHECK(rc == DC_EREDIS && frontier_errstr(f)[0], "lost: %d", rc);
+    CHECK(admit(f, u, 1, 0, 1000, NULL) == 1, "reconnected");
+    frontier_close(&f);
+}
+
+/* unix:/path and ?db=N select the database. */
+static void t_url_forms(void)
+{
+    struct frontier *f = NULL;
+    struct conf c;
+    char url[512], err[256] = "";
+    const char *u[] = { "http://a.test/1" };
+    int rc;
+
+    conf_init(&c);
+    snprintf(url, sizeof(url), "unix:%s?db=3", redis_url + 7);
+    rc = frontier_open(&f, url, &c, "n1", err, sizeof(err));
+    CHECK(rc == DC_OK, "%s: %d %s", url, rc, err);
+    if (f)
+        CHECK(admit(f, u, 1, 0, 1000, NULL) == 1, "admit in db 3");
+    frontier_close(&f);
+    CHECK(raw_int("DBSIZE%s", "") == 0, "db 0 untouched");
+    redisReply *r = redisCommand(raw, "SELECT 3");
+    if (r)
+        freeReplyObject(r);
+    CHECK(raw_int("HGET %s partitions", "dc:meta") == c.frontier_partitions,
+          "meta in db 3");
+    flush();
+    r = redisCommand(raw, "SELECT 0");
+    if (r)
+        freeReplyObject(r);
+    conf_release(&c);
+}
+
+static void t_unreachable(void)
+{
+    struct frontier *f = NULL;
+    struct conf c;
+    char err[256] = "";
+    int64_t t0 = dc_mono_us();
+    int rc;
+
+    conf_init(&c);
+    rc = frontier_open(&f, "redis://127.0.0.1:1", &c, "n1", err, sizeof(err));
+    CHECK(rc == DC_EREDIS && f == NULL, "rc %d", rc);
+    CHECK(dc_mono_us() - t0 < 3000000, "took %lld us",
+          (long long)(dc_mono_us() - t0));
+    CHECK(strstr(err, "127.0.0.1:1") && !strchr(err, '\n'), "message: %s", err);
+    if (getenv("U_FRONTIER_VERBOSE"))
+        printf("unreachable: %s\n", err);
+
+    static const char *bad[] = { "http://x", "redis://", "redis://h:0",
+                                 "redis://h:99999", "unix:relative",
+                                 "redis://h:6379/x", "unix:///p?db=x" };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        rc = frontier_open(&f, bad[i], &c, "n1", err, sizeof(err));
+        CHECK(rc == DC_EINVAL && f == NULL, "%s: rc %d", bad[i], rc);
+    }
+    rc = frontier_open(&f, redis_url, &c, "bad\tnode", err, sizeof(err));
+    CHECK(rc == DC_EINVAL, "tab in node id: %d", rc);
+    conf_release(&c);
+}
+
+static const struct {
+    const char *name;
+    void (*fn)(void);
+} cases[] = {
+    { "admit once", t_admit_once },
+    { "admit two handles", t_admit_two_handles },
+    { "host connections 1", t_host_conns_1 },
+    { "host connections 3", t_host_conns_3 },
+    { "depth separation", t_depths },
+    { "levels", t_levels },
+    { "reclaim by deadline", t_reclaim_deadline },
+    { "complete reclaimed", t_complete_reclaimed },
+    { "reclaim own node", t_reclaim_own },
+    { "pend exact", t_pend_exact },
+    { "partitions adopted", t_partitions_adopted },
+    { "meta settings", t_meta },
+    { "noscript fallback", t_noscript },
+    { "many hosts", t_many_hosts },
+    { "reconnect", t_reconnect },
+    { "url forms", t_url_forms },
+    { "unreachable", t_unreachable },
+};
+
+int main(void)
+{
+    redis_url = getenv("DCRAWL_TEST_REDIS");
+    if (!redis_url || strncmp(redis_url, "unix://", 7) != 0) {
+        fprintf(stderr, "u-frontier: DCRAWL_TEST_REDIS not set (run via "
+                        "tests/with-redis.sh)\n");
+        return 1;
+    }
+    signal(SIGPIPE, SIG_IGN);   /* as the node does: writes to a dropped
+                                   connection must fail, not kill */
+    raw = redisConnectUnix(redis_url + 7);
+    if (!raw || raw->err) {
+        fprintf(stderr, "u-frontier: cannot connect to %s\n", redis_url);
+        return 1;
+    }
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int before = t_fail;
+        flush();
+        cases[i].fn();
+        if (t_fail != before)
+            fprintf(stderr, "case \"%s\" failed\n", cases[i].name);
+    }
+    redisFree(raw);
+    return t_done("u-frontier");
+}

@@ -1,2 +1,478 @@
+/*
+ * u-html.c: link extraction (parser/html.c).
+ *
+ *  - a table of small pages with their expected canonical links, found and
+ *    rejected counts and effective base;
+ *  - hostile input: NUL bytes, binary garbage, unclosed tags, 100k levels
+ *    of nesting, huge attributes; none may crash (ASan/UBSan build);
+ *  - a generated site: gen_site.py (the benchmark's generator) writes pages
+ *    and, independently, the canonical target of every link (links.jsonl);
+ *    for every page the set of links we extract must equal that set.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "conf.h"
+#include "parser-internal.h"
+#include "parser.h"
 #include "t.h"
-int main(void) { CHECK(0, "not written yet"); return t_done("u-html"); }
+#include "tjson.h"
+
+#define MAXL 8
+
+static const struct {
+    const char *name;
+    const char *page;
+    const char *html;
+    size_t found, rejected;
+    const char *base; /* NULL: the page URL */
+    const char *links[MAXL];
+} cases[] = {
+    {"absolute", "http://p.com/", "<a href=\"http://a.com/x\">x</a>", 1, 0,
+     NULL, {"http://a.com/x"}},
+    {"relative", "http://p.com/d/e.html",
+     "<p><a href=\"f.html\">f</a> <a href=\"../g\">g</a> <a href=\"/h?q=1\">",
+     3, 0, NULL, {"http://p.com/d/f.html", "http://p.com/g", "http://p.com/h?q=1"}},
+    {"upper case markup", "http://p.com/", "<A HREF=\"/u\">u</A>", 1, 0, NULL,
+     {"http://p.com/u"}},
+    {"base in head", "http://p.com/d/e.html",
+     "<html><head><base href=\"http://b.com/z/\"></head><body><a href=\"y\">",
+     1, 0, "http://b.com/z/", {"http://b.com/z/y"}},
+    {"base after the link", "http://p.com/",
+     "<body><a href=\"y\">y</a><base href=\"http://b.com/z/\"></body>", 1, 0,
+     "http://b.com/z/", {"http://b.com/z/y"}},
+    {"first base wins", "http://p.com/",
+     "<base href=\"/one/\"><base href=\"/two/\"><a href=\"y\">", 1, 0,
+     "http://p.com/one/", {"http://p.com/one/y"}},
+    {"first base with href", "http://p.com/",
+     "<base target=\"_blank\"><base href=\"/q/\"><a href=\"y\">", 1, 0,
+     "http://p.com/q/", {"http://p.com/q/y"}},
+    {"relative base", "http://p.com/d/e.html",
+     "<base href=\"sub/\"><a href=\"y\">", 1, 0, "http://p.com/d/sub/",
+     {"http://p.com/d/sub/y"}},
+    {"unusable base", "http://p.com/d/e.html",
+     "<base href=\"javascript:void(0)\"><a href=\"y\">", 1, 0, NULL,
+     {"http://p.com/d/y"}},
+    {"area iframe", "http://p.com/",
+     "<map name=m><area href=\"/m\" shape=rect></map><iframe src=\"/i\"></iframe>"
+     "<img src=\"/not-a-link.png\"><link href=\"/style.css\">",
+     2, 0, NULL, {"http://p.com/m", "http://p.com/i"}},
+    {"frameset", "http://p.com/d/",
+     "<html><frameset><frame src=\"/f1\"><frame src=\"f2\"></frameset></html>",
+     2, 0, NULL, {"http://p.com/f1", "http://p.com/d/f2"}},
+    {"rejected schemes", "http://p.com/",
+     "<a href=\"javascript:alert(1)\">j</a><a href=\"mailto:a@b.c\">m</a>"
+     "<a href=\"ftp://f.com/x\">f</a><a href=\"data:text/html,hi\">d</a>"
+     "<a href=\"tel:123\">t</a>",
+     5, 5, NULL, {NULL}},
+    {"duplicates collapse", "http://p.com/",
+     "<a href=\"/x\">1</a><a href=\"/x#frag\">2</a><a href=\"http://P.COM:80/x\">3"
+     "</a><a href=\"/./x\">4</a>",
+     4, 0, NULL, {"http://p.com/x"}},
+    {"first occurrence order", "http://p.com/",
+     "<a href=\"/b\"></a><a href=\"/a\"></a><a href=\"/b\"></a><a href=\"/c\">",
+     4, 0, NULL, {"http://p.com/b", "http://p.com/a", "http://p.com/c"}},
+    {"whitespace trimmed", "http://p.com/",
+     "<a href=\"  /x \n\">x</a><a href=\"\t/y\">y</a>", 2, 0, NULL,
+     {"http://p.com/x", "http://p.com/y"}},
+    {"entities decoded", "http://p.com/",
+     "<a href=\"/x?a=1&amp;b=2\">x</a>", 1, 0, NULL, {"http://p.com/x?a=1&b=2"}},
+    {"empty href is the page", "http://p.com/d/e.html", "<a href=\"\">self</a>",
+     1, 0, NULL, {"http://p.com/d/e.html"}},
+    {"no href", "http://p.com/", "<a name=\"top\">t</a><a>x</a><iframe></iframe>",
+     0, 0, NULL, {NULL}},
+    /* the open <a href='/y'> is reopened (cloned) by the HTML5 tree
+     * builder after the table, so 4 attributes are seen */
+    {"unquoted and unclosed", "http://p.com/",
+     "<div><a href=/x>x<div><a href='/y'>y<table><tr><td><a href=/z>", 4, 0,
+     NULL, {"http://p.com/x", "http://p.com/y", "http://p.com/z"}},
+    {"tag cut by the end of input is dropped", "http://p.com/",
+     "<a href=/x>x</a><a href=/z", 1, 0, NULL, {"http://p.com/x"}},
+    {"broken tags", "http://p.com/",
+     "<a href=\"/ok\"</a><a href=\"/q\" <b>>", 2, 0, NULL,
+     {"http://p.com/ok", "http://p.com/q"}},
+    {"links in comments and scripts are not links", "http://p.com/",
+     "<!-- <a href=\"/c\"> --><script>var s='<a href=\"/s\">';</script>"
+     "<textarea><a href=\"/t\"></textarea><a href=\"/real\">",
+     1, 0, NULL, {"http://p.com/real"}},
+    {"template contents", "http://p.com/",
+     "<template><a href=\"/t\"></a><base href=\"/nope/\"></template>"
+     "<a href=\"u\">",
+     2, 0, NULL, {"http://p.com/t", "http://p.com/u"}},
+    {"svg anchor", "http://p.com/",
+     "<svg><a href=\"/s\"><text>s</text></a></svg>", 1, 0, NULL,
+     {"http://p.com/s"}},
+    {"empty page", "http://p.com/", "", 0, 0, NULL, {NULL}},
+    {"text only", "http://p.com/", "just text, no markup", 0, 0, NULL, {NULL}},
+};
+
+static size_t count_links(const char *const *l)
+{
+    size_t n = 0;
+
+    while (n < MAXL && l[n])
+        n++;
+    return n;
+}
+
+static void check_result(const char *name, const struct parser_result *r,
+                         const char *const *want, size_t found,
+                         size_t rejected, const char *base)
+{
+    size_t i, n = count_links(want);
+
+    CHECK(r->found == found, "%s: found %zu want %zu", name, r->found, found);
+    CHECK(r->rejected == rejected, "%s: rejected %zu want %zu", name,
+          r->rejected, rejected);
+    CHECK(r->base && strcmp(r->base, base) == 0, "%s: base %s want %s", name,
+          r->base, base);
+    CHECK(r->nlinks == n, "%s: %zu links want %zu", name, r->nlinks, n);
+    for (i = 0; i < r->nlinks && i < n; i++) {
+        CHECK(strcmp(r->links[i].url, want[i]) == 0 &&
+                  r->links[i].len == strlen(want[i]),
+              "%s: link %zu = %s want %s", name, i, r->links[i].url, want[i]);
+    }
+}
+
+static void test_table(void)
+{
+    struct parser *p = parser_new(0, 2048);
+    const struct parser_result *r;
+    size_t i;
+
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int rc = parser_parse_html(p, cases[i].page, cases[i].html,
+                                   strlen(cases[i].html), &r);
+        CHECK(rc == DC_OK, "%s: rc %d", cases[i].name, rc);
+        if (rc == DC_OK)
+            check_result(cases[i].name, r, cases[i].links, cases[i].found,
+                         cases[i].rejected,
+                         cases[i].base ? cases[i].base : cases[i].page);
+    }
+    parser_free(&p);
+    CHECK(p == NULL, "parser_free NULLs the pointer");
+    parser_free(&p);
+    parser_free(NULL);
+}
+
+/* Bytes the table cannot hold: NUL bytes, long values, flags. */
+static void test_special(void)
+{
+    static const char nul_html[] = "<a href=\"/a\0b\">x</a>\0<a\0 href=/c>"
+                                   "<a href=\"/d\">";
+    static const char strip_html[] = "<a href=\"/d/index.html\"><a href=\"/d/\">"
+                                     "<a href=\"index.html\">";
+    struct parser *p = parser_new(0, 100);
+    struct parser *ps = parser_new(PARSER_URL_STRIP_INDEX, 0);
+    const struct parser_result *r;
+    const char *want_nul[] = {"http://p.com/a%EF%BF%BDb", "http://p.com/d", NULL};
+    const char *want_strip[] = {"http://p.com/d/", "http://p.com/", NULL};
+    const char *want_none[] = {NULL};
+    char *big;
+    size_t n;
+
+    CHECK(parser_parse_html(p, "http://p.com/", nul_html, sizeof nul_html - 1,
+                            &r) == DC_OK, "nul bytes");
+    check_result("nul bytes", r, want_nul, 2, 0, "http://p.com/");
+
+    CHECK(parser_parse_html(ps, "http://p.com/", strip_html,
+                            strlen(strip_html), &r) == DC_OK, "strip");
+    check_result("strip index", r, want_strip, 3, 0, "http://p.com/");
+
+    /* an href longer than max_len is rejected, not truncated */
+    n = 1 << 20;
+    big = malloc(n + 64);
+    memcpy(big, "<a href=\"/", 10);
+    memset(big + 10, 'x', n);
+    memcpy(big + 10 + n, "\">", 3);
+    CHECK(parser_parse_html(p, "http://p.com/", big, n + 12, &r) == DC_OK, "big");
+    check_result("huge attribute", r, want_none, 1, 1, "http://p.com/");
+    free(big);
+
+    CHECK(parser_parse_html(NULL, "http://p.com/", "", 0, &r) == DC_EINVAL,
+          "NULL parser");
+    CHECK(parser_parse_html(p, NULL, "", 0, &r) == DC_EINVAL, "NULL page");
+    CHECK(parser_parse_html(p, "http://p.com/", NULL, 5, &r) == DC_EINVAL,
+          "NULL body with a length");
+    CHECK(parser_parse_html(p, "http://p.com/", NULL, 0, &r) == DC_OK &&
+              r->nlinks == 0, "NULL empty body");
+    parser_free(&p);
+    parser_free(&ps);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* 100k nested elements, then a link at the bottom and one after. */
+static void test_deep(const char *open, const char *close)
+{
+    size_t depth = 100000, lo = strlen(open), lc = strlen(close), n = 0, i;
+    char *buf = malloc(depth * (lo + lc) + 64);
+    struct parser *p = parser_new(0, 0);
+    const struct parser_result *r;
+    double t0 = now_s(), dt;
+
+    for (i = 0; i < depth; i++, n += lo)
+        memcpy(buf + n, open, lo);
+    n += (size_t)sprintf(buf + n, "<a href=\"/deep\">");
+    for (i = 0; i < depth; i++, n += lc)
+        memcpy(buf + n, close, lc);
+    n += (size_t)sprintf(buf + n, "<a href=\"/after\">");
+    CHECK(parser_parse_html(p, "http://p.com/", buf, n, &r) == DC_OK, "deep");
+    CHECK(r->nlinks == 2 && strcmp(r->links[0].url, "http://p.com/deep") == 0,
+          "deep %s: %zu links", open, r->nlinks);
+    /* the parser is reusable after a huge tree */
+    CHECK(parser_parse_html(p, "http://p.com/", "<a href=/s>", 11, &r) == DC_OK &&
+              r->nlinks == 1, "reuse after deep");
+    dt = now_s() - t0;
+    CHECK(dt < 60, "deep %s took %.1f s", open, dt);
+    printf("nesting 100k x %s: %.2f s\n", open, dt);
+    parser_free(&p);
+    free(buf);
+}
+
+/* A huge page's arena is not kept; small pages reuse one chunk. */
+static void test_arena(void)
+{
+    struct parser *p = parser_new(0, 0);
+    const struct parser_result *r;
+    size_t n = 0, i, small, big, after;
+    char *buf = malloc(40 << 20);
+    static const char page[] = "<html><body><p>hi <a href=/x>x</a></p>";
+
+    CHECK(parser_parse_html(p, "http://p.com/", page, sizeof page - 1, &r) == DC_OK,
+          "small page");
+    small = parser__arena_bytes(p);
+    for (i = 0; i < 200; i++)
+        CHECK(parser_parse_html(p, "http://p.com/", page, sizeof page - 1, &r) == DC_OK &&
+                  parser__arena_bytes(p) == small, "small pages reuse the arena");
+    while (n < (30u << 20))
+        n += (size_t)sprintf(buf + n, "<p class=c%zu><a href=/l%zu>t</a>", n, n % 1000);
+    CHECK(parser_parse_html(p, "http://p.com/", buf, n, &r) == DC_OK &&
+              r->nlinks == 1000, "big page: %zu links", r->nlinks);
+    big = parser__arena_bytes(p);
+    CHECK(big > (32u << 20), "big page arena %zu", big);
+    CHECK(parser_parse_html(p, "http://p.com/", page, sizeof page - 1, &r) == DC_OK,
+          "small page after big");
+    after = parser__arena_bytes(p);
+    CHECK(after <= (9u << 20), "arena after a big page: %zu bytes", after);
+    for (i = 0; i < 100; i++)
+        parser_parse_html(p, "http://p.com/", page, sizeof page - 1, &r);
+    CHECK(parser__arena_bytes(p) <= (1u << 20), "arena shrinks back: %zu bytes",
+          parser__arena_bytes(p));
+    printf("arena: small page %zu B, 30 MB page %zu B, after it %zu B, "
+           "later %zu B\n", small, big, after, parser__arena_bytes(p));
+    parser_free(&p);
+    free(buf);
+}
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* Binary garbage and random tag soup: never crash, counts stay sane. */
+static void test_garbage(void)
+{
+    static const char *const tok[] = {
+        "<a href=", "\"", "'", "/x", ">", "<", "</a>", "<base href=", "<div>",
+        "<table>", "<tr>", "<td>", "<frameset>", "<frame src=", "<iframe src=",
+        "<!--", "-->", "<script>", "</script>", "&amp;", "&#x0;", "\0",
+        "<svg>", "<math>", "<template>", "</template>", "<select>", "<p>",
+        "javascript:", "http://h.com/", "%", "\xff\xfe", "<area href=",
+        "<![CDATA[", "]]>", "<noscript>", "<plaintext>", "<title>", " ",
+    };
+    size_t ntok = sizeof tok / sizeof tok[0], it, i, n;
+    char *buf = malloc(1 << 16);
+    struct parser *p = parser_new(PARSER_URL_STRIP_INDEX, 256);
+    const struct parser_result *r;
+
+    for (it = 0; it < 300; it++) {
+        n = 0;
+        if (it & 1) {
+            size_t len = rnd() % (1 << 16);
+            for (i = 0; i < len; i++)
+                buf[n++] = (char)rnd();
+        } else {
+            while (n < (1 << 16) - 32) {
+                const char *t = tok[rnd() % ntok];
+                size_t tl = t[0] ? strlen(t) : 1;
+                if (rnd() % 50 == 0)
+                    break;
+                memcpy(buf + n, t, tl);
+                n += tl;
+            }
+        }
+        CHECK(parser_parse_html(p, "http://p.com/", buf, n, &r) == DC_OK,
+              "garbage %zu", it);
+        CHECK(r->nlinks + r->rejected <= r->found, "garbage %zu counts", it);
+    }
+    parser_free(&p);
+    free(buf);
+}
+
+/* ------------------------------------------------------- generated site */
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = malloc((size_t)n + 1);
+    *len = fread(buf, 1, (size_t)n, f);
+    buf[*len] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Sort and drop duplicates; returns the new count. */
+static size_t uniq(const char **v, size_t n)
+{
+    size_t i, o = 0;
+
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof *v, cmp_str);
+    for (i = 0; i < n; i++)
+        if (o == 0 || strcmp(v[o - 1], v[i]) != 0)
+            v[o++] = v[i];
+    return o;
+}
+
+/* The file under DIR/hosts/ that gen_site.py wrote for a page URL. */
+static int page_file(const char *dir, const char *url, char *out, size_t cap)
+{
+    const char *host = strstr(url, "://"), *colon, *path;
+    int n;
+
+    if (!host)
+        return -1;
+    host += 3;
+    path = strchr(host, '/');
+    if (!path)
+        return -1;
+    colon = memchr(host, ':', (size_t)(path - host));
+    n = snprintf(out, cap, "%s/hosts/%.*s%s%s", dir,
+                 (int)((colon ? colon : path) - host), host, path,
+                 path[strlen(path) - 1] == '/' ? "index.html" : "");
+    return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
+/* Compare one page; returns 1 when the link sets are equal. */
+static int site_page(struct parser *p, const char *dir, const struct tj *line)
+{
+    const char *url = tj_str(tj_get(line, "url"));
+    const struct tj *links = tj_get(line, "links");
+    const struct parser_result *r;
+    const char **want, **got;
+    char path[4096], *html;
+    size_t len, i, nw, ng;
+    int same;
+
+    if (!url || !links || page_file(dir, url, path, sizeof path) != 0)
+        return 0;
+    html = read_file(path, &len);
+    if (!html || parser_parse_html(p, url, html, len, &r) != DC_OK) {
+        free(html);
+        return 0;
+    }
+    want = calloc(links->n + 1, sizeof *want);
+    got = calloc(r->nlinks + 1, sizeof *got);
+    for (i = 0, nw = 0; i < links->n; i++)
+        if (tj_str(tj_get(links->items[i], "target")))
+            want[nw++] = tj_str(tj_get(links->items[i], "target"));
+    for (i = 0; i < r->nlinks; i++)
+        got[i] = r->links[i].url;
+    nw = uniq(want, nw);
+    ng = uniq(got, r->nlinks);
+    same = nw == ng;
+    for (i = 0; same && i < nw; i++)
+        same = strcmp(want[i], got[i]) == 0;
+    if (!same) {
+        fprintf(stderr, "site page %s: %zu links, expected %zu\n", url, ng, nw);
+        for (i = 0; i < nw || i < ng; i++)
+            fprintf(stderr, "  want %-50s got %s\n", i < nw ? want[i] : "-",
+                    i < ng ? got[i] : "-");
+    }
+    free(want);
+    free(got);
+    free(html);
+    return same;
+}
+
+static void test_site(void)
+{
+    char dir[] = "/tmp/u-html-site-XXXXXX", cmd[1024], path[1100];
+    struct parser *p = parser_new(PARSER_URL_STRIP_INDEX, 0);
+    size_t pages = 0, ok = 0, len, pos, end;
+    char *jl;
+    int rc;
+
+    if (!mkdtemp(dir)) {
+        CHECK(0, "mkdtemp");
+        return;
+    }
+    snprintf(cmd, sizeof cmd,
+             "python3 '%s/bench/gen_site.py' --out '%s' --hosts 2 --pages 60 "
+             "--seed 3 >/dev/null", DC_SHARED_DIR, dir);
+    rc = system(cmd);
+    CHECK(rc == 0, "gen_site.py exit %d", rc);
+    snprintf(path, sizeof path, "%s/links.jsonl", dir);
+    jl = read_file(path, &len);
+    CHECK(jl != NULL, "links.jsonl");
+    for (pos = 0; jl && pos < len; pos = end + 1) {
+        struct tj *line;
+        end = pos;
+        while (end < len && jl[end] != '\n')
+            end++;
+        if (end == pos)
+            continue;
+        line = tj_parse(jl + pos, end - pos);
+        pages++;
+        ok += line && site_page(p, dir, line);
+        tj_free(line);
+    }
+    CHECK(pages >= 100, "generated site has %zu pages", pages);
+    CHECK(ok == pages, "site pages matching: %zu of %zu", ok, pages);
+    printf("generated site: %zu/%zu pages match links.jsonl\n", ok, pages);
+    free(jl);
+    parser_free(&p);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    rc = system(cmd);
+    CHECK(rc == 0, "cleanup");
+}
+
+int main(void)
+{
+    test_table();
+    test_special();
+    test_deep("<div>", "</div>");
+    test_deep("<span>", "</span>");
+    test_garbage();
+    test_arena();
+    test_site();
+    return t_done("u-html");
+}

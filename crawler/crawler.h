@@ -1,0 +1,113 @@
+/*
+ * crawler.h: the dcrawl binary: the CLI (main.c, cmd-*.c) and the node that
+ * moves a URL from the frontier to the output:
+ *
+ *   frontier_pop ──> robots check ──> fetch (libcurl multi, main thread)
+ *        ^                                  │
+ *        │                                  v
+ *   frontier_admit <── dedup cache <── workers (threads): decode, gumbo
+ *   frontier_complete                       parse, fingerprints, WARC build
+ *                                           │
+ *                                           v
+ *                          merge_writer_append (per-depth WARC + JSONL)
+ *
+ * The main thread owns the curl multi handle, the Redis connection
+ * (frontier), the dedup cache and the writers; worker threads only turn a
+ * fetched page into links and WARC bytes. Nothing here is a library for
+ * other modules: this header is shared by the files of crawler/ only.
+ */
+#ifndef DC_CRAWLER_H
+#define DC_CRAWLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "conf.h"
+
+struct frontier;
+
+/* ------------------------------------------------------------ commands */
+
+/* Every subcommand: argv[0] is the command name. Returns the exit status. */
+int cmd_crawl(int argc, char **argv);
+int cmd_seed(int argc, char **argv);
+int cmd_node(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+
+/* Shared option handling: --config FILE, --set k=v, --redis URL. Applies
+ * defaults, config file, environment and --set in that order. Returns 0 or
+ * prints the error and returns 2. */
+struct cli_conf {
+    const char *config_file;
+    const char *sets[64];
+    int nsets;
+};
+int cli_conf_arg(struct cli_conf *cc, int argc, char **argv, int *i);
+int cli_conf_apply(const struct cli_conf *cc, struct conf *c);
+/* Node id: crawl.node_id or the hostname, made safe for file names. */
+void cli_node_id(const struct conf *c, char *out, size_t cap);
+
+/* --------------------------------------------------------------- seeds */
+
+struct seed_stats {
+    size_t lines, accepted, seen, rejected;
+};
+/*
+ * Read seeds (one URL per line; blank lines and '#' comments skipped) from
+ * path ("-" = stdin) plus the extra URLs in args, canonicalize and admit
+ * them at depth 0. Each bad line is reported on err as "NAME:LINE: reason"
+ * and the rest still load. Returns DC_OK, DC_EIO (cannot read) or
+ * DC_EREDIS.
+ */
+int seeds_load(struct frontier *f, const struct conf *c, const char *path,
+               char **args, int nargs, FILE *err, struct seed_stats *st);
+
+/* ------------------------------------------------------ embedded redis */
+
+struct embedded_redis {
+    int pid;
+    char dir[512];
+    char url[640];
+};
+/* Start a private redis-server (unix socket in dir, no TCP port). Returns
+ * DC_OK and fills er->url, or DC_EREDIS with a message in err. */
+int embedded_redis_start(struct embedded_redis *er, const char *dir, char *err,
+                         size_t errlen);
+void embedded_redis_stop(struct embedded_redis *er);
+
+/* ---------------------------------------------------------------- node */
+
+struct node_opts {
+    const char *out_dir;
+    int exit_when_idle;
+    int quiet;
+};
+
+struct node_stats {
+    int64_t started_us, finished_us;
+    uint64_t pages, bytes, errors, robots_skipped, robots_fetches;
+    uint64_t links_found, links_admitted, links_new, links_cached;
+    uint64_t pages_per_depth[64];
+    uint64_t status[6]; /* 0 = transport error, 1xx..5xx */
+    int max_depth;
+};
+
+/* Run the node loop on f until idle (with exit_when_idle) or until
+ * node_request_stop(). Returns DC_OK or the error that stopped it. */
+int node_run(struct frontier *f, const struct conf *c, const char *node_id,
+             const struct node_opts *o, struct node_stats *st, char *err,
+             size_t errlen);
+/* Ask the running node to stop (async-signal-safe). */
+void node_request_stop(void);
+/* Install SIGINT/SIGTERM handlers that call node_request_stop(). */
+void node_install_signals(void);
+
+/* Print the crawl summary. */
+void node_print_summary(FILE *out, const struct node_stats *st,
+                        const char *out_dir);
+
+/* The crawl's depth limit: <prefix>:meta max_depth, else crawl.depth. */
+int node_max_depth(struct frontier *f, const struct conf *c);
+
+#endif

@@ -1,0 +1,125 @@
+/*
+ * node-internal.h: the parts the node loop (node.c) is built from: the
+ * libcurl fetcher (fetch.c), the parse/build worker pool (workers.c) and the
+ * per-host robots.txt cache (robots-cache.c). Code outside crawler/ should
+ * not include this file.
+ *
+ * Ownership: a fetch_result is created by the fetcher, handed to the caller
+ * by fetcher_next_done, carried through a work_job and freed with the job.
+ */
+#ifndef DC_NODE_INTERNAL_H
+#define DC_NODE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conf.h"
+#include "frontier.h"
+#include "merge.h"
+
+/* -------------------------------------------------------------- fetch */
+
+struct fetch_result {
+    char *url;          /* requested */
+    char *final_url;    /* effective URL after redirects */
+    int status;         /* 0 on transport error */
+    char *content_type;
+    char ip[64];
+    char *req_head;     /* last request's header block as sent */
+    size_t req_len, req_cap;
+    char *resp_head;    /* last response's header block as received */
+    size_t resp_len, resp_cap;
+    char *body;         /* as transferred (content-coded) */
+    size_t body_len, body_cap;
+    size_t max_bytes;
+    int truncated;
+    int curl_code;
+    char error[256];    /* "" when none */
+    int64_t started_ms;
+    void *ud;           /* caller's */
+};
+void fetch_result_free(struct fetch_result *r);
+
+struct fetcher;
+struct fetcher *fetcher_new(const struct conf *c);
+void fetcher_free(struct fetcher **f);
+/* Start a GET of url (body capped at max_bytes). DC_OK or DC_ECURL. */
+int fetcher_add(struct fetcher *f, const char *url, size_t max_bytes, void *ud);
+/* Drive transfers; wait at most timeout_ms for activity or a wakeup. */
+int fetcher_run(struct fetcher *f, int timeout_ms);
+/* A finished transfer (caller owns it), or NULL. */
+struct fetch_result *fetcher_next_done(struct fetcher *f);
+/* Interrupt fetcher_run from another thread. */
+void fetcher_wakeup(struct fetcher *f);
+size_t fetcher_active(const struct fetcher *f);
+
+/* ------------------------------------------------------------ workers */
+
+/* Links of a page, ready for admission: canonical URL i is
+ * blob + off[i] (NUL-terminated), its host blob + hoff[i] (hlen[i] bytes). */
+struct work_links {
+    char *blob;
+    size_t blob_len, blob_cap;
+    uint32_t *off, *hoff, *hlen;
+    uint64_t *fp;
+    size_t n, cap;
+};
+
+struct work_job {
+    /* in */
+    struct fetch_result *res;
+    struct frontier_lease lease; /* owned copy */
+    int depth;
+    int follow;          /* extract links for admission (depth < max) */
+    /* out */
+    struct merge_built built;
+    struct work_links links;
+    size_t links_found, links_rejected, decoded_len;
+    size_t links_new_count; /* set by the node after admission */
+    int parsed;
+    struct work_job *next;
+};
+void work_job_free(struct work_job *j);
+/* The merge_page view of a job (pointers into the job). */
+void work_job_page(const struct work_job *j, struct merge_page *pg);
+
+struct workers;
+typedef void (*workers_wake_fn)(void *ud);
+/* Start n threads (n >= 1). wake(ud) is called from a worker thread after
+ * each finished job. */
+struct workers *workers_new(int n, const struct conf *c, workers_wake_fn wake,
+                            void *ud);
+void workers_submit(struct workers *w, struct work_job *j);
+/* All finished jobs, as a list (caller owns them), or NULL. */
+struct work_job *workers_take_done(struct workers *w);
+size_t workers_pending(struct workers *w);
+void workers_free(struct workers **w);
+
+/* -------------------------------------------------------- robots cache */
+
+enum robots_state { ROBOTS_UNKNOWN, ROBOTS_FETCHING, ROBOTS_READY };
+
+struct robots_entry {
+    char *host;               /* "host[:port]" */
+    char *origin;             /* "http://host:port" */
+    int state;
+    struct parser_robots *rules;
+    double crawl_delay;       /* seconds, -1 none */
+    int64_t expires_ms;
+    struct frontier_lease *parked; /* leases waiting for the rules */
+    size_t nparked, capparked;
+};
+
+struct robots_cache;
+struct robots_cache *robots_cache_new(void);
+/* The entry of url's host, created (state UNKNOWN) when absent. */
+struct robots_entry *robots_cache_get(struct robots_cache *rc, const char *url);
+/* Park a lease (moved: the caller's copy must not be freed). */
+void robots_entry_park(struct robots_entry *e, struct frontier_lease *l);
+/* Install rules from a robots.txt fetch result (RFC 9309 §2.3.1: 2xx parse,
+ * 4xx allow all, 5xx / unreachable disallow all). */
+void robots_entry_set(struct robots_entry *e, const struct fetch_result *r,
+                      const char *agent_token, int64_t now_ms);
+void robots_cache_free(struct robots_cache **rc);
+
+#endif

@@ -1,0 +1,109 @@
+/*
+ * frontier-internal.h: what the frontier's files share.
+ *
+ * Code outside of the frontier module should use only the public functions
+ * defined in "frontier.h", and should *not* include this file.
+ *
+ * Three files: frontier.c (the public API: grouping by partition, the local
+ * ready index), redis.c (connection URL, connect, pipelined calls) and
+ * scripts.c (the Lua scripts and how they are loaded and called).
+ *
+ * A call is either a plain command (script < 0: args is the whole argv) or
+ * a script call (EVALSHA sha numkeys keys... args...). frontier__run sends a
+ * batch of calls in one pipeline and collects one reply per call; a script
+ * the server does not know (NOSCRIPT, after a restart or SCRIPT FLUSH) is
+ * sent again with EVAL, which also caches it for the next EVALSHA.
+ *
+ * Thread rules: as struct frontier, one thread at a time.
+ */
+#ifndef DC_FRONTIER_INTERNAL_H
+#define DC_FRONTIER_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <hiredis/hiredis.h>
+
+/* Score of a host that has host_connections transfers in flight: later
+ * than any real clock, so "ready" range queries never return it. */
+#define FRONTIER_BUSY 9000000000000000LL
+
+/* A full rescan of every partition's ready time happens at most this often
+ * (ms), and when the local index knows of nothing ready at most every
+ * FRONTIER_IDLE_SCAN_MS. */
+#define FRONTIER_SCAN_MS 1000
+#define FRONTIER_IDLE_SCAN_MS 100
+
+/* Partition script calls sent in one pipelined round trip by pop. */
+#define FRONTIER_POP_BATCH 64
+
+/* Connect timeout and command timeout (ms). */
+#define FRONTIER_CONNECT_MS 2000
+#define FRONTIER_COMMAND_MS 10000
+
+enum frontier_script {
+    FRONTIER_SCRIPT_ADMIT,
+    FRONTIER_SCRIPT_POP,
+    FRONTIER_SCRIPT_COMPLETE,
+    FRONTIER_SCRIPT_RECLAIM,
+    FRONTIER_NSCRIPTS
+};
+
+/* A growable vector of owned byte strings. */
+struct frontier_strv {
+    size_t n, cap;
+    char **v;
+    size_t *len;
+};
+
+struct frontier_call {
+    int script;                  /* enum frontier_script, or -1 */
+    struct frontier_strv keys;   /* script calls only */
+    struct frontier_strv args;
+};
+
+struct frontier {
+    redisContext *rc;            /* NULL after a connection error */
+    char *url;                   /* to reconnect */
+    char *prefix;
+    char *node;
+    int nparts;
+    int conns;                   /* politeness.host_connections */
+    int64_t lease_ms;
+    char sha[FRONTIER_NSCRIPTS][41];
+
+    /* Local ready index for one depth: part_next[p] is the ms from which
+     * partition p may have a ready host (INT64_MAX: none known). */
+    int depth;                   /* depth of the index, -1 before any pop */
+    int64_t *part_next;
+    int rr;                      /* round-robin position */
+    int64_t last_scan;           /* now_ms of the last full rescan */
+    int scanned;                 /* a rescan happened since the reset */
+
+    char err[256];
+};
+
+/* redis.c */
+int frontier__connect(struct frontier *f, char *err, size_t errlen);
+void frontier__disconnect(struct frontier *f);
+int frontier__run(struct frontier *f, struct frontier_call *calls, size_t n,
+                  redisReply **replies);
+void frontier__replies_free(redisReply **replies, size_t n);
+int frontier__seterr(struct frontier *f, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+void frontier__strv_push(struct frontier_strv *s, const char *p, size_t len);
+void frontier__strv_pushs(struct frontier_strv *s, const char *p);
+void frontier__strv_pushf(struct frontier_strv *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void frontier__strv_release(struct frontier_strv *s);
+
+void frontier__call_init(struct frontier_call *c, int script);
+void frontier__call_release(struct frontier_call *c);
+void frontier__calls_free(struct frontier_call *c, size_t n);
+
+/* scripts.c */
+const char *frontier__script_body(int script);
+int frontier__scripts_load(struct frontier *f);
+
+#endif

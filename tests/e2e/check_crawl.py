@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""check_crawl.py: compare a dcrawl output directory with gen_site.py's manifest.
+
+Reads every per-node DIR/depth-*/*.jsonl line (one per fetch) and, when given,
+nginx's access log, and checks:
+  - the set of canonical URLs answered 200 equals manifest within_depth[D];
+  - no canonical URL was fetched twice (jsonl and, independently, nginx log);
+  - nothing under /private/ (robots.txt Disallow) was requested;
+  - merged/pages.jsonl has one line per fetched URL (when present).
+Canonical form is gen_site.canonicalize, the manifest's own rule.
+Prints one line per check and exits 1 if any failed.
+"""
+import argparse, collections, glob, json, os, re, sys
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--bench", required=True)
+ap.add_argument("--manifest", required=True)
+ap.add_argument("--depth", type=int, required=True)
+ap.add_argument("--out", required=True)
+ap.add_argument("--access-log")
+ap.add_argument("--allow-refetch", type=int, default=0,
+                help="fetches of one URL tolerated beyond the first (kill test)")
+a = ap.parse_args()
+sys.path.insert(0, a.bench)
+from gen_site import canonicalize  # noqa: E402
+
+man = json.load(open(a.manifest))
+expected = set(man["within_depth"][str(a.depth)] if isinstance(man["within_depth"], dict)
+               else man["within_depth"][a.depth])
+fails = 0
+
+def report(ok, what):
+    global fails
+    print(("ok - " if ok else "FAIL - ") + what)
+    if not ok:
+        fails += 1
+
+fetches = collections.Counter()
+ok200 = set()
+for path in sorted(glob.glob(os.path.join(a.out, "depth-*", "*.jsonl"))):
+    with open(path, errors="replace") as fh:
+        for n, line in enumerate(fh, 1):
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue  # a torn last line after kill -9
+            u = canonicalize(rec["url"], rec["url"])
+            fetches[u] += 1
+            if rec.get("status") == 200:
+                ok200.add(u)
+
+missing = expected - ok200
+extra = ok200 - expected
+report(not missing, "all %d manifest URLs fetched (missing %d%s)" % (
+    len(expected), len(missing), (": " + ", ".join(sorted(missing)[:5])) if missing else ""))
+report(not extra, "nothing beyond the manifest fetched (extra %d%s)" % (
+    len(extra), (": " + ", ".join(sorted(extra)[:5])) if extra else ""))
+dups = {u: c for u, c in fetches.items() if c > 1 + a.allow_refetch}
+report(not dups, "no URL fetched twice in output (%d duplicated%s)" % (
+    len(dups), (": " + ", ".join(sorted(dups)[:5])) if dups else ""))
+priv = [u for u in fetches if "/private/" in u]
+report(not priv, "no robots.txt-disallowed URL fetched (%d)" % len(priv))
+
+if a.access_log:
+    reqs = collections.Counter()
+    rx = re.compile(r'^(\S+) (\d+) (\d+) "(.*)"$')
+    port = re.search(r":(\d+)/", next(iter(expected))).group(1)
+    for line in open(a.access_log, errors="replace"):
+        m = rx.match(line.strip())
+        if not m or m.group(4) == "/robots.txt":
+            continue
+        url = "http://%s:%s%s" % (m.group(1), port, m.group(4))
+        reqs[canonicalize(url, url)] += 1
+    ndup = {u: c for u, c in reqs.items() if c > 1 + a.allow_refetch}
+    report(not ndup, "nginx log: %d page requests, no canonical URL requested twice (%d%s)" % (
+        sum(reqs.values()), len(ndup), (": " + ", ".join(sorted(ndup)[:5])) if ndup else ""))
+    report(set(reqs) == set(fetches), "nginx log and output agree on the URL set (%d vs %d)" % (
+        len(reqs), len(fetches)))
+    report(not [u for u in reqs if "/private/" in u], "nginx log: no /private/ request")
+
+merged = os.path.join(a.out, "merged", "pages.jsonl")
+if os.path.exists(merged):
+    urls = [json.loads(l)["url"] for l in open(merged)]
+    report(len(urls) == len(set(urls)) == len(fetches),
+           "merged/pages.jsonl: one line per URL (%d lines, %d URLs fetched)" % (len(urls), len(fetches)))
+print("check_crawl: %d failed" % fails)
+sys.exit(1 if fails else 0)

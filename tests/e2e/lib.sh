@@ -1,0 +1,81 @@
+# lib.sh: helpers for the end-to-end tests (sourced). Each test gets
+#   $1 the dcrawl binary, $2 the source dir, $3 the shared/ dir, $4 a work dir
+# and uses real servers only: a private redis-server on a unix socket and
+# nginx on 127.0.1.x:8080 (shared/bench/serve.sh, with its access log on).
+# Everything started here is stopped by the EXIT trap.
+set -uo pipefail
+
+DCRAWL=$1
+SRC=$2
+SHARED=$3
+WORK=$4
+BENCH=$SHARED/bench
+rm -rf "$WORK"
+mkdir -p "$WORK"
+export STATE=$WORK/nginx
+FAILS=0
+PASSES=0
+REDIS_PIDS=()
+
+cleanup() {
+    local p
+    for p in "${REDIS_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+    [ -f "$STATE/nginx.pid" ] && bash "$BENCH/serve.sh" stop >/dev/null 2>&1
+    return 0
+}
+trap cleanup EXIT
+
+ok() { PASSES=$((PASSES + 1)); echo "ok - $*"; }
+fail() { FAILS=$((FAILS + 1)); echo "FAIL - $*"; }
+check() { # check "description" command...
+    local what=$1; shift
+    if "$@"; then ok "$what"; else fail "$what"; fi
+}
+finish() {
+    echo "$(basename "$0" .sh): $PASSES passed, $FAILS failed"
+    [ "$FAILS" -eq 0 ]
+    exit $?
+}
+
+# site HOSTS PAGES: generate (once, cached under /tmp) and print its dir
+site() {
+    local dir=/tmp/dcrawl-test-site-$1x$2
+    if [ ! -f "$dir/manifest-content.json" ]; then
+        rm -rf "$dir"
+        python3 "$BENCH/gen_site.py" --out "$dir" --hosts "$1" --pages "$2" --seed 1 >"$WORK/gen.log" 2>&1 ||
+            { cat "$WORK/gen.log" >&2; return 1; }
+    fi
+    echo "$dir"
+}
+
+# serve SITE: nginx with a fresh access log
+serve() {
+    mkdir -p "$STATE"
+    rm -f "$STATE/access.log"
+    ACCESS_LOG=1 bash "$BENCH/serve.sh" start "$1" >"$WORK/serve.log" 2>&1 ||
+        { cat "$WORK/serve.log" >&2; return 1; }
+}
+
+# flush nginx's buffered access log (stop it; serve again if needed)
+serve_stop() { bash "$BENCH/serve.sh" stop >/dev/null 2>&1; }
+
+# redis_start NAME: private redis-server, prints its URL
+redis_start() {
+    local dir=$WORK/redis-$1
+    mkdir -p "$dir"
+    redis-server --port 0 --unixsocket "$dir/redis.sock" --unixsocketperm 700 \
+        --dir "$dir" --save '' --appendonly no --daemonize no \
+        --set-max-intset-entries 8192 >"$dir/log" 2>&1 &
+    REDIS_PIDS+=($!)
+    local i
+    for i in $(seq 1 100); do [ -S "$dir/redis.sock" ] && break; sleep 0.05; done
+    [ -S "$dir/redis.sock" ] || { cat "$dir/log" >&2; return 1; }
+    echo "unix://$dir/redis.sock"
+}
+
+# check_crawl SITE DEPTH OUT [ACCESS_LOG]: the fetched set equals the
+# manifest's, nothing fetched twice, nothing robots.txt disallows
+check_crawl() {
+    python3 "$SRC/tests/e2e/check_crawl.py" --bench "$BENCH" --manifest "$1/manifest.json" \
+        --depth "$2" --out "$3" ${4:+--access-log "$4"} "${@:5}"
+}
