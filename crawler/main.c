@@ -168,20 +168,21 @@ int cli_conf_apply(const struct cli_conf *cc, struct conf *c)
     char err[512];
     int i;
     conf_init(c);
-    if (cc->config_file && conf_load_file(c, cc->config_file, err, sizeof(err))) {
-        fprintf(stderr, "dcrawl: %s\n", err);
-        return 2;
-    }
-    if (conf_load_env(c, err, sizeof(err))) {
-        fprintf(stderr, "dcrawl: %s\n", err);
-        return 2;
-    }
+    if (cc->config_file && conf_load_file(c, cc->config_file, err, sizeof(err)))
+        goto fail;
+    if (conf_load_env(c, err, sizeof(err)))
+        goto fail;
     for (i = 0; i < cc->nsets; i++)
         if (conf_set(c, cc->sets[i], err, sizeof(err))) {
             fprintf(stderr, "dcrawl: --set %s: %s\n", cc->sets[i], err);
+            conf_release(c);
             return 2;
         }
     return 0;
+fail:
+    fprintf(stderr, "dcrawl: %s\n", err);
+    conf_release(c);
+    return 2;
 }
 
 void cli_node_id(const struct conf *c, char *out, size_t cap)

@@ -90,6 +90,7 @@ struct node {
     struct merge_writer *writers[MAX_DEPTH + 1];
     char agent[64];
     int level, maxd;
+    int kick;      /* leases were completed: try to pop at once */
     size_t parked;
     /* completion batch */
     struct frontier_lease *done;
@@ -139,6 +140,7 @@ static int flush_completions(struct node *n)
     int rc = DC_OK;
     if (!n->ndone)
         return DC_OK;
+    n->kick = 1;
     rc = frontier_complete(n->f, n->done, n->outcome, n->delay, n->ndone,
                            dc_now_ms());
     frontier_leases_free(n->done, n->ndone);
@@ -506,7 +508,12 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
             int got = fill_slots(&n, now, &next, &rc);
             if (rc)
                 break;
-            next_pop = got ? now : (next == INT64_MAX ? now + LEVEL_CHECK_MS : next);
+            if (got)
+                next_pop = now;
+            else if (next == INT64_MAX)
+                next_pop = now + LEVEL_CHECK_MS;
+            else /* a host becomes ready then (never spin on "now") */
+                next_pop = next > now ? next : now + 2;
             if (!got && next == INT64_MAX && local_idle(&n) &&
                 now >= next_level) {
                 int64_t pend[MAX_DEPTH + 1];
@@ -544,6 +551,10 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
             rc = on_jobs(&n, workers_take_done(n.workers));
         if (!rc)
             rc = flush_completions(&n);
+        if (n.kick) { /* completed hosts may be ready again */
+            next_pop = 0;
+            n.kick = 0;
+        }
     }
     if (rc)
         snprintf(err, errlen, "%s: %s", dc_strerror(rc),

@@ -147,11 +147,19 @@ void merge__iso_time(int64_t ms, char *out, size_t cap)
     time_t secs = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
     int frac = (int)(ms - (int64_t)secs * 1000);
     struct tm tm;
+    char tmp[96];
+    int n;
+    size_t k;
 
+    if (!cap)
+        return;
     gmtime_r(&secs, &tm);
-    snprintf(out, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-             tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-             tm.tm_min, tm.tm_sec, frac);
+    n = snprintf(tmp, sizeof(tmp), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+                 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                 tm.tm_min, tm.tm_sec, frac);
+    k = n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+    memcpy(out, tmp, k);
+    out[k] = '\0';
 }
 
 /* Days since 1970-01-01 of a proleptic Gregorian date. */

@@ -16,7 +16,7 @@ serve_stop
 check "output matches the manifest (jsonl + nginx log)" check_crawl "$S" 3 "$out" "$STATE/access.log"
 check "summary has pages per depth and pages/s" grep -q "pages/s" "$WORK/crawl.log"
 check "merged output written" test -s "$out/merged/pages.jsonl" -a -s "$out/merged/depth-3.warc.gz"
-check "embedded redis-server stopped" bash -c "! pgrep -f '$out/redis.sock' >/dev/null"
+check "embedded redis-server stopped" bash -c "! ps -eo comm=,args= | awk '\$1 == \"redis-server\"' | grep -qF '$out/'"
 check "a second crawl into the same DIR is refused (exit 2)" bash -c \
     "'$DCRAWL' crawl --seeds '$S/roots.txt' --depth 1 --out '$out' >/dev/null 2>&1; [ \$? -eq 2 ]"
 finish
