@@ -27,6 +27,7 @@
 
 #include "conf-internal.h"
 
+/* clang-format off */
 /* offsetof(struct conf, f), failing to compile unless f has type T. */
 #define FIELD(f, T)                                                        \
     (offsetof(struct conf, f) +                                            \
@@ -42,6 +43,7 @@
     { n, CONF_DOUBLE, FIELD(f, double), d, lo, hi, h }
 #define OPT_STRING(n, f, d, lo, hi, h) \
     { n, CONF_STRING, FIELD(f, char *), d, lo, hi, h }
+/* clang-format on */
 
 #define KiB 1024.0
 #define MiB (1024.0 * KiB)
@@ -59,16 +61,16 @@ const struct conf_opt conf__opts[] = {
                "name of this node in output files (empty = the hostname)"),
     OPT_DOUBLE("politeness.delay", politeness_delay, "1.0", 0, 3600,
                "seconds between two requests to the same host"),
-    OPT_INT("politeness.host_connections", politeness_host_connections, "1",
-            1, 256, "most connections open to one host at a time"),
+    OPT_INT("politeness.host_connections", politeness_host_connections, "1", 1,
+            256, "most connections open to one host at a time"),
     OPT_BOOL("robots.obey", robots_obey, "true",
              "fetch robots.txt and skip the URLs it disallows"),
     OPT_INT("fetch.concurrency", fetch_concurrency, "256", 1, 10000,
             "most transfers in flight on this node"),
     OPT_DOUBLE("fetch.timeout", fetch_timeout, "30.0", 0.1, 3600,
                "seconds one whole transfer may take"),
-    OPT_DOUBLE("fetch.connect_timeout", fetch_connect_timeout, "10.0", 0.1,
-               600, "seconds to establish a connection"),
+    OPT_DOUBLE("fetch.connect_timeout", fetch_connect_timeout, "10.0", 0.1, 600,
+               "seconds to establish a connection"),
     OPT_BYTES("fetch.max_bytes", fetch_max_bytes, "10M", 1024, 16 * GiB,
               "largest response body kept; longer bodies are truncated"),
     OPT_INT("fetch.max_redirects", fetch_max_redirects, "5", 0, 50,
@@ -79,9 +81,8 @@ const struct conf_opt conf__opts[] = {
              "verify server certificates and host names"),
     OPT_INT("fetch.retries", fetch_retries, "1", 0, 10,
             "retries after a timeout, connection error or 5xx"),
-    OPT_STRING("fetch.accept_encoding", fetch_accept_encoding,
-               "gzip, deflate", 0, 256,
-               "Accept-Encoding offered (empty = no compression)"),
+    OPT_STRING("fetch.accept_encoding", fetch_accept_encoding, "gzip, deflate",
+               0, 256, "Accept-Encoding offered (empty = no compression)"),
     OPT_INT("parse.threads", parse_threads, "0", 0, 64,
             "HTML parser threads (0 = one per core)"),
     OPT_INT("url.max_length", url_max_length, "2048", 16, 8192,
@@ -209,8 +210,8 @@ static void format_range(const struct conf_opt *o, char *buf, size_t cap)
 
 static int parse_bool(const char *s, int *out)
 {
-    static const char *const yes[] = { "true", "yes", "on", "1" };
-    static const char *const no[] = { "false", "no", "off", "0" };
+    static const char *const yes[] = {"true", "yes", "on", "1"};
+    static const char *const no[] = {"false", "no", "off", "0"};
     size_t i;
 
     for (i = 0; i < 4; i++) {
@@ -283,19 +284,21 @@ static int check_string(const struct conf_opt *o, const char *s, char *err,
     size_t n = strlen(s);
 
     if (has_control(s)) {
-        seterr(err, errlen, "%s: control characters are not allowed",
-               o->name);
+        seterr(err, errlen, "%s: control characters are not allowed", o->name);
         return DC_ECONFIG;
     }
     if (n < o->min || n > o->max) {
-        seterr(err, errlen, "%s: value '%.64s%s' is %zu bytes long, "
-               "allowed %.0f..%.0f", o->name, s, n > 64 ? "..." : "", n,
-               o->min, o->max);
+        seterr(err, errlen,
+               "%s: value '%.64s%s' is %zu bytes long, "
+               "allowed %.0f..%.0f",
+               o->name, s, n > 64 ? "..." : "", n, o->min, o->max);
         return DC_ECONFIG;
     }
     if (!strcmp(o->name, "crawl.user_agent") && strncmp(s, "dcrawl", 6)) {
-        seterr(err, errlen, "%s: value '%.64s' must start with the product "
-               "token 'dcrawl'", o->name, s);
+        seterr(err, errlen,
+               "%s: value '%.64s' must start with the product "
+               "token 'dcrawl'",
+               o->name, s);
         return DC_ECONFIG;
     }
     return DC_OK;
@@ -315,8 +318,8 @@ static int set_string(const struct conf_opt *o, struct conf *c,
 }
 
 /* Text to a number in o's units; -1 if it does not parse. */
-static int parse_number(const struct conf_opt *o, const char *text,
-                        double *d, int64_t *i)
+static int parse_number(const struct conf_opt *o, const char *text, double *d,
+                        int64_t *i)
 {
     if (o->type == CONF_DOUBLE) {
         if (parse_double(text, d))
@@ -371,8 +374,8 @@ static int set_number(const struct conf_opt *o, struct conf *c,
         return DC_ECONFIG;
     }
     if (d < o->min || d > o->max) {
-        seterr(err, errlen, "%s: value '%.64s' out of range %s", o->name,
-               text, range);
+        seterr(err, errlen, "%s: value '%.64s' out of range %s", o->name, text,
+               range);
         return DC_ECONFIG;
     }
     store_number(o, c, d, i);
@@ -387,8 +390,10 @@ int conf__parse(const struct conf_opt *o, struct conf *c, const char *text,
     switch (o->type) {
     case CONF_BOOL:
         if (parse_bool(text, &b)) {
-            seterr(err, errlen, "%s: bad value '%.64s', want true/false, "
-                   "yes/no, on/off or 1/0", o->name, text);
+            seterr(err, errlen,
+                   "%s: bad value '%.64s', want true/false, "
+                   "yes/no, on/off or 1/0",
+                   o->name, text);
             return DC_ECONFIG;
         }
         *(int *)((char *)c + o->offset) = b;

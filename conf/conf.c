@@ -16,6 +16,9 @@
  * \" and \\ as escapes. A key outside any section must be written in full
  * (`fetch.timeout = 30`). Lines are at most CONF_LINE_MAX bytes.
  *
+ * --set and conf_set take `section.key=value` with the whitespace around
+ * key and value dropped and no quote handling (the shell quotes).
+ *
  * Errors: every failure returns DC_ECONFIG (DC_EIO for an unreadable file)
  * with a one-line message in the caller's buffer; keys applied before the
  * failing one stay applied. A struct conf is built by one thread, then only
@@ -205,10 +208,10 @@ static int read_section(struct conf_reader *r, const char *s)
 {
     const char *end = strchr(s, ']');
     const char *b = skip_space(s + 1);
+    const char *rest = end ? skip_space(end + 1) : NULL;
     size_t n;
 
-    if (!end || (*skip_space(end + 1) && !is_comment_at(end + 1,
-                                                        skip_space(end + 1))))
+    if (!end || (*rest && !is_comment_at(end + 1, rest)))
         return file_error(r, "expected [section]");
     n = end > b ? trim_len(b, (size_t)(end - b)) : 0;
     if (n == 0 || n >= sizeof(r->section) || memchr(b, '.', n))
@@ -265,8 +268,8 @@ static int full_name(struct conf_reader *r, const char *k, size_t klen,
     return DC_OK;
 }
 
-static int read_assignment(struct conf_reader *r, struct conf *c,
-                           const char *s, char *val)
+static int read_assignment(struct conf_reader *r, struct conf *c, const char *s,
+                           char *val)
 {
     const char *eq = strchr(s, '='), *v;
     const struct conf_opt *o;
@@ -348,7 +351,7 @@ static int read_file(struct conf_reader *r, struct conf *c, FILE *f)
 
 int conf_load_file(struct conf *c, const char *path, char *err, size_t errlen)
 {
-    struct conf_reader r = { path, 0, "", err, errlen };
+    struct conf_reader r = {path, 0, "", err, errlen};
     FILE *f;
     int rc;
 

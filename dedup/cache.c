@@ -39,14 +39,14 @@
 #define CACHE_MAX_ENTRIES ((size_t)1 << 30)
 
 struct dedup_cache {
-    uint64_t *fps;          /* ring of cached fingerprints */
-    unsigned char *ref;     /* reference bit per ring position */
-    uint32_t *slots;        /* ring position + 1, or 0 when empty */
-    size_t capacity;        /* ring size */
-    size_t entries;         /* ring positions in use */
-    size_t hand;            /* CLOCK hand, a ring position */
-    size_t mask;            /* slot count - 1 */
-    int bits;               /* log2(slot count) */
+    uint64_t *fps;      /* ring of cached fingerprints */
+    unsigned char *ref; /* reference bit per ring position */
+    uint32_t *slots;    /* ring position + 1, or 0 when empty */
+    size_t capacity;    /* ring size */
+    size_t entries;     /* ring positions in use */
+    size_t hand;        /* CLOCK hand, a ring position */
+    size_t mask;        /* slot count - 1 */
+    int bits;           /* log2(slot count) */
     struct dedup_cache_stats st;
 };
 

@@ -72,7 +72,7 @@ void dedup_murmur3_x64_128(const void *key, size_t len, uint32_t seed,
     const unsigned char *p = key;
     size_t nblocks = len / 16, rest = len % 16, i;
     uint64_t h1 = seed, h2 = seed;
-    unsigned char tail[16] = { 0 };
+    unsigned char tail[16] = {0};
 
     for (i = 0; i < nblocks; i++, p += 16) {
         h1 ^= mix_k1(load_le64(p));

@@ -23,10 +23,28 @@ wait $pid 2>/dev/null
 n=$(cat "$out"/depth-*/*.jsonl 2>/dev/null | wc -l)
 echo "killed after $n pages"
 check "killed mid-crawl (some but not all pages written)" [ "$n" -ge 1 -a "$n" -lt 1900 ]
-timeout 300 "$DCRAWL" node --redis "$R" --out "$out" --id n1 --exit-when-idle \
-    --set politeness.delay=0 >"$WORK/node2.log" 2>&1
+# SIGTERM: a second node stops cleanly (finishes and writes in-flight pages)
+"$DCRAWL" node --redis "$R" --out "$out" --id n2 --set politeness.delay=0.005 \
+    >"$WORK/node2.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 300); do
+    m=$(cat "$out"/depth-*/n2-*.jsonl 2>/dev/null | wc -l)
+    [ "$m" -ge 100 ] && break
+    sleep 0.1
+done
+kill -TERM $pid
+t0=$(date +%s)
+wait $pid
 rc=$?
-cat "$WORK/node2.log"
+check "SIGTERM: node exits 0" [ $rc -eq 0 ]
+check "SIGTERM: node exits within 10 s" [ $(( $(date +%s) - t0 )) -le 10 ]
+check "SIGTERM: every JSON line of n2 is complete" python3 -c 'import json,glob
+for p in glob.glob("'"$out"'/depth-*/n2-*.jsonl"):
+    for l in open(p): json.loads(l)'
+timeout 300 "$DCRAWL" node --redis "$R" --out "$out" --id n1 --exit-when-idle \
+    --set politeness.delay=0 >"$WORK/node3.log" 2>&1
+rc=$?
+cat "$WORK/node3.log"
 check "restarted node completes (exit 0)" [ $rc -eq 0 ]
 "$DCRAWL" merge "$out" >"$WORK/merge.log" 2>&1
 check "merge exits 0" [ $? -eq 0 ]

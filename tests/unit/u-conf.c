@@ -67,8 +67,8 @@ static char *trim(char *s)
     while (*s == ' ' || *s == '\t')
         s++;
     e = s + strlen(s);
-    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' ||
-                     e[-1] == '\r'))
+    while (e > s &&
+           (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
         *--e = '\0';
     return s;
 }
@@ -90,8 +90,8 @@ static int doc_count(const char *key, const char *want, int *same)
         if (!*s || *s == '#' || *s == ';')
             continue;
         if (*s == '[') {
-            snprintf(section, sizeof(section), "%.*s",
-                     (int)strcspn(s + 1, "]"), s + 1);
+            snprintf(section, sizeof(section), "%.*s", (int)strcspn(s + 1, "]"),
+                     s + 1);
             continue;
         }
         eq = strchr(s, '=');
@@ -143,16 +143,20 @@ static void test_documented_file(void)
     snap(&def, &a);
     CHECK(a.n == 26, "table has %d keys, expected 26", a.n);
     for (i = 0; i < a.n; i++) {
-        CHECK(!strcmp(a.value[i], a.def[i]), "%s: init value '%s' != "
-              "default text '%s'", a.key[i], a.value[i], a.def[i]);
+        CHECK(!strcmp(a.value[i], a.def[i]),
+              "%s: init value '%s' != "
+              "default text '%s'",
+              a.key[i], a.value[i], a.def[i]);
         CHECK(a.help_ok[i], "%s: help missing or multi-line", a.key[i]);
         CHECK(doc_count(a.key[i], a.def[i], &same) == 1,
               "%s: not exactly once in dcrawl.conf", a.key[i]);
-        CHECK(same, "%s: dcrawl.conf value differs from default '%s'",
-              a.key[i], a.def[i]);
+        CHECK(same, "%s: dcrawl.conf value differs from default '%s'", a.key[i],
+              a.def[i]);
     }
-    CHECK(doc_assignments() == a.n, "dcrawl.conf has %d assignments, table "
-          "%d keys", doc_assignments(), a.n);
+    CHECK(doc_assignments() == a.n,
+          "dcrawl.conf has %d assignments, table "
+          "%d keys",
+          doc_assignments(), a.n);
 
     conf_init(&fromfile);
     rc = conf_load_file(&fromfile, DOC_FILE, err, sizeof(err));
@@ -160,8 +164,10 @@ static void test_documented_file(void)
     snap(&fromfile, &b);
     CHECK(a.n == b.n, "key counts differ");
     for (i = 0; i < a.n && i < b.n; i++)
-        CHECK(!strcmp(a.value[i], b.value[i]), "%s: '%s' after file, '%s' "
-              "by default", a.key[i], b.value[i], a.value[i]);
+        CHECK(!strcmp(a.value[i], b.value[i]),
+              "%s: '%s' after file, '%s' "
+              "by default",
+              a.key[i], b.value[i], a.value[i]);
     conf_release(&fromfile);
     conf_release(&def);
 }
@@ -172,8 +178,9 @@ static void test_default_fields(void)
     struct conf c;
 
     conf_init(&c);
-    CHECK(!strcmp(c.crawl_user_agent,
-                  "dcrawl/0.1 (+https://example.org/dcrawl)"), "ua");
+    CHECK(
+        !strcmp(c.crawl_user_agent, "dcrawl/0.1 (+https://example.org/dcrawl)"),
+        "ua");
     CHECK(c.crawl_depth == 3 && !strcmp(c.crawl_node_id, ""), "depth/node");
     CHECK(c.politeness_delay == 1.0 && c.politeness_host_connections == 1,
           "politeness");
@@ -183,16 +190,19 @@ static void test_default_fields(void)
     CHECK(c.fetch_max_bytes == 10 * 1024 * 1024, "max_bytes %lld",
           (long long)c.fetch_max_bytes);
     CHECK(c.fetch_max_redirects == 5 && c.fetch_http2 && c.fetch_verify_tls &&
-          c.fetch_retries == 1, "fetch flags");
+              c.fetch_retries == 1,
+          "fetch flags");
     CHECK(!strcmp(c.fetch_accept_encoding, "gzip, deflate"), "encoding");
     CHECK(c.parse_threads == 0 && c.url_max_length == 2048 &&
-          c.url_strip_index_html && c.noise_enabled, "parse/url/noise");
+              c.url_strip_index_html && c.noise_enabled,
+          "parse/url/noise");
     CHECK(c.frontier_partitions == 1024 && c.frontier_lease == 300.0,
           "frontier");
     CHECK(!strcmp(c.redis_prefix, "dc") && !strcmp(c.redis_url, ""), "redis");
     CHECK(c.dedup_cache_entries == 1048576, "cache_entries");
     CHECK(c.output_warc_max_bytes == (int64_t)1 << 30 &&
-          c.output_gzip_level == 6, "output");
+              c.output_gzip_level == 6,
+          "output");
     conf_release(&c);
     conf_release(&c); /* second release is a no-op */
     conf_release(NULL);
@@ -207,71 +217,70 @@ static const struct {
     const char *value; /* expected value text */
     const char *msg;   /* substring of the error, when rc != DC_OK */
 } assigns[] = {
-    { "crawl.depth=0", DC_OK, "crawl.depth", "0", NULL },
-    { "crawl.depth=63", DC_OK, "crawl.depth", "63", NULL },
-    { "crawl.depth=64", DC_ECONFIG, NULL, NULL, "0..63" },
-    { "crawl.depth=-1", DC_ECONFIG, NULL, NULL, "crawl.depth" },
-    { "crawl.depth=3x", DC_ECONFIG, NULL, NULL, "'3x'" },
-    { "crawl.depth=", DC_ECONFIG, NULL, NULL, "crawl.depth" },
-    { "crawl.depth=99999999999999999999", DC_ECONFIG, NULL, NULL, "0..63" },
-    { " crawl.depth = 7 ", DC_OK, "crawl.depth", "7", NULL },
-    { "fetch.http2=false", DC_OK, "fetch.http2", "false", NULL },
-    { "fetch.http2=YES", DC_OK, "fetch.http2", "true", NULL },
-    { "fetch.http2=off", DC_OK, "fetch.http2", "false", NULL },
-    { "fetch.http2=On", DC_OK, "fetch.http2", "true", NULL },
-    { "fetch.http2=0", DC_OK, "fetch.http2", "false", NULL },
-    { "fetch.http2=1", DC_OK, "fetch.http2", "true", NULL },
-    { "fetch.http2=no", DC_OK, "fetch.http2", "false", NULL },
-    { "fetch.http2=TRUE", DC_OK, "fetch.http2", "true", NULL },
-    { "fetch.http2=2", DC_ECONFIG, NULL, NULL, "'2'" },
-    { "fetch.http2=maybe", DC_ECONFIG, NULL, NULL, "fetch.http2" },
-    { "fetch.max_bytes=1024", DC_OK, "fetch.max_bytes", "1K", NULL },
-    { "fetch.max_bytes=1023", DC_ECONFIG, NULL, NULL, "1K..16G" },
-    { "fetch.max_bytes=64k", DC_OK, "fetch.max_bytes", "64K", NULL },
-    { "fetch.max_bytes=3M", DC_OK, "fetch.max_bytes", "3M", NULL },
-    { "fetch.max_bytes=16G", DC_OK, "fetch.max_bytes", "16G", NULL },
-    { "fetch.max_bytes=17g", DC_ECONFIG, NULL, NULL, "out of range" },
-    { "fetch.max_bytes=1500", DC_OK, "fetch.max_bytes", "1500", NULL },
-    { "fetch.max_bytes=2049k", DC_OK, "fetch.max_bytes", "2049K", NULL },
-    { "fetch.max_bytes=10MB", DC_ECONFIG, NULL, NULL, "'10MB'" },
-    { "fetch.max_bytes=M", DC_ECONFIG, NULL, NULL, "fetch.max_bytes" },
-    { "fetch.max_bytes=9999999999999T", DC_ECONFIG, NULL, NULL, "max_bytes" },
-    { "output.warc_max_bytes=1T", DC_OK, "output.warc_max_bytes", "1T", NULL },
-    { "output.warc_max_bytes=1048575", DC_ECONFIG, NULL, NULL, "1M..1T" },
-    { "dedup.cache_entries=16", DC_OK, "dedup.cache_entries", "16", NULL },
-    { "dedup.cache_entries=15", DC_ECONFIG, NULL, NULL, "16..1073741824" },
-    { "dedup.cache_entries=1k", DC_ECONFIG, NULL, NULL, "'1k'" },
-    { "fetch.timeout=0.1", DC_OK, "fetch.timeout", "0.1", NULL },
-    { "fetch.timeout=2.5", DC_OK, "fetch.timeout", "2.5", NULL },
-    { "fetch.timeout=60", DC_OK, "fetch.timeout", "60.0", NULL },
-    { "fetch.timeout=0.09", DC_ECONFIG, NULL, NULL, "0.1..3600" },
-    { "fetch.timeout=nan", DC_ECONFIG, NULL, NULL, "'nan'" },
-    { "fetch.timeout=inf", DC_ECONFIG, NULL, NULL, "fetch.timeout" },
-    { "fetch.timeout=1e400", DC_ECONFIG, NULL, NULL, "fetch.timeout" },
-    { "fetch.timeout=1s", DC_ECONFIG, NULL, NULL, "'1s'" },
-    { "politeness.delay=0", DC_OK, "politeness.delay", "0.0", NULL },
-    { "politeness.delay=3601", DC_ECONFIG, NULL, NULL, "0.0..3600.0" },
-    { "fetch.concurrency=10000", DC_OK, "fetch.concurrency", "10000", NULL },
-    { "fetch.concurrency=0", DC_ECONFIG, NULL, NULL, "1..10000" },
-    { "output.gzip_level=9", DC_OK, "output.gzip_level", "9", NULL },
-    { "output.gzip_level=10", DC_ECONFIG, NULL, NULL, "0..9" },
-    { "frontier.partitions=65536", DC_OK, "frontier.partitions", "65536",
-      NULL },
-    { "frontier.partitions=65537", DC_ECONFIG, NULL, NULL, "1..65536" },
-    { "redis.url=redis://127.0.0.1:6390/2", DC_OK, "redis.url",
-      "redis://127.0.0.1:6390/2", NULL },
-    { "redis.url=a=b", DC_OK, "redis.url", "a=b", NULL },
-    { "redis.prefix=", DC_ECONFIG, NULL, NULL, "redis.prefix" },
-    { "crawl.node_id=node-7", DC_OK, "crawl.node_id", "node-7", NULL },
-    { "crawl.user_agent=dcrawl/0.2 (+https://x.test/)", DC_OK,
-      "crawl.user_agent", "dcrawl/0.2 (+https://x.test/)", NULL },
-    { "crawl.user_agent=Mozilla/5.0", DC_ECONFIG, NULL, NULL, "dcrawl" },
-    { "crawl.user_agent=dcrawl\r\nX: y", DC_ECONFIG, NULL, NULL, "control" },
-    { "fetch.accept_encoding=", DC_OK, "fetch.accept_encoding", "", NULL },
-    { "crawl.nope=1", DC_ECONFIG, NULL, NULL, "unknown key crawl.nope" },
-    { "depth=1", DC_ECONFIG, NULL, NULL, "unknown key depth" },
-    { "crawl.depth", DC_ECONFIG, NULL, NULL, "section.key=value" },
-    { "=5", DC_ECONFIG, NULL, NULL, "bad key" },
+    {"crawl.depth=0", DC_OK, "crawl.depth", "0", NULL},
+    {"crawl.depth=63", DC_OK, "crawl.depth", "63", NULL},
+    {"crawl.depth=64", DC_ECONFIG, NULL, NULL, "0..63"},
+    {"crawl.depth=-1", DC_ECONFIG, NULL, NULL, "crawl.depth"},
+    {"crawl.depth=3x", DC_ECONFIG, NULL, NULL, "'3x'"},
+    {"crawl.depth=", DC_ECONFIG, NULL, NULL, "crawl.depth"},
+    {"crawl.depth=99999999999999999999", DC_ECONFIG, NULL, NULL, "0..63"},
+    {" crawl.depth = 7 ", DC_OK, "crawl.depth", "7", NULL},
+    {"fetch.http2=false", DC_OK, "fetch.http2", "false", NULL},
+    {"fetch.http2=YES", DC_OK, "fetch.http2", "true", NULL},
+    {"fetch.http2=off", DC_OK, "fetch.http2", "false", NULL},
+    {"fetch.http2=On", DC_OK, "fetch.http2", "true", NULL},
+    {"fetch.http2=0", DC_OK, "fetch.http2", "false", NULL},
+    {"fetch.http2=1", DC_OK, "fetch.http2", "true", NULL},
+    {"fetch.http2=no", DC_OK, "fetch.http2", "false", NULL},
+    {"fetch.http2=TRUE", DC_OK, "fetch.http2", "true", NULL},
+    {"fetch.http2=2", DC_ECONFIG, NULL, NULL, "'2'"},
+    {"fetch.http2=maybe", DC_ECONFIG, NULL, NULL, "fetch.http2"},
+    {"fetch.max_bytes=1024", DC_OK, "fetch.max_bytes", "1K", NULL},
+    {"fetch.max_bytes=1023", DC_ECONFIG, NULL, NULL, "1K..16G"},
+    {"fetch.max_bytes=64k", DC_OK, "fetch.max_bytes", "64K", NULL},
+    {"fetch.max_bytes=3M", DC_OK, "fetch.max_bytes", "3M", NULL},
+    {"fetch.max_bytes=16G", DC_OK, "fetch.max_bytes", "16G", NULL},
+    {"fetch.max_bytes=17g", DC_ECONFIG, NULL, NULL, "out of range"},
+    {"fetch.max_bytes=1500", DC_OK, "fetch.max_bytes", "1500", NULL},
+    {"fetch.max_bytes=2049k", DC_OK, "fetch.max_bytes", "2049K", NULL},
+    {"fetch.max_bytes=10MB", DC_ECONFIG, NULL, NULL, "'10MB'"},
+    {"fetch.max_bytes=M", DC_ECONFIG, NULL, NULL, "fetch.max_bytes"},
+    {"fetch.max_bytes=9999999999999T", DC_ECONFIG, NULL, NULL, "max_bytes"},
+    {"output.warc_max_bytes=1T", DC_OK, "output.warc_max_bytes", "1T", NULL},
+    {"output.warc_max_bytes=1048575", DC_ECONFIG, NULL, NULL, "1M..1T"},
+    {"dedup.cache_entries=16", DC_OK, "dedup.cache_entries", "16", NULL},
+    {"dedup.cache_entries=15", DC_ECONFIG, NULL, NULL, "16..1073741824"},
+    {"dedup.cache_entries=1k", DC_ECONFIG, NULL, NULL, "'1k'"},
+    {"fetch.timeout=0.1", DC_OK, "fetch.timeout", "0.1", NULL},
+    {"fetch.timeout=2.5", DC_OK, "fetch.timeout", "2.5", NULL},
+    {"fetch.timeout=60", DC_OK, "fetch.timeout", "60.0", NULL},
+    {"fetch.timeout=0.09", DC_ECONFIG, NULL, NULL, "0.1..3600"},
+    {"fetch.timeout=nan", DC_ECONFIG, NULL, NULL, "'nan'"},
+    {"fetch.timeout=inf", DC_ECONFIG, NULL, NULL, "fetch.timeout"},
+    {"fetch.timeout=1e400", DC_ECONFIG, NULL, NULL, "fetch.timeout"},
+    {"fetch.timeout=1s", DC_ECONFIG, NULL, NULL, "'1s'"},
+    {"politeness.delay=0", DC_OK, "politeness.delay", "0.0", NULL},
+    {"politeness.delay=3601", DC_ECONFIG, NULL, NULL, "0.0..3600.0"},
+    {"fetch.concurrency=10000", DC_OK, "fetch.concurrency", "10000", NULL},
+    {"fetch.concurrency=0", DC_ECONFIG, NULL, NULL, "1..10000"},
+    {"output.gzip_level=9", DC_OK, "output.gzip_level", "9", NULL},
+    {"output.gzip_level=10", DC_ECONFIG, NULL, NULL, "0..9"},
+    {"frontier.partitions=65536", DC_OK, "frontier.partitions", "65536", NULL},
+    {"frontier.partitions=65537", DC_ECONFIG, NULL, NULL, "1..65536"},
+    {"redis.url=redis://127.0.0.1:6390/2", DC_OK, "redis.url",
+     "redis://127.0.0.1:6390/2", NULL},
+    {"redis.url=a=b", DC_OK, "redis.url", "a=b", NULL},
+    {"redis.prefix=", DC_ECONFIG, NULL, NULL, "redis.prefix"},
+    {"crawl.node_id=node-7", DC_OK, "crawl.node_id", "node-7", NULL},
+    {"crawl.user_agent=dcrawl/0.2 (+https://x.test/)", DC_OK,
+     "crawl.user_agent", "dcrawl/0.2 (+https://x.test/)", NULL},
+    {"crawl.user_agent=Mozilla/5.0", DC_ECONFIG, NULL, NULL, "dcrawl"},
+    {"crawl.user_agent=dcrawl\r\nX: y", DC_ECONFIG, NULL, NULL, "control"},
+    {"fetch.accept_encoding=", DC_OK, "fetch.accept_encoding", "", NULL},
+    {"crawl.nope=1", DC_ECONFIG, NULL, NULL, "unknown key crawl.nope"},
+    {"depth=1", DC_ECONFIG, NULL, NULL, "unknown key depth"},
+    {"crawl.depth", DC_ECONFIG, NULL, NULL, "section.key=value"},
+    {"=5", DC_ECONFIG, NULL, NULL, "bad key"},
 };
 
 static void test_assignments(void)
@@ -289,13 +298,16 @@ static void test_assignments(void)
               assigns[i].assign, rc, assigns[i].rc, err);
         if (rc == DC_OK && assigns[i].key) {
             const char *v = value_of(&c, assigns[i].key);
-            CHECK(v && !strcmp(v, assigns[i].value), "'%s': value '%s', "
-                  "want '%s'", assigns[i].assign, v ? v : "(null)",
-                  assigns[i].value);
+            CHECK(v && !strcmp(v, assigns[i].value),
+                  "'%s': value '%s', "
+                  "want '%s'",
+                  assigns[i].assign, v ? v : "(null)", assigns[i].value);
         }
         if (rc != DC_OK && assigns[i].msg)
-            CHECK(strstr(err, assigns[i].msg) != NULL, "'%s': error '%s' "
-                  "lacks '%s'", assigns[i].assign, err, assigns[i].msg);
+            CHECK(strstr(err, assigns[i].msg) != NULL,
+                  "'%s': error '%s' "
+                  "lacks '%s'",
+                  assigns[i].assign, err, assigns[i].msg);
         conf_release(&c);
     }
 }
@@ -310,19 +322,21 @@ static void test_fields_and_failure(void)
     CHECK(conf_set(&c, "fetch.max_bytes=3m", err, sizeof(err)) == DC_OK, "3m");
     CHECK(c.fetch_max_bytes == 3 * 1048576, "3m = %lld",
           (long long)c.fetch_max_bytes);
-    CHECK(conf_set_kv(&c, "output.warc_max_bytes", "2g", err,
-                      sizeof(err)) == DC_OK, "2g");
+    CHECK(conf_set_kv(&c, "output.warc_max_bytes", "2g", err, sizeof(err)) ==
+              DC_OK,
+          "2g");
     CHECK(c.output_warc_max_bytes == (int64_t)2 << 30, "2g");
-    CHECK(conf_set_kv(&c, "fetch.connect_timeout", "0.25", err,
-                      sizeof(err)) == DC_OK, "0.25");
+    CHECK(conf_set_kv(&c, "fetch.connect_timeout", "0.25", err, sizeof(err)) ==
+              DC_OK,
+          "0.25");
     CHECK(c.fetch_connect_timeout == 0.25, "0.25");
     CHECK(conf_set_kv(&c, "robots.obey", "off", err, sizeof(err)) == DC_OK,
           "obey");
     CHECK(c.robots_obey == 0, "obey off");
     /* a failed assignment leaves the old value */
     CHECK(conf_set_kv(&c, "crawl.depth", "5", err, sizeof(err)) == DC_OK, "5");
-    CHECK(conf_set_kv(&c, "crawl.depth", "500", err, sizeof(err)) ==
-          DC_ECONFIG, "500");
+    CHECK(conf_set_kv(&c, "crawl.depth", "500", err, sizeof(err)) == DC_ECONFIG,
+          "500");
     CHECK(c.crawl_depth == 5, "depth kept at %d", c.crawl_depth);
     CHECK(conf_set_kv(&c, "redis.prefix", "crawl9", err, sizeof(err)) == DC_OK,
           "prefix");
@@ -364,8 +378,8 @@ static void test_env_precedence(const char *dir)
     conf_init(&c);
     rc = conf_load_file(&c, path, err, sizeof(err));
     CHECK(rc == DC_OK, "prec file: %s", err);
-    CHECK(c.fetch_timeout == 45.0 && c.fetch_retries == 3 &&
-          c.crawl_depth == 9, "file over defaults");
+    CHECK(c.fetch_timeout == 45.0 && c.fetch_retries == 3 && c.crawl_depth == 9,
+          "file over defaults");
     rc = conf_load_env(&c, err, sizeof(err));
     CHECK(rc == DC_OK, "env: %s", err);
     CHECK(c.fetch_timeout == 60.0, "env over file: %g", c.fetch_timeout);
@@ -402,24 +416,24 @@ static void test_env_precedence(const char *dir)
 static const struct {
     const char *text;
     int rc;
-    int line;          /* expected line in the message, when rc != OK */
-    const char *msg;   /* substring of the message */
+    int line;        /* expected line in the message, when rc != OK */
+    const char *msg; /* substring of the message */
 } files[] = {
-    { "[fetch]\ntimeout = 12 # twelve\n; comment\n\n", DC_OK, 0, NULL },
-    { "# a\n[crawl]\nuser_agent = \"dcrawl/1 (#1; \\\"q\\\")\" ; c\n",
-      DC_OK, 0, NULL },
-    { "fetch.retries = 2\n[ url ]\n  max_length=100  \r\n", DC_OK, 0, NULL },
-    { "[crawl]\ndepth = 3\n\n[fetch]\ntimout = 5\n", DC_ECONFIG, 5,
-      "unknown key fetch.timout" },
-    { "[bogus]\nkey = 1\n", DC_ECONFIG, 2, "unknown key bogus.key" },
-    { "[crawl]\ndepth = 3\ndepth = 64\n", DC_ECONFIG, 3, "0..63" },
-    { "[crawl]\n# c\ndepth 3\n", DC_ECONFIG, 3, "key = value" },
-    { "[crawl\ndepth = 3\n", DC_ECONFIG, 1, "[section]" },
-    { "[crawl]\nnode_id = \"abc\n", DC_ECONFIG, 2, "unterminated" },
-    { "[crawl]\nnode_id = \"abc\" x\n", DC_ECONFIG, 2, "after quoted" },
-    { "[fetch]\nhttp2 = sometimes\n", DC_ECONFIG, 2, "fetch.http2" },
-    { "[fetch]\n= 5\n", DC_ECONFIG, 2, "missing key" },
-    { "depth = 3\n", DC_ECONFIG, 1, "unknown key depth" },
+    {"[fetch]\ntimeout = 12 # twelve\n; comment\n\n", DC_OK, 0, NULL},
+    {"# a\n[crawl]\nuser_agent = \"dcrawl/1 (#1; \\\"q\\\")\" ; c\n", DC_OK, 0,
+     NULL},
+    {"fetch.retries = 2\n[ url ]\n  max_length=100  \r\n", DC_OK, 0, NULL},
+    {"[crawl]\ndepth = 3\n\n[fetch]\ntimout = 5\n", DC_ECONFIG, 5,
+     "unknown key fetch.timout"},
+    {"[bogus]\nkey = 1\n", DC_ECONFIG, 2, "unknown key bogus.key"},
+    {"[crawl]\ndepth = 3\ndepth = 64\n", DC_ECONFIG, 3, "0..63"},
+    {"[crawl]\n# c\ndepth 3\n", DC_ECONFIG, 3, "key = value"},
+    {"[crawl\ndepth = 3\n", DC_ECONFIG, 1, "[section]"},
+    {"[crawl]\nnode_id = \"abc\n", DC_ECONFIG, 2, "unterminated"},
+    {"[crawl]\nnode_id = \"abc\" x\n", DC_ECONFIG, 2, "after quoted"},
+    {"[fetch]\nhttp2 = sometimes\n", DC_ECONFIG, 2, "fetch.http2"},
+    {"[fetch]\n= 5\n", DC_ECONFIG, 2, "missing key"},
+    {"depth = 3\n", DC_ECONFIG, 1, "unknown key depth"},
 };
 
 static void check_file_case(const char *path, size_t i)
@@ -435,10 +449,14 @@ static void check_file_case(const char *path, size_t i)
           files[i].rc, err);
     if (files[i].rc != DC_OK) {
         snprintf(want, sizeof(want), "%s:%d: ", path, files[i].line);
-        CHECK(!strncmp(err, want, strlen(want)), "file case %zu: '%s' does "
-              "not start with '%s'", i, err, want);
-        CHECK(strstr(err, files[i].msg) != NULL, "file case %zu: '%s' lacks "
-              "'%s'", i, err, files[i].msg);
+        CHECK(!strncmp(err, want, strlen(want)),
+              "file case %zu: '%s' does "
+              "not start with '%s'",
+              i, err, want);
+        CHECK(strstr(err, files[i].msg) != NULL,
+              "file case %zu: '%s' lacks "
+              "'%s'",
+              i, err, files[i].msg);
     }
     if (i == 0)
         CHECK(c.fetch_timeout == 12.0, "inline comment: %g", c.fetch_timeout);
@@ -468,8 +486,7 @@ static void test_files(const char *dir)
     conf_init(&c);
     rc = conf_load_file(&c, path, err, sizeof(err));
     CHECK(rc == DC_EIO, "missing file rc %d", rc);
-    CHECK(strstr(err, path) && strstr(err, "No such file"), "missing: %s",
-          err);
+    CHECK(strstr(err, path) && strstr(err, "No such file"), "missing: %s", err);
 
     /* earlier keys stay set when a later line fails */
     snprintf(path, sizeof(path), "%s/partial.conf", dir);
@@ -500,8 +517,7 @@ static void test_long_line(const char *dir)
     fclose(f);
     conf_init(&c);
     rc = conf_load_file(&c, path, err, sizeof(err));
-    CHECK(rc == DC_ECONFIG && strstr(err, ":2: "), "long line: %d %s", rc,
-          err);
+    CHECK(rc == DC_ECONFIG && strstr(err, ":2: "), "long line: %d %s", rc, err);
     conf_release(&c);
     unlink(path);
 }

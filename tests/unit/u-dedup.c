@@ -51,10 +51,10 @@ static const struct {
     const char *in;
     uint64_t h1, h2;
 } mm3_vectors[] = {
-    { "", 0, 0 },
-    { "hello", 0xcbd8a7b341bd9b02ULL, 0x5b1e906a48ae1d19ULL },
-    { "The quick brown fox jumps over the lazy dog", 0xe34bbc7bbc071b6cULL,
-      0x7a433ca9c49a9347ULL },
+    {"", 0, 0},
+    {"hello", 0xcbd8a7b341bd9b02ULL, 0x5b1e906a48ae1d19ULL},
+    {"The quick brown fox jumps over the lazy dog", 0xe34bbc7bbc071b6cULL,
+     0x7a433ca9c49a9347ULL},
 };
 
 static void test_murmur3(void)
@@ -64,14 +64,13 @@ static void test_murmur3(void)
     size_t i, len;
     uint32_t v = smhasher_verification();
 
-    CHECK(v == 0x6384BA69u, "SMHasher verification 0x%08" PRIX32
-          ", want 0x6384BA69", v);
+    CHECK(v == 0x6384BA69u,
+          "SMHasher verification 0x%08" PRIX32 ", want 0x6384BA69", v);
     for (i = 0; i < sizeof(mm3_vectors) / sizeof(mm3_vectors[0]); i++) {
         len = strlen(mm3_vectors[i].in);
         dedup_murmur3_x64_128(mm3_vectors[i].in, len, 0, a);
         CHECK(a[0] == mm3_vectors[i].h1 && a[1] == mm3_vectors[i].h2,
-              "'%s': %016" PRIx64 "%016" PRIx64, mm3_vectors[i].in, a[0],
-              a[1]);
+              "'%s': %016" PRIx64 "%016" PRIx64, mm3_vectors[i].in, a[0], a[1]);
         CHECK(dedup_fingerprint(mm3_vectors[i].in, len) == a[0],
               "fingerprint is out[0] for '%s'", mm3_vectors[i].in);
     }
@@ -148,8 +147,8 @@ static void test_pinned(void)
         want = strtoull(tab + 1, &end, 16);
         CHECK(*end == '\0' && strlen(tab + 1) == 16, "bad hex '%s'", tab + 1);
         got = dedup_fingerprint(line, strlen(line));
-        CHECK(got == want, "%s: %016" PRIx64 ", pinned %016" PRIx64, line,
-              got, want);
+        CHECK(got == want, "%s: %016" PRIx64 ", pinned %016" PRIx64, line, got,
+              want);
         n++;
     }
     fclose(f);
@@ -164,24 +163,24 @@ static const struct {
     uint64_t fp;
     const char *key;
 } seen_keys[] = {
-    { "dc", 0, 0, "dc:{0}:s:0" },
-    { "dc", 7, 0x0fffffffffffffffULL, "dc:{7}:s:0" },
-    { "dc", 7, 0x1000000000000000ULL, "dc:{7}:s:1" },
-    { "dc", 1023, 0xa097098a4e7151f8ULL, "dc:{1023}:s:10" },
-    { "crawl2", 65535, 0xffffffffffffffffULL, "crawl2:{65535}:s:15" },
+    {"dc", 0, 0, "dc:{0}:s:0"},
+    {"dc", 7, 0x0fffffffffffffffULL, "dc:{7}:s:0"},
+    {"dc", 7, 0x1000000000000000ULL, "dc:{7}:s:1"},
+    {"dc", 1023, 0xa097098a4e7151f8ULL, "dc:{1023}:s:10"},
+    {"crawl2", 65535, 0xffffffffffffffffULL, "crawl2:{65535}:s:15"},
 };
 
 static const struct {
     uint64_t fp;
     const char *member;
 } seen_members[] = {
-    { 0, "0" },
-    { 1, "1" },
-    { 0x7fffffffffffffffULL, "9223372036854775807" },
-    { 0x8000000000000000ULL, "-9223372036854775808" },
-    { 0xffffffffffffffffULL, "-1" },
-    { 0xfffffffffffffffeULL, "-2" },
-    { 0xa097098a4e7151f8ULL, "-6875015816531586568" },
+    {0, "0"},
+    {1, "1"},
+    {0x7fffffffffffffffULL, "9223372036854775807"},
+    {0x8000000000000000ULL, "-9223372036854775808"},
+    {0xffffffffffffffffULL, "-1"},
+    {0xfffffffffffffffeULL, "-2"},
+    {0xa097098a4e7151f8ULL, "-6875015816531586568"},
 };
 
 static void test_seen_layout(void)
@@ -192,8 +191,8 @@ static void test_seen_layout(void)
     for (i = 0; i < sizeof(seen_keys) / sizeof(seen_keys[0]); i++) {
         int rc = dedup_seen_key(seen_keys[i].prefix, seen_keys[i].partition,
                                 seen_keys[i].fp, out, sizeof(out));
-        CHECK(rc == DC_OK && !strcmp(out, seen_keys[i].key), "key %zu: %s",
-              i, out);
+        CHECK(rc == DC_OK && !strcmp(out, seen_keys[i].key), "key %zu: %s", i,
+              out);
         n = strlen(seen_keys[i].key);
         CHECK(dedup_seen_key(seen_keys[i].prefix, seen_keys[i].partition,
                              seen_keys[i].fp, out, n) == DC_ETOOBIG,
@@ -228,8 +227,7 @@ static void test_cache_basics(void)
     uint64_t i;
 
     stats_of(c, &s);
-    CHECK(s.capacity == 100 && s.entries == 0, "new: cap %" PRIu64,
-          s.capacity);
+    CHECK(s.capacity == 100 && s.entries == 0, "new: cap %" PRIu64, s.capacity);
     CHECK(!dedup_cache_hit(c, 5), "empty hit");
     dedup_cache_put(c, 5);
     CHECK(dedup_cache_hit(c, 5), "5 after put");
@@ -253,8 +251,8 @@ static void test_cache_basics(void)
         dedup_cache_put(c, i);
     stats_of(c, &s);
     CHECK(s.entries == 100, "capacity respected: %" PRIu64, s.entries);
-    CHECK(s.inserts - s.evictions == s.entries, "inserts %" PRIu64
-          " evictions %" PRIu64, s.inserts, s.evictions);
+    CHECK(s.inserts - s.evictions == s.entries,
+          "inserts %" PRIu64 " evictions %" PRIu64, s.inserts, s.evictions);
     for (i = 1900; i < 2000; i++)
         CHECK(dedup_cache_hit(c, i), "recent %" PRIu64 " evicted", i);
     dedup_cache_free(&c);
@@ -291,8 +289,7 @@ static void test_cache_clock(void)
         }
     }
     CHECK(missing_ref == 0, "%d referenced entries evicted", missing_ref);
-    CHECK(missing_unref == 1, "%d unreferenced entries evicted",
-          missing_unref);
+    CHECK(missing_unref == 1, "%d unreferenced entries evicted", missing_unref);
     CHECK(dedup_cache_hit(c, 999999), "new entry present");
     stats_of(c, &s);
     CHECK(s.evictions == 1 && s.entries == 16, "evictions %" PRIu64,
@@ -386,16 +383,17 @@ static void test_cache_random(void)
             calls += UNIVERSE;
             hits += present;
             scans++;
-            CHECK(present == s.entries, "scan: %" PRIu64 " present, %" PRIu64
-                  " entries", present, s.entries);
+            CHECK(present == s.entries,
+                  "scan: %" PRIu64 " present, %" PRIu64 " entries", present,
+                  s.entries);
         }
     }
     stats_of(c, &s);
     CHECK(bad == 0, "%" PRIu64 " hits on never-put fingerprints", bad);
     CHECK(lost == 0, "%" PRIu64 " puts not found right after", lost);
-    CHECK(s.hits == hits && s.hits + s.misses == calls, "hits %" PRIu64
-          "/%" PRIu64 " calls %" PRIu64 "/%" PRIu64, s.hits, hits,
-          s.hits + s.misses, calls);
+    CHECK(s.hits == hits && s.hits + s.misses == calls,
+          "hits %" PRIu64 "/%" PRIu64 " calls %" PRIu64 "/%" PRIu64, s.hits,
+          hits, s.hits + s.misses, calls);
     CHECK(s.entries == (distinct < CACHE_N ? distinct : CACHE_N),
           "entries %" PRIu64 " distinct %" PRIu64, s.entries, distinct);
     CHECK(s.inserts - s.evictions == s.entries, "inserts - evictions");
