@@ -104,8 +104,8 @@ const struct conf_opt conf__opts[] = {
               1073741824.0, "URL fingerprints cached in memory per node"),
     OPT_BYTES("output.warc_max_bytes", output_warc_max_bytes, "1G", MiB, TiB,
               "size at which a WARC file is closed and the next one begun"),
-    OPT_INT("output.gzip_level", output_gzip_level, "6", 0, 9,
-            "gzip level of WARC records (0 = store uncompressed)"),
+    OPT_INT("output.gzip_level", output_gzip_level, "1", 0, 9,
+            "gzip level of WARC records (1 = fastest; 0 = no compression)"),
 };
 
 const size_t conf__nopts = sizeof(conf__opts) / sizeof(conf__opts[0]);

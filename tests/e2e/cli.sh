@@ -3,7 +3,7 @@
 # numbers while the valid ones load; an unreachable Redis is a one-line
 # error with exit status 2 (never a crash); bad settings are refused.
 . "$(dirname "$0")/lib.sh"
-R=$(redis_start cli) || exit 1
+redis_start cli || exit 1
 
 "$DCRAWL" --help >"$WORK/help" 2>&1
 check "dcrawl --help exits 0" [ $? -eq 0 ]

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 S=$(site 10 200) || exit 1
 serve "$S" || exit 1
-R=$(redis_start kill) || exit 1
+redis_start kill || exit 1
 out=$WORK/out
 "$DCRAWL" seed --redis "$R" --depth 3 "$S/roots.txt" >/dev/null 2>&1
 # slowed down (2 ms between requests to a host) so the kill lands mid-crawl

@@ -59,7 +59,8 @@ serve() {
 # flush nginx's buffered access log (stop it; serve again if needed)
 serve_stop() { bash "$BENCH/serve.sh" stop >/dev/null 2>&1; }
 
-# redis_start NAME: private redis-server, prints its URL
+# redis_start NAME: private redis-server; sets R to its URL (not in a
+# subshell, so the EXIT trap knows the pid)
 redis_start() {
     local dir=$WORK/redis-$1
     mkdir -p "$dir"
@@ -70,7 +71,7 @@ redis_start() {
     local i
     for i in $(seq 1 100); do [ -S "$dir/redis.sock" ] && break; sleep 0.05; done
     [ -S "$dir/redis.sock" ] || { cat "$dir/log" >&2; return 1; }
-    echo "unix://$dir/redis.sock"
+    R="unix://$dir/redis.sock"
 }
 
 # check_crawl SITE DEPTH OUT [ACCESS_LOG]: the fetched set equals the

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 S=$(site 10 200) || exit 1
 serve "$S" || exit 1
-R=$(redis_start pieces) || exit 1
+redis_start pieces || exit 1
 out=$WORK/out
 "$DCRAWL" seed --redis "$R" --depth 3 "$S/roots.txt" >"$WORK/seed.log" 2>&1
 check "seed exits 0" [ $? -eq 0 ]

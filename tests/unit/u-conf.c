@@ -201,7 +201,7 @@ static void test_default_fields(void)
     CHECK(!strcmp(c.redis_prefix, "dc") && !strcmp(c.redis_url, ""), "redis");
     CHECK(c.dedup_cache_entries == 1048576, "cache_entries");
     CHECK(c.output_warc_max_bytes == (int64_t)1 << 30 &&
-              c.output_gzip_level == 6,
+              c.output_gzip_level == 1,
           "output");
     conf_release(&c);
     conf_release(&c); /* second release is a no-op */
