@@ -85,6 +85,9 @@ const struct conf_opt conf__opts[] = {
                0, 256, "Accept-Encoding offered (empty = no compression)"),
     OPT_INT("parse.threads", parse_threads, "0", 0, 64,
             "HTML parser threads (0 = one per core)"),
+    OPT_BYTES("parse.max_bytes", parse_max_bytes, "2M", 4 * KiB, GiB,
+              "HTML bytes handed to the parser per page (the rest is "
+              "archived but not parsed)"),
     OPT_INT("url.max_length", url_max_length, "2048", 16, 8192,
             "longest canonical URL kept, in bytes"),
     OPT_BOOL("url.strip_index_html", url_strip_index_html, "true",

@@ -81,6 +81,7 @@ struct conf {
     char *fetch_accept_encoding;
     /* parse */
     int parse_threads;
+    int64_t parse_max_bytes;
     int url_max_length;
     int url_strip_index_html;
     /* noise */

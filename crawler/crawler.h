@@ -86,7 +86,7 @@ struct node_opts {
 
 struct node_stats {
     int64_t started_us, finished_us;
-    uint64_t pages, bytes, errors, robots_skipped, robots_fetches;
+    uint64_t pages, bytes, errors, retries, robots_skipped, robots_fetches;
     uint64_t links_found, links_admitted, links_new, links_cached;
     uint64_t pages_per_depth[64];
     uint64_t status[6]; /* 0 = transport error, 1xx..5xx */

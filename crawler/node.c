@@ -97,6 +97,10 @@ struct node {
     int *outcome;
     int64_t *delay;
     size_t ndone, capdone;
+    /* URLs that failed transiently: fingerprint -> attempts so far */
+    uint64_t *retry_fp;
+    unsigned char *retry_n;
+    size_t nretry, capretry;
     /* admission batch */
     struct frontier_url *adm;
     uint32_t *adm_job;
@@ -366,6 +370,79 @@ static int write_job(struct node *n, struct work_job *j)
     return rc;
 }
 
+/* Retry bookkeeping: only URLs that failed at least once are kept, until
+ * their final outcome, so a linear scan is cheap; past RETRY_MAX entries a
+ * failure is final. */
+#define RETRY_MAX 65536
+
+static size_t retry_find(const struct node *n, uint64_t fp)
+{
+    size_t i;
+    for (i = 0; i < n->nretry; i++)
+        if (n->retry_fp[i] == fp)
+            return i;
+    return SIZE_MAX;
+}
+
+/* Should this transient failure be retried? Counts the attempt if so. */
+static int retry_again(struct node *n, uint64_t fp, unsigned *attempt)
+{
+    size_t i = retry_find(n, fp);
+    if (i == SIZE_MAX) {
+        if (n->nretry == RETRY_MAX || n->c->fetch_retries == 0)
+            return 0;
+        xgrow((void **)&n->retry_fp, &n->capretry, n->nretry + 1,
+              sizeof(*n->retry_fp));
+        n->retry_n = xrealloc(n->retry_n, n->capretry);
+        i = n->nretry++;
+        n->retry_fp[i] = fp;
+        n->retry_n[i] = 0;
+    }
+    if (n->retry_n[i] >= n->c->fetch_retries) {
+        n->retry_fp[i] = n->retry_fp[--n->nretry]; /* final: forget */
+        n->retry_n[i] = n->retry_n[n->nretry];
+        return 0;
+    }
+    *attempt = ++n->retry_n[i];
+    return 1;
+}
+
+static void retry_forget(struct node *n, uint64_t fp)
+{
+    size_t i = retry_find(n, fp);
+    if (i != SIZE_MAX) {
+        n->retry_fp[i] = n->retry_fp[--n->nretry];
+        n->retry_n[i] = n->retry_n[n->nretry];
+    }
+}
+
+/* Record a finished page and queue its lease's completion. A transport
+ * error or 5xx is retried (fetch.retries times, the host pushed back 1 s,
+ * 2 s, 4 s...) before it is written as failed. */
+static int finish_job(struct node *n, struct work_job *j)
+{
+    struct robots_entry *e = NULL;
+    int status = j->res->status, rc;
+    uint64_t fp = dedup_fingerprint(j->lease.url, strlen(j->lease.url));
+    unsigned attempt = 0;
+    int64_t delay;
+    if (n->c->robots_obey)
+        e = robots_cache_get(n->robots, j->lease.url);
+    delay = host_delay_ms(n, e);
+    if ((status == 0 || status >= 500) && retry_again(n, fp, &attempt)) {
+        int64_t backoff = 1000LL << (attempt > 10 ? 10 : attempt - 1);
+        n->st->retries++;
+        complete(n, &j->lease, FRONTIER_RETRY, backoff > delay ? backoff : delay);
+        return DC_OK;
+    }
+    if (n->nretry)
+        retry_forget(n, fp);
+    rc = write_job(n, j);
+    if (!rc) /* not written: the lease expires and the URL is fetched again */
+        complete(n, &j->lease, status ? FRONTIER_DONE : FRONTIER_FAILED, delay);
+    return rc;
+}
+
 static int on_jobs(struct node *n, struct work_job *list)
 {
     struct work_job *jobs[1024];
@@ -375,16 +452,8 @@ static int on_jobs(struct node *n, struct work_job *list)
         for (nj = 0; list && nj < 1024; list = list->next)
             jobs[nj++] = list;
         rc = admit_links(n, jobs, nj);
-        for (k = 0; k < nj; k++) {
-            struct robots_entry *e = NULL;
-            if (!rc)
-                rc = write_job(n, jobs[k]);
-            if (n->c->robots_obey)
-                e = robots_cache_get(n->robots, jobs[k]->lease.url);
-            complete(n, &jobs[k]->lease,
-                     jobs[k]->res->status ? FRONTIER_DONE : FRONTIER_FAILED,
-                     host_delay_ms(n, e));
-        }
+        for (k = 0; k < nj && !rc; k++)
+            rc = finish_job(n, jobs[k]);
         if (!rc)
             rc = flush_completions(n);
         for (k = 0; k < nj; k++)
@@ -449,6 +518,8 @@ static int node_teardown(struct node *n)
     robots_cache_free(&n->robots);
     dedup_cache_free(&n->cache);
     noise_free(&n->noise);
+    free(n->retry_fp);
+    free(n->retry_n);
     free(n->adm);
     free(n->adm_job);
     free(n->isnew);

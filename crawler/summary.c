@@ -21,10 +21,10 @@ void node_print_summary(FILE *out, const struct node_stats *st,
     for (d = 0; d < 64 && d <= st->max_depth; d++)
         fprintf(out, "  %5d  %llu\n", d, (unsigned long long)st->pages_per_depth[d]);
     fprintf(out, "  HTTP status: 2xx %llu, 3xx %llu, 4xx %llu, 5xx %llu, "
-                 "transport errors %llu\n",
+                 "transport errors %llu; retries %llu\n",
             (unsigned long long)st->status[2], (unsigned long long)st->status[3],
             (unsigned long long)st->status[4], (unsigned long long)st->status[5],
-            (unsigned long long)st->status[0]);
+            (unsigned long long)st->status[0], (unsigned long long)st->retries);
     fprintf(out, "  links: %llu found, %llu new; duplicates dropped: %llu "
                  "(%llu by the in-process cache, %llu by Redis)\n",
             (unsigned long long)st->links_found, (unsigned long long)st->links_new,

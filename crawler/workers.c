@@ -5,9 +5,10 @@
  *   1. builds its WARC records (SHA-1 digests, gzip: merge_record_build);
  *   2. decodes the content-coding (gzip/deflate, capped at fetch.max_bytes
  *      so a compression bomb ends at the cap);
- *   3. if the page is HTML and its links are to be followed, parses it with
- *      gumbo (one struct parser per thread) and copies out the canonical
- *      links with their host keys and fingerprints.
+ *   3. if the page is HTML and its links are to be followed, parses its
+ *      first parse.max_bytes with gumbo (one struct parser per thread) and
+ *      copies out the canonical links with their host keys and
+ *      fingerprints.
  *
  * Jobs go in through a mutex-protected FIFO and come back on a done list;
  * after each job the worker calls wake() so the main thread's poll returns.
@@ -232,6 +233,8 @@ static void process(struct work_job *j, struct parser *p, const struct conf *c)
         body = dec;
         j->decoded_len = len;
     }
+    if (len > (size_t)c->parse_max_bytes)
+        len = (size_t)c->parse_max_bytes; /* bounds the parser's memory */
     if (j->follow && is_html(r->content_type))
         extract_links(j, p, c, body, len);
     free(dec);
