@@ -17,7 +17,7 @@
 
 struct crawl_args {
     struct cli_conf cc;
-    const char *seeds, *depth, *out, *redis, *id;
+    const char *seeds, *out, *redis;
     char **urls;
     int nurls, quiet;
 };
@@ -34,13 +34,13 @@ static int parse_args(struct crawl_args *a, int argc, char **argv)
         } else if (!strcmp(s, "--seeds") && i + 1 < argc) {
             a->seeds = argv[++i];
         } else if (!strcmp(s, "--depth") && i + 1 < argc) {
-            a->depth = argv[++i];
+            cli_conf_kv(&a->cc, "crawl.depth", argv[++i]);
         } else if (!strcmp(s, "--out") && i + 1 < argc) {
             a->out = argv[++i];
         } else if (!strcmp(s, "--redis") && i + 1 < argc) {
             a->redis = argv[++i];
         } else if (!strcmp(s, "--id") && i + 1 < argc) {
-            a->id = argv[++i];
+            cli_conf_kv(&a->cc, "crawl.node_id", argv[++i]);
         } else if (!strcmp(s, "-q") || !strcmp(s, "--quiet")) {
             a->quiet = 1;
         } else if (s[0] == '-') {
@@ -151,12 +151,6 @@ int cmd_crawl(int argc, char **argv)
     if (rc) {
         free(a.urls);
         return rc;
-    }
-    if ((a.depth && conf_set_kv(&c, "crawl.depth", a.depth, err, sizeof(err))) ||
-        (a.id && conf_set_kv(&c, "crawl.node_id", a.id, err, sizeof(err)))) {
-        fprintf(stderr, "dcrawl crawl: %s\n", err);
-        rc = 2;
-        goto out;
     }
     cli_node_id(&c, id, sizeof(id));
     redis = a.redis ? a.redis : c.redis_url;

@@ -16,7 +16,7 @@ int cmd_node(int argc, char **argv)
     struct frontier *f = NULL;
     struct node_opts o = {0};
     struct node_stats st;
-    const char *redis = NULL, *idopt = NULL;
+    const char *redis = NULL;
     char err[512], id[128];
     int i, k, rc;
 
@@ -29,7 +29,7 @@ int cmd_node(int argc, char **argv)
         } else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
             o.out_dir = argv[++i];
         } else if (!strcmp(argv[i], "--id") && i + 1 < argc) {
-            idopt = argv[++i];
+            cli_conf_kv(&cc, "crawl.node_id", argv[++i]);
         } else if (!strcmp(argv[i], "--exit-when-idle")) {
             o.exit_when_idle = 1;
         } else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
@@ -45,25 +45,11 @@ int cmd_node(int argc, char **argv)
     }
     if (cli_conf_apply(&cc, &c))
         return 2;
-    if (idopt && conf_set_kv(&c, "crawl.node_id", idopt, err, sizeof(err))) {
-        fprintf(stderr, "dcrawl node: --id: %s\n", err);
+    if (cli_frontier_open("node", redis, &c, id, sizeof(id), &f)) {
         conf_release(&c);
         return 2;
     }
-    if (!redis)
-        redis = c.redis_url;
-    if (!redis || !*redis) {
-        fprintf(stderr, "dcrawl node: no Redis: give --redis URL\n");
-        conf_release(&c);
-        return 2;
-    }
-    cli_node_id(&c, id, sizeof(id));
     mkdir(o.out_dir, 0755);
-    if (frontier_open(&f, redis, &c, id, err, sizeof(err))) {
-        fprintf(stderr, "dcrawl node: %s\n", err);
-        conf_release(&c);
-        return 2;
-    }
     node_install_signals();
     rc = node_run(f, &c, id, &o, &st, err, sizeof(err));
     if (rc)

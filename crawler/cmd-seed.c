@@ -16,7 +16,7 @@ int cmd_seed(int argc, char **argv)
     struct frontier *f = NULL;
     struct seed_stats st, tot = {0};
     const char *redis = NULL, *depth = NULL, *files[256];
-    char err[512], id[128];
+    char id[128];
     int i, nfiles = 0, rc = 0, k;
 
     for (i = 1; i < argc; i++) {
@@ -27,6 +27,7 @@ int cmd_seed(int argc, char **argv)
             redis = argv[++i];
         } else if (!strcmp(argv[i], "--depth") && i + 1 < argc) {
             depth = argv[++i];
+            cli_conf_kv(&cc, "crawl.depth", depth);
         } else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "dcrawl seed: unknown option or missing value: %s\n", argv[i]);
             return 2;
@@ -40,21 +41,7 @@ int cmd_seed(int argc, char **argv)
     }
     if (cli_conf_apply(&cc, &c))
         return 2;
-    if (depth && conf_set_kv(&c, "crawl.depth", depth, err, sizeof(err))) {
-        fprintf(stderr, "dcrawl seed: --depth: %s\n", err);
-        conf_release(&c);
-        return 2;
-    }
-    if (!redis)
-        redis = c.redis_url;
-    if (!redis || !*redis) {
-        fprintf(stderr, "dcrawl seed: no Redis: give --redis URL\n");
-        conf_release(&c);
-        return 2;
-    }
-    cli_node_id(&c, id, sizeof(id));
-    if (frontier_open(&f, redis, &c, id, err, sizeof(err))) {
-        fprintf(stderr, "dcrawl seed: %s\n", err);
+    if (cli_frontier_open("seed", redis, &c, id, sizeof(id), &f)) {
         conf_release(&c);
         return 2;
     }

@@ -42,9 +42,18 @@ struct cli_conf {
     const char *config_file;
     const char *sets[64];
     int nsets;
+    const char *keys[8]; /* options that stand for a key (--depth ...) */
+    const char *vals[8];
+    int nkv;
 };
 int cli_conf_arg(struct cli_conf *cc, int argc, char **argv, int *i);
+/* Record an option that sets a key (applied after --set). */
+void cli_conf_kv(struct cli_conf *cc, const char *key, const char *val);
 int cli_conf_apply(const struct cli_conf *cc, struct conf *c);
+/* Open the frontier on `redis` (else redis.url); on failure print
+ * "dcrawl CMD: reason" and return 2. Fills id with the node id. */
+int cli_frontier_open(const char *cmd, const char *redis, const struct conf *c,
+                      char *id, size_t idcap, struct frontier **f);
 /* Node id: crawl.node_id or the hostname, made safe for file names. */
 void cli_node_id(const struct conf *c, char *out, size_t cap);
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "crawler.h"
+#include "frontier.h"
 
 #define DCRAWL_VERSION "0.1.0"
 
@@ -163,6 +164,32 @@ int cli_conf_arg(struct cli_conf *cc, int argc, char **argv, int *i)
     return 1;
 }
 
+void cli_conf_kv(struct cli_conf *cc, const char *key, const char *val)
+{
+    if (cc->nkv < (int)(sizeof(cc->keys) / sizeof(cc->keys[0]))) {
+        cc->keys[cc->nkv] = key;
+        cc->vals[cc->nkv++] = val;
+    }
+}
+
+int cli_frontier_open(const char *cmd, const char *redis, const struct conf *c,
+                      char *id, size_t idcap, struct frontier **f)
+{
+    char err[512];
+    if (!redis || !*redis)
+        redis = c->redis_url;
+    if (!redis || !*redis) {
+        fprintf(stderr, "dcrawl %s: no Redis: give --redis URL\n", cmd);
+        return 2;
+    }
+    cli_node_id(c, id, idcap);
+    if (frontier_open(f, redis, c, id, err, sizeof(err))) {
+        fprintf(stderr, "dcrawl %s: %s\n", cmd, err);
+        return 2;
+    }
+    return 0;
+}
+
 int cli_conf_apply(const struct cli_conf *cc, struct conf *c)
 {
     char err[512];
@@ -178,6 +205,9 @@ int cli_conf_apply(const struct cli_conf *cc, struct conf *c)
             conf_release(c);
             return 2;
         }
+    for (i = 0; i < cc->nkv; i++)
+        if (conf_set_kv(c, cc->keys[i], cc->vals[i], err, sizeof(err)))
+            goto fail;
     return 0;
 fail:
     fprintf(stderr, "dcrawl: %s\n", err);
