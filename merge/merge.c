@@ -2,35 +2,58 @@
  * merge.c: merging every node's per-depth output into one copy per URL.
  *
  * Input: DIR/depth-D/NAME.jsonl (one JSON object per fetched URL) and the
- * WARC files those lines point to (warc_file, warc_record_id).
+ * WARC files those lines point to (warc_file, warc_offset, warc_length,
+ * warc_record_id).
  * Output, in outdir (DIR/merged by default):
  *   depth-D.warc.gz  a new warcinfo record, then for each kept page its
  *                    response record and the request record concurrent to
  *                    it, copied as the original gzip members (no
  *                    recompression)
  *   pages.jsonl      the kept lines, ordered by depth and offset, with
- *                    warc_file / warc_offset pointing into the merged files
+ *                    warc_file / warc_offset / warc_length pointing into
+ *                    the merged files
  *
  * Passes:
  *  1. Read every .jsonl line (depth directories in numeric order, files in
  *     name order). Per URL keep the line with the latest fetched_at; on a
  *     tie the one read later wins. Malformed lines are skipped with a
  *     warning "FILE:LINE: ...".
- *  2. Index the kept pages by response record id and read each referenced
- *     WARC file once, sequentially. A response whose id is kept is copied
- *     to its depth's output; a request whose WARC-Concurrent-To names a kept
- *     response follows it (if the request comes first in the source it is
- *     held in memory until its response has been written).
+ *  2a. Fast path: a line with warc_file, warc_offset and warc_length names
+ *     the byte range of its gzip members (response, then request; see
+ *     warc-write.c). Those pages are sorted by (file, offset) and each range
+ *     is copied as is, every source file opened once and read front to
+ *     back, nothing inflated. The only checks: the range lies inside the
+ *     file and starts with a gzip member header (1f 8b 08). A range that
+ *     runs past the end of the file is a torn record (the node was killed
+ *     while writing it): warned about, counted in st->torn, skipped. A
+ *     range failing the magic check goes to the slow path.
+ *  2b. Slow path, for the rest (lines written before warc_length existed,
+ *     or failing the check): index those pages by response record id and
+ *     read each WARC file they name once, sequentially, inflating it. A
+ *     response whose id is indexed is copied to its depth's output; a
+ *     request whose WARC-Concurrent-To names such a response follows it (if
+ *     the request comes first in the source it is held in memory until its
+ *     response has been written).
  *  3. Write pages.jsonl. A page whose response was not found (torn record,
- *     missing file) keeps its line with warc_file/offset/record id null.
+ *     missing file) keeps its line with warc_file/offset/length/record id
+ *     null. warc_length is null too when the slow path could not place the
+ *     request right after its response.
+ *
+ * The fast path trusts the writer's order (WARC bytes flushed before the
+ * JSON line), so a line's range is on disk unless the file was cut
+ * afterwards; the range check catches that. Records inside a range are not
+ * parsed, so st->records counts a range as two records (the response and
+ * its request, as the writer builds them).
  *
  * Outputs are written under temporary names and renamed at the end, so a
  * failed merge never leaves half a file under the final name.
- * Memory: one entry (the JSON line) per URL, one record at a time.
+ * Memory: one entry (the JSON line) per URL, one copy buffer, one record at
+ * a time on the slow path.
  * Not thread safe; warnings go to the caller's FILE.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,11 +61,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "conf.h"
 #include "merge-internal.h"
 
 #define LINE_MAX_BYTES (1u << 20)
+#define COPY_CHUNK ((size_t)1 << 20)
+#define RANGE_MAX ((int64_t)1 << 53) /* exact in a JSON number (double) */
 
 struct page {
     char *url;
@@ -52,7 +78,13 @@ struct page {
     int depth;
     char *warc_file;     /* source WARC relative to dir, or NULL */
     char *record_id;     /* response record id, or NULL */
+    int64_t src_off;     /* warc_offset / warc_length, -1 if absent */
+    int64_t src_len;
     int64_t out_off;     /* offset in the merged file, -1 if none */
+    int64_t out_len;     /* bytes of its members there, -1 if unknown */
+    int torn;            /* range past the end of its file: no records */
+    int src_opened;      /* its file was opened by the fast path */
+    int src_torn;        /* ... which found a torn range in it */
     int req_done;
     char *req_raw;       /* request member held until its response */
     size_t req_len;
@@ -196,6 +228,19 @@ static char *opt_str(const struct merge__jobj *o, const char *key)
     return kv && kv->type == MJ_STR && kv->str[0] ? xstrdup(kv->str) : NULL;
 }
 
+/* A whole number in [min, RANGE_MAX), or -1. */
+static int64_t opt_count(const struct merge__jobj *o, const char *key,
+                         int64_t min)
+{
+    const struct merge__jkv *kv = merge__jobj_get(o, key);
+
+    if (!kv || kv->type != MJ_NUM || !(kv->num >= (double)min) ||
+        !(kv->num < (double)RANGE_MAX) ||
+        (double)(int64_t)kv->num != kv->num)
+        return -1;
+    return (int64_t)kv->num;
+}
+
 /* Fill p from one line; DC_EPARSE with a reason in *why. */
 static int page_parse(struct page *p, const char *line, size_t len,
                       int dir_depth, const char **why)
@@ -224,7 +269,11 @@ static int page_parse(struct page *p, const char *line, size_t len,
     p->line = xstrndup(line, len);
     p->warc_file = opt_str(&o, "warc_file");
     p->record_id = opt_str(&o, "warc_record_id");
-    p->out_off = -1;
+    p->src_off = opt_count(&o, "warc_offset", 0);
+    p->src_len = opt_count(&o, "warc_length", 1);
+    if (p->src_off < 0 || p->src_len < 0)
+        p->src_off = p->src_len = -1;
+    p->out_off = p->out_len = -1;
     rc = DC_OK;
 out:
     merge__jobj_release(&o);
@@ -420,7 +469,8 @@ static int out_open(struct merger *m, int depth)
     return rc;
 }
 
-/* Copy the current record's member to depth's output. */
+/* Copy the current record's member to depth's output; *at gets its offset
+ * there. */
 static int copy_record(struct merger *m, struct merge_reader *r,
                        const struct merge_record *rec, int depth,
                        int64_t *at)
@@ -428,8 +478,7 @@ static int copy_record(struct merger *m, struct merge_reader *r,
     struct out_file *o = out_get(m, depth);
     int rc;
 
-    if (at)
-        *at = o->pos;
+    *at = o->pos;
     rc = merge_reader_copy_raw(r, o->f);
     if (rc == DC_EINVAL) {
         warnf(m, "record %s is not a gzip member of its own, skipped",
@@ -443,6 +492,17 @@ static int copy_record(struct merger *m, struct merge_reader *r,
     return DC_OK;
 }
 
+/* The request member of p was written at `at`, len bytes: p's range in the
+ * output grows when it follows the response directly. */
+static void request_placed(struct page *p, int64_t at, int64_t len)
+{
+    if (p->out_len >= 0 && at == p->out_off + p->out_len)
+        p->out_len += len;
+    else
+        p->out_len = -1;
+    p->req_done = 1;
+}
+
 static int held_request(struct merger *m, struct page *p)
 {
     struct out_file *o = out_get(m, p->depth);
@@ -451,11 +511,11 @@ static int held_request(struct merger *m, struct page *p)
         return DC_OK;
     if (fwrite(p->req_raw, 1, p->req_len, o->f) != p->req_len)
         return fail(m, DC_EIO, "%s: write failed", o->tmp);
+    request_placed(p, o->pos, (int64_t)p->req_len);
     o->pos += (int64_t)p->req_len;
     m->st->records++;
     free(p->req_raw);
     p->req_raw = NULL;
-    p->req_done = 1;
     return DC_OK;
 }
 
@@ -472,9 +532,15 @@ static int on_response(struct merger *m, struct merge_reader *r,
     if (p->out_off >= 0 || strcmp(p->warc_file, file) != 0)
         return DC_OK;
     rc = copy_record(m, r, rec, p->depth, &p->out_off);
-    if (rc == DC_EINVAL)
+    if (rc == DC_EINVAL) {
+        p->out_off = -1;
         return DC_OK;
-    return rc ? rc : held_request(m, p);
+    }
+    if (rc)
+        return rc;
+    p->out_len = (int64_t)rec->member_len;
+    m->st->inflated++;
+    return held_request(m, p);
 }
 
 static int on_request(struct merger *m, struct merge_reader *r,
@@ -484,6 +550,7 @@ static int on_request(struct merger *m, struct merge_reader *r,
     struct page *p;
     char *raw = NULL;
     size_t len = 0;
+    int64_t at;
     FILE *mf;
     int rc;
 
@@ -491,8 +558,9 @@ static int on_request(struct merger *m, struct merge_reader *r,
         return DC_OK;
     p = &m->pages[i];
     if (p->out_off >= 0) {
-        rc = copy_record(m, r, rec, p->depth, NULL);
-        p->req_done = rc == DC_OK;
+        rc = copy_record(m, r, rec, p->depth, &at);
+        if (rc == DC_OK)
+            request_placed(p, at, (int64_t)rec->member_len);
         return rc == DC_EINVAL ? DC_OK : rc;
     }
     mf = open_memstream(&raw, &len);
@@ -509,7 +577,16 @@ static int on_request(struct merger *m, struct merge_reader *r,
     return DC_OK;
 }
 
-static int read_warc(struct merger *m, const char *file)
+/* A warc_file value that stays inside DIR. */
+static int file_ok(const char *file)
+{
+    return file[0] != '/' && !strstr(file, "..");
+}
+
+/* Read one file on the slow path. counted: the fast path already counted
+ * the file in st->files; torn_seen: and reported a torn range in it. */
+static int read_warc(struct merger *m, const char *file, int counted,
+                     int torn_seen)
 {
     char path[PATH_MAX];
     struct merge_reader *r;
@@ -517,12 +594,12 @@ static int read_warc(struct merger *m, const char *file)
     int rc;
 
     snprintf(path, sizeof(path), "%s/%s", m->dir, file);
-    if (file[0] == '/' || strstr(file, "..") ||
-        merge_reader_open(&r, path) != DC_OK) {
+    if (!file_ok(file) || merge_reader_open(&r, path) != DC_OK) {
         warnf(m, "%s: cannot open, its pages lose their records", path);
         return DC_OK;
     }
-    m->st->files++;
+    if (!counted)
+        m->st->files++;
     while ((rc = merge_reader_next(r, &rec)) == DC_OK) {
         if (strcmp(rec.type, "response") == 0)
             rc = on_response(m, r, &rec, file);
@@ -531,7 +608,7 @@ static int read_warc(struct merger *m, const char *file)
         if (rc)
             break;
     }
-    if (rc == DC_ETRUNCATED) {
+    if (rc == DC_ETRUNCATED && !torn_seen) {
         warnf(m, "%s: torn record at the end, skipped", path);
         m->st->torn++;
     } else if (rc != DC_ENOTFOUND && rc != DC_OK && !m->fatal) {
@@ -541,62 +618,238 @@ static int read_warc(struct merger *m, const char *file)
     return m->fatal;
 }
 
+/* ------------------------------------------ pass 2a: raw byte ranges */
+
+/* Pages by source file, then offset, then reading order. */
+static int cmp_src(const void *a, const void *b)
+{
+    const struct page *x = *(struct page *const *)a;
+    const struct page *y = *(struct page *const *)b;
+    int c = strcmp(x->warc_file, y->warc_file);
+
+    if (c)
+        return c;
+    if (x->src_off != y->src_off)
+        return x->src_off < y->src_off ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* One source file, opened once. */
+struct src {
+    int fd;
+    int64_t size;
+    char path[PATH_MAX];
+};
+
+static int range_torn(struct merger *m, struct page *p, const struct src *s)
+{
+    warnf(m, "%s: %s: records at %lld, %lld bytes, run past the end of the "
+          "file (%lld bytes): torn record, skipped", s->path, p->url,
+          (long long)p->src_off, (long long)p->src_len, (long long)s->size);
+    m->st->torn++;
+    p->torn = 1;
+    return DC_OK;
+}
+
+/*
+ * Copy p's range from s to its depth's output, unchanged. Leaves p as it
+ * was (for the slow path) when the range does not start with a gzip
+ * member; marks it torn when the range is past the end of the file.
+ */
+static int range_copy(struct merger *m, struct page *p, const struct src *s,
+                      unsigned char *buf)
+{
+    struct out_file *o = out_get(m, p->depth);
+    int64_t off = p->src_off, left = p->src_len;
+
+    if (p->src_off > s->size || p->src_len > s->size - p->src_off)
+        return range_torn(m, p, s);
+    while (left > 0) {
+        size_t want = left < (int64_t)COPY_CHUNK ? (size_t)left : COPY_CHUNK;
+        ssize_t n = pread(s->fd, buf, want, (off_t)off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return fail(m, DC_EIO, "%s: read failed at %lld", s->path,
+                        (long long)off);
+        if (off == p->src_off &&
+            (n < 3 || buf[0] != 0x1f || buf[1] != 0x8b || buf[2] != 0x08))
+            return DC_OK; /* nothing written: the slow path looks for it */
+        if (fwrite(buf, 1, (size_t)n, o->f) != (size_t)n)
+            return fail(m, DC_EIO, "%s: write failed", o->tmp);
+        off += n;
+        left -= n;
+    }
+    p->out_off = o->pos;
+    p->out_len = p->src_len;
+    o->pos += p->src_len;
+    m->st->records += 2;
+    m->st->ranges++;
+    return DC_OK;
+}
+
+/* Copy the ranges of v[0..n) (sorted by cmp_src, one file). A file that
+ * cannot be opened leaves its pages to the slow path, which warns. */
+static int ranges_of_file(struct merger *m, struct page **v, size_t n,
+                          unsigned char *buf)
+{
+    struct src s;
+    struct stat st;
+    uint64_t torn = m->st->torn;
+    int rc = DC_OK;
+
+    if (!file_ok(v[0]->warc_file) ||
+        (size_t)snprintf(s.path, sizeof(s.path), "%s/%s", m->dir,
+                         v[0]->warc_file) >= sizeof(s.path))
+        return DC_OK;
+    s.fd = open(s.path, O_RDONLY | O_CLOEXEC);
+    if (s.fd < 0)
+        return DC_OK;
+    if (fstat(s.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(s.fd);
+        return DC_OK;
+    }
+    s.size = (int64_t)st.st_size;
+#ifdef POSIX_FADV_SEQUENTIAL
+    posix_fadvise(s.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+    m->st->files++;
+    for (size_t i = 0; i < n && rc == DC_OK; i++) {
+        v[i]->src_opened = 1;
+        rc = range_copy(m, v[i], &s, buf);
+    }
+    close(s.fd);
+    for (size_t i = 0; i < n && m->st->torn != torn; i++)
+        v[i]->src_torn = 1;
+    return rc;
+}
+
+static int copy_ranges(struct merger *m, struct page **v, size_t n)
+{
+    unsigned char *buf;
+    int rc = DC_OK;
+    size_t i, j;
+
+    if (!n)
+        return DC_OK;
+    qsort(v, n, sizeof(*v), cmp_src);
+    buf = xmalloc(COPY_CHUNK);
+    for (i = 0; i < n && rc == DC_OK; i = j) {
+        for (j = i + 1; j < n && strcmp(v[j]->warc_file, v[i]->warc_file) == 0;
+             j++)
+            ;
+        rc = ranges_of_file(m, v + i, j - i, buf);
+    }
+    free(buf);
+    return rc;
+}
+
+/* ------------------------------------------------ pass 2b: inflating */
+
+static int cmp_file(const void *a, const void *b)
+{
+    return strcmp((*(struct page *const *)a)->warc_file,
+                  (*(struct page *const *)b)->warc_file);
+}
+
+/* Read each file named by the pages v[0..n) once, finding them by id. */
+static int copy_slow(struct merger *m, struct page **v, size_t n)
+{
+    int rc = DC_OK;
+    size_t i, j;
+
+    for (i = 0; i < n; i++) {
+        int64_t k = v[i] - m->pages;
+        if (index_get(m, &m->by_id, key_id, v[i]->record_id) < 0)
+            index_put(m, &m->by_id, key_id, k);
+    }
+    if (n)
+        qsort(v, n, sizeof(*v), cmp_file);
+    for (i = 0; i < n && rc == DC_OK; i = j) {
+        int counted = v[i]->src_opened, torn = v[i]->src_torn;
+        for (j = i + 1; j < n && strcmp(v[j]->warc_file, v[i]->warc_file) == 0;
+             j++) {
+            counted |= v[j]->src_opened;
+            torn |= v[j]->src_torn;
+        }
+        rc = read_warc(m, v[i]->warc_file, counted, torn);
+    }
+    return rc;
+}
+
 static int copy_records(struct merger *m)
 {
-    char **files = NULL;
-    size_t n = 0, cap = 0;
+    struct page **v = xmalloc((m->npages + 1) * sizeof(*v));
+    size_t n = 0;
     int rc = DC_OK;
 
     for (size_t i = 0; i < m->npages && rc == DC_OK; i++) {
         struct page *p = &m->pages[i];
         rc = out_open(m, p->depth);
-        if (!p->record_id || !p->warc_file)
-            continue;
-        if (index_get(m, &m->by_id, key_id, p->record_id) < 0)
-            index_put(m, &m->by_id, key_id, (int64_t)i);
-        if (n == cap) {
-            void *t = files;
-            xgrow(&t, &cap, n + 1, sizeof(*files));
-            files = t;
-        }
-        files[n++] = p->warc_file;
+        if (p->warc_file && p->src_off >= 0)
+            v[n++] = p;
     }
-    if (n)
-        qsort(files, n, sizeof(*files), cmp_str);
-    for (size_t i = 0; i < n && rc == DC_OK; i++)
-        if (i == 0 || strcmp(files[i], files[i - 1]) != 0)
-            rc = read_warc(m, files[i]);
-    free(files);
+    if (rc == DC_OK)
+        rc = copy_ranges(m, v, n);
+    n = 0;
+    for (size_t i = 0; i < m->npages && rc == DC_OK; i++) {
+        struct page *p = &m->pages[i];
+        if (p->record_id && p->warc_file && p->out_off < 0 && !p->torn)
+            v[n++] = p;
+    }
+    if (rc == DC_OK)
+        rc = copy_slow(m, v, n);
+    free(v);
     return rc;
 }
 
 /* ---------------------------------------------------- pass 3: the lines */
 
+static int is_key(const struct merge__jkv *kv, const char *key)
+{
+    return strcmp(kv->key, key) == 0;
+}
+
+static void put_count(struct merge__buf *b, int64_t v)
+{
+    if (v >= 0)
+        merge__buf_printf(b, "%lld", (long long)v);
+    else
+        merge__buf_str(b, "null");
+}
+
+/* p's line with its warc_* values pointing into the merged file (or null);
+ * warc_length goes right after warc_offset, added if the line had none. */
 static void rewrite_line(const struct page *p, struct merge__buf *b)
 {
     struct merge__jobj o;
     char name[64];
-    int rec = p->out_off >= 0;
+    int rec = p->out_off >= 0, first = 1;
 
     snprintf(name, sizeof(name), "depth-%d.warc.gz", p->depth);
     merge__json_parse(p->line, strlen(p->line), &o);
     merge__buf_str(b, "{");
     for (size_t i = 0; i < o.n; i++) {
         const struct merge__jkv *kv = &o.kv[i];
-        if (i)
+        if (is_key(kv, "warc_length"))
+            continue;
+        if (!first)
             merge__buf_str(b, ",");
+        first = 0;
         merge_json_str(&b->p, &b->len, &b->cap, kv->key);
         merge__buf_str(b, ":");
-        if (strcmp(kv->key, "warc_file") == 0 && rec)
+        if (is_key(kv, "warc_file") && rec) {
             merge_json_str(&b->p, &b->len, &b->cap, name);
-        else if (strcmp(kv->key, "warc_offset") == 0 && rec)
-            merge__buf_printf(b, "%lld", (long long)p->out_off);
-        else if ((strcmp(kv->key, "warc_file") == 0 ||
-                  strcmp(kv->key, "warc_offset") == 0 ||
-                  strcmp(kv->key, "warc_record_id") == 0) && !rec)
+        } else if (is_key(kv, "warc_offset")) {
+            put_count(b, rec ? p->out_off : -1);
+            merge__buf_str(b, ",\"warc_length\":");
+            put_count(b, rec ? p->out_len : -1);
+        } else if ((is_key(kv, "warc_file") ||
+                    is_key(kv, "warc_record_id")) && !rec) {
             merge__buf_str(b, "null");
-        else
+        } else {
             merge__buf_add(b, kv->raw, kv->raw_len);
+        }
     }
     merge__buf_str(b, "}\n");
     merge__jobj_release(&o);

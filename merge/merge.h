@@ -25,6 +25,14 @@
  * and writes DIR/merged/depth-D.warc.gz and DIR/merged/pages.jsonl with
  * one copy per URL (the most recent fetch). A torn record at a file's end
  * (a node killed mid-write) is skipped with a warning.
+ *
+ * JSON line fields about the records: warc_file (relative to DIR),
+ * warc_offset (the response's gzip member), warc_length (bytes of the
+ * page's members: response then request, contiguous from warc_offset) and
+ * warc_record_id (the response's WARC-Record-ID); all null for a page
+ * without records. merge_run copies a line's warc_offset/warc_length range
+ * as raw bytes; lines without warc_length (older output) are found by
+ * inflating their file and matching warc_record_id.
  */
 #ifndef DC_MERGE_H
 #define DC_MERGE_H
@@ -137,10 +145,16 @@ int merge_record_verify(const struct merge_record *rec);
 struct merge_stats {
     uint64_t files, records, pages, url_duplicates, torn, depths;
     uint64_t pages_per_depth[64];
+    uint64_t ranges;   /* pages copied as raw byte ranges (counted as two
+                          records each: response and request) */
+    uint64_t inflated; /* pages found by inflating their file (no range,
+                          or a range that failed the check) */
 };
 
 /* Merge DIR's per-depth output into outdir (DIR/merged when NULL).
- * Warnings (torn records, bad lines) go to `warn` when not NULL. */
+ * Warnings (torn records, bad lines) go to `warn` when not NULL. `torn`
+ * counts torn records: per page for ranges past the end of their file, per
+ * file for a torn end found while inflating. */
 int merge_run(const char *dir, const char *outdir, struct merge_stats *st,
               FILE *warn, char *err, size_t errlen);
 

@@ -23,8 +23,14 @@
  *
  * A struct merge_writer belongs to one thread. Files are created with
  * exclusive create ("x"), so two writers never share a file. Each append
- * writes the WARC bytes, then the JSON line, and flushes both: a crash
- * leaves at most a torn last record, which readers report as truncated.
+ * writes and flushes the WARC bytes first, then the JSON line: a crash
+ * leaves at most a torn last record (readers report it as truncated) or a
+ * whole record without its line (an orphan merge_run ignores), never a line
+ * whose bytes are missing.
+ *
+ * The JSON line gives the page's records as a byte range of the WARC file:
+ * warc_offset (its response member) and warc_length (the response and
+ * request members, contiguous), so merge_run copies them without inflating.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -798,6 +804,12 @@ static void page_json(struct merge__buf *j, const struct merge_page *p,
         merge__buf_printf(j, "%lld", (long long)off);
     else
         merge__buf_str(j, "null");
+    /* the built members are contiguous: response first, then request */
+    json_key(j, "warc_length");
+    if (rec)
+        merge__buf_printf(j, "%zu", b->len - b->response_off);
+    else
+        merge__buf_str(j, "null");
     json_strval(j, "warc_record_id", rec ? b->response_id : NULL);
     merge__buf_str(j, "}\n");
 }
@@ -809,6 +821,13 @@ static int append_page(struct merge_writer *w, const struct merge_page *p,
     int64_t off = w->pos + (int64_t)(b ? b->response_off : 0);
     int rc = DC_OK;
 
+    /*
+     * Order matters for crash safety: the WARC bytes reach the file (fflush)
+     * before the JSON line that points at them is written. Killed between
+     * the two, the file holds an orphan record without a line (merge skips
+     * it); the other order could leave a line whose warc_offset/warc_length
+     * range is not on disk.
+     */
     if (b && b->len) {
         rc = write_all(w, w->warc, b->data, b->len);
         w->pos += (int64_t)b->len;

@@ -391,7 +391,8 @@ static void build_all(struct merge_built *b, int level)
 
 /* Read one response (and its request) and check them against t. */
 static void check_pair(const struct tpage *t, const struct merge_built *b,
-                       struct merge_reader *r, uint64_t *resp_off)
+                       struct merge_reader *r, uint64_t *resp_off,
+                       uint64_t *req_end)
 {
     struct merge_record rec;
     size_t hl = strlen(t->head);
@@ -421,11 +422,13 @@ static void check_pair(const struct tpage *t, const struct merge_built *b,
               memcmp(rec.block, req_a, rec.block_len) == 0 &&
               merge_record_verify(&rec) == DC_OK,
           "%s: request block", t->p.url);
+    if (rc == DC_OK)
+        *req_end = rec.offset + rec.member_len;
 }
 
 /* The JSON line of page i. */
 static void check_line(const struct tpage *t, const struct merge_built *b,
-                       const char *line, uint64_t off)
+                       const char *line, uint64_t off, uint64_t len)
 {
     struct merge__jobj o;
     const struct merge__jkv *kv;
@@ -443,6 +446,12 @@ static void check_line(const struct tpage *t, const struct merge_built *b,
     CHECK(kv && (t->head ? kv->type == MJ_NUM && kv->num == (double)off
                          : kv->type == MJ_NULL),
           "%s: warc_offset", t->p.url);
+    kv = merge__jobj_get(&o, "warc_length");
+    CHECK(kv && (t->head ? kv->type == MJ_NUM && kv->num == (double)len &&
+                               len == b->len
+                         : kv->type == MJ_NULL),
+          "%s: warc_length %g want %llu", t->p.url, kv ? kv->num : -1.0,
+          (unsigned long long)len);
     kv = merge__jobj_get(&o, "error");
     CHECK(kv && (t->p.error ? kv->type == MJ_STR : kv->type == MJ_NULL),
           "%s: error", t->p.url);
@@ -480,6 +489,47 @@ static const struct merge_writer_opts wopts = {
 static const char info_settings[] =
     "\r\nsettings: depth=2\r\nuser-agent: dcrawl test\r\nsettings:  x: y\r\n";
 
+/* The bytes [off, off + len) of path, on their own, are a WARC file of
+ * exactly the response `id` and then its request. */
+static void check_range(const char *path, uint64_t off, uint64_t len,
+                        const char *id)
+{
+    char tmp[] = "/tmp/u-warc-rangeXXXXXX";
+    struct merge_reader *r;
+    struct merge_record rec;
+    unsigned char *d;
+    size_t n;
+    int fd, rc;
+
+    d = slurp(path, &n);
+    CHECK(d && off + len <= n, "range %llu+%llu inside %zu bytes",
+          (unsigned long long)off, (unsigned long long)len, n);
+    fd = mkstemp(tmp);
+    if (!d || off + len > n || fd < 0) {
+        free(d);
+        return;
+    }
+    close(fd);
+    spit(tmp, d + off, (size_t)len);
+    free(d);
+    CHECK(merge_reader_open(&r, tmp) == DC_OK, "open range");
+    if (r) {
+        rc = merge_reader_next(r, &rec);
+        CHECK(rc == DC_OK && strcmp(rec.type, "response") == 0 &&
+                  rec.offset == 0 && strcmp(rec.record_id, id) == 0 &&
+                  merge_record_verify(&rec) == DC_OK,
+              "range starts with response %s", id);
+        rc = merge_reader_next(r, &rec);
+        CHECK(rc == DC_OK && strcmp(rec.type, "request") == 0 &&
+                  rec.concurrent_to && strcmp(rec.concurrent_to, id) == 0 &&
+                  rec.offset + rec.member_len == len,
+              "range ends with its request");
+        CHECK(merge_reader_next(r, &rec) == DC_ENOTFOUND, "range: nothing else");
+    }
+    merge_reader_close(&r);
+    unlink(tmp);
+}
+
 /* Write all pages to DIR/depth-1/n1-00000.*, read them back. */
 static void test_write_read(const char *dir)
 {
@@ -487,7 +537,8 @@ static void test_write_read(const char *dir)
     struct merge_writer *w;
     struct merge_reader *r;
     struct merge_record rec;
-    uint64_t offs[NPAGES] = { 0 }, end = 0, prev_end = 0;
+    uint64_t offs[NPAGES] = { 0 }, ends[NPAGES] = { 0 }, end = 0,
+             prev_end = 0;
     char path[4096], *lines, *line, *save = NULL;
     size_t n, total;
     int rc;
@@ -514,7 +565,7 @@ static void test_write_read(const char *dir)
     prev_end = rec.member_len;
     for (size_t i = 0; i < NPAGES; i++)
         if (pages[i].head)
-            check_pair(&pages[i], &b[i], r, &offs[i]);
+            check_pair(&pages[i], &b[i], r, &offs[i], &ends[i]);
     CHECK(merge_reader_next(r, &rec) == DC_ENOTFOUND, "clean end");
     merge_reader_close(&r);
     CHECK(r == NULL, "close NULLs");
@@ -541,11 +592,15 @@ static void test_write_read(const char *dir)
         CHECK(line != NULL, "line %zu present", i);
         if (!line)
             break;
-        check_line(&pages[i], &b[i], line, offs[i]);
+        check_line(&pages[i], &b[i], line, offs[i], ends[i] - offs[i]);
         line = strtok_r(NULL, "\n", &save);
     }
     CHECK(line == NULL, "one line per page");
     free(lines);
+    snprintf(path, sizeof(path), "%s/depth-1/n1-00000.warc.gz", dir);
+    for (size_t i = 0; i < NPAGES; i++)
+        if (pages[i].head)
+            check_range(path, offs[i], ends[i] - offs[i], b[i].response_id);
     for (size_t i = 0; i < NPAGES; i++)
         merge_built_release(&b[i]);
     merge_built_release(NULL);
@@ -876,7 +931,7 @@ static struct merge_page mpage(const char *url, int64_t ms, int depth,
 
 struct mline {
     char url[128], body_digest[64], file[128], id[64];
-    double off;
+    double off, len;
 };
 
 static int read_pages(const char *path, struct mline *ml, int max)
@@ -889,7 +944,7 @@ static int read_pages(const char *path, struct mline *ml, int max)
         struct merge__jobj o;
         const struct merge__jkv *kv;
         memset(&ml[n], 0, sizeof(ml[n]));
-        ml[n].off = -1;
+        ml[n].off = ml[n].len = -1;
         if (merge__json_parse(buf, strlen(buf), &o) == DC_OK) {
             if ((kv = merge__jobj_get(&o, "url")) && kv->type == MJ_STR)
                 snprintf(ml[n].url, 128, "%s", kv->str);
@@ -902,6 +957,8 @@ static int read_pages(const char *path, struct mline *ml, int max)
                 snprintf(ml[n].id, 64, "%s", kv->str);
             if ((kv = merge__jobj_get(&o, "warc_offset")) && kv->type == MJ_NUM)
                 ml[n].off = kv->num;
+            if ((kv = merge__jobj_get(&o, "warc_length")) && kv->type == MJ_NUM)
+                ml[n].len = kv->num;
         }
         merge__jobj_release(&o);
         n++;
@@ -1031,6 +1088,9 @@ static void test_merge(const char *dir, const char *tmp)
           (unsigned long long)st.url_duplicates,
           (unsigned long long)st.torn, (unsigned long long)st.depths,
           (unsigned long long)st.records);
+    CHECK(st.ranges == 4 && st.inflated == 0,
+          "all copied as ranges: %llu ranges %llu inflated",
+          (unsigned long long)st.ranges, (unsigned long long)st.inflated);
     free(warn);
 
     snprintf(path, sizeof(path), "%s/merged/pages.jsonl", dir);
@@ -1047,8 +1107,11 @@ static void test_merge(const char *dir, const char *tmp)
                   "the later fetch wins");
         if (strcmp(ml[i].url, "http://m.test/5") == 0 ||
             strcmp(ml[i].url, "http://m.test/6") == 0)
-            CHECK(ml[i].off < 0 && ml[i].file[0] == 0,
+            CHECK(ml[i].off < 0 && ml[i].len < 0 && ml[i].file[0] == 0,
                   "%s without records", ml[i].url);
+        else
+            CHECK(ml[i].off > 0 && ml[i].len > 0, "%s has a range",
+                  ml[i].url);
     }
     snprintf(path, sizeof(path), "%s/merged/depth-0.warc.gz", dir);
     check_merged(path, ml, k, 3);
@@ -1057,6 +1120,173 @@ static void test_merge(const char *dir, const char *tmp)
     CHECK(merge_run("/nonexistent/x", NULL, &st, NULL, err, sizeof(err)) ==
               DC_EIO && err[0],
           "missing dir");
+}
+
+/* Rewrite line `lineno` (1-based) of the file at path with edit(). */
+static void edit_line(const char *path, int lineno,
+                      void (*edit)(char *line, size_t cap))
+{
+    char lines[16][4096];
+    FILE *f = fopen(path, "r");
+    int n = 0;
+
+    while (f && n < 16 && fgets(lines[n], sizeof(lines[n]), f))
+        n++;
+    if (f)
+        fclose(f);
+    CHECK(n >= lineno, "%s has line %d", path, lineno);
+    if (n < lineno)
+        return;
+    edit(lines[lineno - 1], sizeof(lines[0]));
+    f = fopen(path, "w");
+    for (int i = 0; f && i < n; i++)
+        fputs(lines[i], f);
+    if (f)
+        fclose(f);
+}
+
+/* Older output: no warc_length. */
+static void drop_length(char *line, size_t cap)
+{
+    char *k = strstr(line, ",\"warc_length\":");
+    size_t skip;
+
+    (void)cap;
+    CHECK(k != NULL, "line has warc_length: %s", line);
+    if (!k)
+        return;
+    skip = 15 + strspn(k + 15, "0123456789");
+    memmove(k, k + skip, strlen(k + skip) + 1);
+}
+
+/* A range that does not start at a gzip member: warc_offset + 1. */
+static void shift_offset(char *line, size_t cap)
+{
+    char *k = strstr(line, "\"warc_offset\":"), rest[4096];
+    long long off;
+
+    CHECK(k && sscanf(k + 14, "%lld", &off) == 1, "line has warc_offset");
+    if (!k || sscanf(k + 14, "%lld", &off) != 1)
+        return;
+    snprintf(rest, sizeof(rest), "%s", k + 14 + strspn(k + 14, "0123456789"));
+    snprintf(k, cap - (size_t)(k - line), "\"warc_offset\":%lld%s", off + 1,
+             rest);
+}
+
+/* Bytes [off, off + len) of path equal those of path2 at off2. */
+static int same_bytes(const char *path, double off, double len,
+                      const char *path2, double off2)
+{
+    size_t n, n2;
+    unsigned char *a = slurp(path, &n), *b = slurp(path2, &n2);
+    int ok = a && b && off >= 0 && len > 0 && off2 >= 0 &&
+             off + len <= (double)n && off2 + len <= (double)n2 &&
+             memcmp(a + (size_t)off, b + (size_t)off2, (size_t)len) == 0;
+
+    free(a);
+    free(b);
+    return ok;
+}
+
+/*
+ * The fast path (raw ranges) and its fallbacks: node f (depth 0) merges by
+ * ranges; node g (depth 1) has a line without warc_length and one whose
+ * offset is off by one (both found by inflating); node h (depth 1) was cut
+ * inside its last page's request member (torn: skipped). Every copied
+ * range must be byte-identical to its source range as the writer recorded
+ * it (warc_length itself is checked against the reader in test_write_read).
+ */
+static void test_merge_fast(const char *dir)
+{
+    struct merge_page f[] = {
+        mpage("http://f.test/1", 1000, 0, "one"),
+        mpage("http://f.test/2", 1001, 0, "two two"),
+        mpage("http://f.test/3", 1002, 0, "three"),
+        mpage("http://f.test/4", 1003, 0, "four"),
+    };
+    struct merge_page g[] = {
+        mpage("http://f.test/g1", 2000, 1, "g one"),
+        mpage("http://f.test/g2", 2001, 1, "g two"),
+        mpage("http://f.test/g3", 2002, 1, "g three"),
+    };
+    struct merge_page h[] = {
+        mpage("http://f.test/h1", 3000, 1, "h one"),
+        mpage("http://f.test/h2", 3001, 1, "h two"),
+    };
+    struct mline src[16], ml[16];
+    struct merge_stats st;
+    char path[4096], spath[4096], err[256], *warn = NULL;
+    const char *const jl[] = { "depth-0/f-00000.jsonl", "depth-1/g-00000.jsonl",
+                               "depth-1/h-00000.jsonl" };
+    size_t wlen = 0, n;
+    unsigned char *d;
+    int ns = 0, k, rc;
+    FILE *wf;
+
+    write_node(dir, 0, "f", f, 4);
+    write_node(dir, 1, "g", g, 3);
+    write_node(dir, 1, "h", h, 2);
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, jl[i]);
+        ns += read_pages(path, src + ns, 16 - ns);
+    }
+    CHECK(ns == 9, "source lines %d", ns);
+    for (int i = 0; i < ns; i++)
+        CHECK(src[i].off > 0 && src[i].len > 0, "%s: source range",
+              src[i].url);
+    snprintf(path, sizeof(path), "%s/depth-1/g-00000.jsonl", dir);
+    edit_line(path, 1, drop_length);
+    edit_line(path, 2, shift_offset);
+    snprintf(path, sizeof(path), "%s/depth-1/h-00000.warc.gz", dir);
+    d = slurp(path, &n);
+    if (d && n > 10)
+        spit(path, d, n - 10);
+    free(d);
+
+    wf = open_memstream(&warn, &wlen);
+    rc = merge_run(dir, NULL, &st, wf, err, sizeof(err));
+    fclose(wf);
+    CHECK(rc == DC_OK, "merge_run %d %s", rc, err);
+    CHECK(st.pages == 9 && st.ranges == 6 && st.inflated == 2 &&
+              st.torn == 1 && st.records == 16 && st.files == 3 + 3,
+          "fast stats: pages %llu ranges %llu inflated %llu torn %llu "
+          "records %llu files %llu",
+          (unsigned long long)st.pages, (unsigned long long)st.ranges,
+          (unsigned long long)st.inflated, (unsigned long long)st.torn,
+          (unsigned long long)st.records, (unsigned long long)st.files);
+    CHECK(warn && strstr(warn, "h-00000.warc.gz") &&
+              strstr(warn, "http://f.test/h2") && strstr(warn, "torn"),
+          "torn range warning: %s", warn ? warn : "");
+    free(warn);
+
+    snprintf(path, sizeof(path), "%s/merged/pages.jsonl", dir);
+    k = read_pages(path, ml, 16);
+    CHECK(k == 9, "merged lines %d", k);
+    for (int i = 0; i < k; i++) {
+        const struct mline *s = NULL;
+        for (int j = 0; j < ns; j++)
+            if (strcmp(src[j].url, ml[i].url) == 0)
+                s = &src[j];
+        CHECK(s != NULL, "%s from a source line", ml[i].url);
+        if (!s)
+            continue;
+        if (strcmp(ml[i].url, "http://f.test/h2") == 0) {
+            CHECK(ml[i].off < 0 && ml[i].len < 0 && ml[i].file[0] == 0 &&
+                      ml[i].id[0] == 0,
+                  "torn page kept without records");
+            continue;
+        }
+        snprintf(path, sizeof(path), "%s/merged/%s", dir, ml[i].file);
+        snprintf(spath, sizeof(spath), "%s/%s", dir, s->file);
+        CHECK(ml[i].len == s->len && strcmp(ml[i].id, s->id) == 0 &&
+                  same_bytes(path, ml[i].off, ml[i].len, spath, s->off),
+              "%s: merged range %g+%g equals source %s %g+%g", ml[i].url,
+              ml[i].off, ml[i].len, s->file, s->off, s->len);
+    }
+    snprintf(path, sizeof(path), "%s/merged/depth-0.warc.gz", dir);
+    check_merged(path, ml, k, 4);
+    snprintf(path, sizeof(path), "%s/merged/depth-1.warc.gz", dir);
+    check_merged(path, ml, k, 4);
 }
 
 static void keep_merged(const char *mdir, const char *keep)
@@ -1082,7 +1312,7 @@ static void keep_merged(const char *mdir, const char *keep)
 int main(void)
 {
     char tmpl[] = "/tmp/u-warc-XXXXXX", tmpl2[] = "/tmp/u-warc-bad-XXXXXX";
-    char dir[256], mdir[300], rdir[300];
+    char dir[256], mdir[300], rdir[300], fdir[300];
     const char *keep = getenv("DC_WARC_KEEP");
     char *tmp = mkdtemp(tmpl), *bad = mkdtemp(tmpl2);
 
@@ -1096,6 +1326,7 @@ int main(void)
     /* the merge input holds a torn file on purpose: keep only the output */
     snprintf(mdir, sizeof(mdir), "%s/merge", bad);
     snprintf(rdir, sizeof(rdir), "%s/rotate", dir);
+    snprintf(fdir, sizeof(fdir), "%s/merge-fast", bad);
     pages_init();
     test_base();
     test_iso_parse();
@@ -1108,6 +1339,7 @@ int main(void)
     test_random(dir, bad);
     test_samples();
     test_merge(mdir, bad);
+    test_merge_fast(fdir);
     if (keep && *keep)
         keep_merged(mdir, dir);
     rm_rf(bad);
