@@ -86,6 +86,12 @@ struct conf {
     int url_strip_index_html;
     /* noise */
     int noise_enabled;
+    double noise_link_ratio;
+    char *noise_blocks;
+    double noise_similarity;
+    int noise_max_clusters;
+    int noise_template_min;
+    int64_t noise_cluster_budget;
     /* frontier */
     int frontier_partitions;
     double frontier_lease;
@@ -93,6 +99,7 @@ struct conf {
     char *redis_url;
     /* dedup */
     int64_t dedup_cache_entries;
+    char *dedup_fingerprint;
     /* output */
     int64_t output_warc_max_bytes;
     int output_gzip_level;

@@ -34,6 +34,7 @@ int cmd_crawl(int argc, char **argv);
 int cmd_seed(int argc, char **argv);
 int cmd_node(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_dedup(int argc, char **argv);
 
 /* Shared option handling: --config FILE, --set k=v, --redis URL. Applies
  * defaults, config file, environment and --set in that order. Returns 0 or
@@ -97,6 +98,14 @@ struct node_stats {
     int64_t started_us, finished_us;
     uint64_t pages, bytes, errors, retries, robots_skipped, robots_fetches;
     uint64_t links_found, links_admitted, links_new, links_cached;
+    /* noise filter: links seen, dropped by block / cluster, refused by
+     * template budget */
+    uint64_t noise_seen, noise_block, noise_cluster, noise_budget;
+    /* dedup: cache counters, Redis round trips of the node's frontier
+     * handle, and the seen-set's size (frontier_seen_usage) at the end */
+    uint64_t cache_hits, cache_misses, cache_evictions;
+    uint64_t redis_roundtrips;
+    uint64_t seen_urls, seen_bytes, seen_keys, seen_not_compact;
     uint64_t pages_per_depth[64];
     uint64_t status[6]; /* 0 = transport error, 1xx..5xx */
     int max_depth;
@@ -111,6 +120,10 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
 void node_request_stop(void);
 /* Install SIGINT/SIGTERM handlers that call node_request_stop(). */
 void node_install_signals(void);
+
+/* Fill st's Redis round trips and seen-set size from f (the size scans
+ * every bucket: a few round trips per 16384 buckets; summary.c). */
+void node_dedup_stats(struct frontier *f, struct node_stats *st);
 
 /* Print the crawl summary. */
 void node_print_summary(FILE *out, const struct node_stats *st,

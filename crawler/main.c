@@ -82,6 +82,20 @@ static const struct command commands[] = {
      "\n"
      "  --out OUTDIR        where to write (default DIR/merged)\n"
      "  -h, --help          this help\n"},
+    {"dedup", cmd_dedup, "print the URLs of a list that a crawl has not seen",
+     "usage: dcrawl dedup --redis URL [--check-only] [-j N] [options] [FILE...|-]\n"
+     "\n"
+     "Reads URLs, one per line (blank lines and # comments skipped; no FILE =\n"
+     "stdin), canonicalizes and fingerprints them, checks them against the\n"
+     "crawl's seen-set and prints the new ones (canonical form, input order),\n"
+     "marking them seen. A URL printed here is never crawled later, and a URL\n"
+     "already crawled or queued is never printed. Bad lines go to stderr with\n"
+     "their line numbers; totals go to stderr at the end.\n"
+     "\n"
+     "  --redis URL         the crawl's Redis (or redis.url / DCRAWL_REDIS_URL)\n"
+     "  --check-only        print the new URLs without marking them seen\n"
+     "  -j N                canonicalize on N threads (default 1)\n"
+     "  -q, --quiet         no totals\n" COMMON_HELP},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

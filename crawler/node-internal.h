@@ -16,6 +16,7 @@
 #include "conf.h"
 #include "frontier.h"
 #include "merge.h"
+#include "noise.h"
 
 /* -------------------------------------------------------------- fetch */
 
@@ -56,12 +57,16 @@ size_t fetcher_active(const struct fetcher *f);
 /* ------------------------------------------------------------ workers */
 
 /* Links of a page, ready for admission: canonical URL i is
- * blob + off[i] (NUL-terminated), its host blob + hoff[i] (hlen[i] bytes). */
+ * blob + off[i] (NUL-terminated), its host blob + hoff[i] (hlen[i] bytes).
+ * nav[i]: the noise block stage (worker) found link i only in navigation
+ * blocks. verdict/ticket: the noise cluster stage (node), n entries. */
 struct work_links {
     char *blob;
     size_t blob_len, blob_cap;
     uint32_t *off, *hoff, *hlen;
     uint64_t *fp;
+    unsigned char *nav, *verdict;
+    uint64_t *ticket;
     size_t n, cap;
 };
 
@@ -76,6 +81,7 @@ struct work_job {
     struct work_links links;
     size_t links_found, links_rejected, decoded_len;
     size_t links_new_count; /* set by the node after admission */
+    struct noise_stats noise; /* this page's noise decisions (node) */
     int parsed;
     struct work_job *next;
 };

@@ -284,22 +284,58 @@ static void admit_add(struct node *n, const struct work_job *j, size_t i,
     n->nadm++;
 }
 
-/* Admit the new links of all jobs in one frontier call; links_new per job. */
+static const char *job_link_url(void *ud, size_t i)
+{
+    const struct work_links *wl = ud;
+    return wl->blob + wl->off[i];
+}
+
+/* Noise cluster stage for one page: verdicts, tickets and counts. */
+static void noise_job(struct node *n, struct work_job *j)
+{
+    struct work_links *wl = &j->links;
+    const char *host = j->lease.host;
+    if (!wl->n)
+        return;
+    wl->verdict = xrealloc(wl->verdict, wl->n);
+    wl->ticket = xrealloc(wl->ticket, wl->n * sizeof(*wl->ticket));
+    noise_filter(n->noise, host, strlen(host), job_link_url, wl, wl->n,
+                 wl->nav, wl->verdict, wl->ticket, &j->noise);
+    n->st->noise_seen += j->noise.seen;
+    n->st->noise_block += j->noise.dropped_block;
+    n->st->noise_cluster += j->noise.dropped_cluster;
+    n->st->noise_budget += j->noise.refused_budget;
+}
+
+/* The link index of admitted URL u within its job (off[] ascends). */
+static size_t job_link_index(const struct work_job *j,
+                             const struct frontier_url *u)
+{
+    uint32_t off = (uint32_t)(u->url - j->links.blob);
+    size_t lo = 0, hi = j->links.n;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (j->links.off[mid] <= off)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Admit the new links of all jobs in one frontier call; links_new per job.
+ * The noise filter runs first; every URL that is new to the frontier is
+ * charged to its noise cluster's template budget. */
 static int admit_links(struct node *n, struct work_job **jobs, size_t njobs)
 {
     size_t k, i;
     int rc;
-    unsigned char keep[4096];
     n->nadm = 0;
     for (k = 0; k < njobs; k++) {
         struct work_job *j = jobs[k];
+        noise_job(n, j);
         for (i = 0; i < j->links.n; i++) {
-            if (i % sizeof(keep) == 0)
-                noise_filter(n->noise, j->lease.host,
-                             j->links.n - i < sizeof(keep) ? j->links.n - i
-                                                           : sizeof(keep),
-                             keep, NULL);
-            if (!keep[i % sizeof(keep)])
+            if (j->links.verdict[i] != NOISE_KEEP)
                 continue;
             if (dedup_cache_hit(n->cache, j->links.fp[i])) {
                 n->st->links_cached++;
@@ -317,6 +353,9 @@ static int admit_links(struct node *n, struct work_job **jobs, size_t njobs)
     for (i = 0; i < n->nadm; i++) {
         dedup_cache_put(n->cache, n->adm[i].fp);
         if (n->isnew[i]) {
+            struct work_job *j = jobs[n->adm_job[i]];
+            noise_admitted(n->noise,
+                           j->links.ticket[job_link_index(j, &n->adm[i])]);
             jobs[n->adm_job[i]]->links_new_count++;
             n->st->links_new++;
         }
@@ -357,6 +396,10 @@ static int write_job(struct node *n, struct work_job *j)
     pg.decoded_len = j->decoded_len;
     pg.links_found = j->links_found;
     pg.links_new = j->links_new_count;
+    pg.noise_seen = j->noise.seen;
+    pg.noise_block = j->noise.dropped_block;
+    pg.noise_cluster = j->noise.dropped_cluster;
+    pg.noise_budget = j->noise.refused_budget;
     rc = merge_writer_append(w, &pg, &j->built, n->id);
     n->st->pages++;
     n->st->bytes += r->body_len;
@@ -476,6 +519,25 @@ static void wake_node(void *ud)
     fetcher_wakeup(ud);
 }
 
+/* The noise filter of c, or NULL when noise.blocks names an unknown tag. */
+static struct noise *noise_from_conf(const struct conf *c)
+{
+    struct noise_conf nc;
+    struct parser *p = parser_new(0, 0);
+    int rc = parser_set_blocks(p, c->noise_blocks);
+
+    parser_free(&p);
+    if (rc != DC_OK)
+        return NULL;
+    nc.enabled = c->noise_enabled;
+    nc.link_ratio = c->noise_link_ratio;
+    nc.similarity = c->noise_similarity;
+    nc.max_clusters = (size_t)c->noise_max_clusters;
+    nc.template_min = (size_t)c->noise_template_min;
+    nc.cluster_budget = (uint64_t)c->noise_cluster_budget;
+    return noise_new(&nc);
+}
+
 static int node_setup(struct node *n, struct frontier *f, const struct conf *c,
                       const char *id, const struct node_opts *o,
                       struct node_stats *st)
@@ -497,7 +559,9 @@ static int node_setup(struct node *n, struct frontier *f, const struct conf *c,
     n->workers = workers_new(threads, c, wake_node, n->fetch);
     n->robots = robots_cache_new();
     n->cache = dedup_cache_new((size_t)c->dedup_cache_entries);
-    n->noise = noise_new(c->noise_enabled);
+    n->noise = noise_from_conf(c);
+    if (!n->noise)
+        return DC_ECONFIG;
     parser_agent_token(c->crawl_user_agent, n->agent, sizeof(n->agent));
     n->maxd = node_max_depth(f, c);
     st->max_depth = n->maxd;
@@ -516,6 +580,13 @@ static int node_teardown(struct node *n)
     workers_free(&n->workers);
     fetcher_free(&n->fetch);
     robots_cache_free(&n->robots);
+    if (n->cache) {
+        struct dedup_cache_stats cs;
+        dedup_cache_stats(n->cache, &cs);
+        n->st->cache_hits = cs.hits;
+        n->st->cache_misses = cs.misses;
+        n->st->cache_evictions = cs.evictions;
+    }
     dedup_cache_free(&n->cache);
     noise_free(&n->noise);
     free(n->retry_fp);
@@ -638,6 +709,8 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
         }
     }
     st->finished_us = dc_mono_us();
+    if (!o->quiet)
+        node_dedup_stats(f, st);
     return rc;
 }
 

@@ -1,10 +1,55 @@
 /*
  * summary.c: the human summary printed at the end of `dcrawl crawl` and
  * `dcrawl node`.
+ *
+ * Dedup figures: the cache hit rate is hits / (hits + misses) of the
+ * node's in-process cache (links answered without Redis); Redis round
+ * trips are every pipeline the node's frontier handle sent (admit, pop,
+ * complete, reclaim, level checks), per page fetched; the seen-set size
+ * and bytes per URL come from SCARD and MEMORY USAGE of every bucket key
+ * (exact, not sampled: MEMORY USAGE of an intset is its allocation plus
+ * the key's overhead), read once at the end, after the timing stops.
  */
 #include <stdio.h>
 
 #include "crawler.h"
+#include "frontier.h"
+
+void node_dedup_stats(struct frontier *f, struct node_stats *st)
+{
+    struct frontier_seen_usage u;
+
+    st->redis_roundtrips = frontier_roundtrips(f);
+    if (frontier_seen_usage(f, &u) != DC_OK)
+        return;
+    st->seen_urls = u.members;
+    st->seen_bytes = u.bytes;
+    st->seen_keys = u.keys;
+    st->seen_not_compact = u.not_compact;
+}
+
+static void print_dedup(FILE *out, const struct node_stats *st)
+{
+    uint64_t asked = st->cache_hits + st->cache_misses;
+
+    fprintf(out, "  dedup: cache hit rate %.1f%% (%llu of %llu links, %llu "
+                 "evictions); %.2f Redis round trips per page\n",
+            asked ? 100.0 * (double)st->cache_hits / (double)asked : 0.0,
+            (unsigned long long)st->cache_hits, (unsigned long long)asked,
+            (unsigned long long)st->cache_evictions,
+            st->pages ? (double)st->redis_roundtrips / (double)st->pages : 0.0);
+    if (!st->seen_urls)
+        return;
+    fprintf(out, "  seen-set: %llu URLs in %llu bucket keys, %.1f bytes per "
+                 "URL in Redis (MEMORY USAGE)",
+            (unsigned long long)st->seen_urls,
+            (unsigned long long)st->seen_keys,
+            (double)st->seen_bytes / (double)st->seen_urls);
+    if (st->seen_not_compact)
+        fprintf(out, "; %llu buckets outgrew set-max-intset-entries",
+                (unsigned long long)st->seen_not_compact);
+    fputc('\n', out);
+}
 
 void node_print_summary(FILE *out, const struct node_stats *st,
                         const char *out_dir)
@@ -30,6 +75,13 @@ void node_print_summary(FILE *out, const struct node_stats *st,
             (unsigned long long)st->links_found, (unsigned long long)st->links_new,
             (unsigned long long)dropped, (unsigned long long)st->links_cached,
             (unsigned long long)(st->links_admitted - st->links_new));
+    fprintf(out, "  noise: %llu links seen, %llu dropped by block, %llu by "
+                 "cluster, %llu refused by template budget\n",
+            (unsigned long long)st->noise_seen,
+            (unsigned long long)st->noise_block,
+            (unsigned long long)st->noise_cluster,
+            (unsigned long long)st->noise_budget);
+    print_dedup(out, st);
     fprintf(out, "  robots.txt: %llu fetched, %llu URLs disallowed\n",
             (unsigned long long)st->robots_fetches,
             (unsigned long long)st->robots_skipped);

@@ -8,7 +8,10 @@
  *   3. if the page is HTML and its links are to be followed, parses its
  *      first parse.max_bytes with gumbo (one struct parser per thread) and
  *      copies out the canonical links with their host keys and
- *      fingerprints.
+ *      fingerprints; with noise.enabled the parser also measures the
+ *      page's blocks and each link gets the noise block stage's verdict
+ *      (stateless, so it runs here; the per-host cluster stage runs on
+ *      the node's main thread).
  *
  * Jobs go in through a mutex-protected FIFO and come back on a done list;
  * after each job the worker calls wake() so the main thread's poll returns.
@@ -24,6 +27,7 @@
 #include "conf.h"
 #include "dedup.h"
 #include "node-internal.h"
+#include "noise.h"
 #include "parser.h"
 
 struct workers {
@@ -53,6 +57,9 @@ void work_job_free(struct work_job *j)
     free(j->links.hoff);
     free(j->links.hlen);
     free(j->links.fp);
+    free(j->links.nav);
+    free(j->links.verdict);
+    free(j->links.ticket);
     free(j);
 }
 
@@ -121,7 +128,7 @@ static int is_html(const char *ct)
 }
 
 static void links_add(struct work_links *wl, const char *url, size_t len,
-                      const char *host, size_t hostlen)
+                      const char *host, size_t hostlen, int nav)
 {
     size_t need = wl->blob_len + len + 1;
     if (need > wl->blob_cap) {
@@ -137,7 +144,9 @@ static void links_add(struct work_links *wl, const char *url, size_t len,
         wl->hoff = xrealloc(wl->hoff, wl->cap * sizeof(*wl->hoff));
         wl->hlen = xrealloc(wl->hlen, wl->cap * sizeof(*wl->hlen));
         wl->fp = xrealloc(wl->fp, wl->cap * sizeof(*wl->fp));
+        wl->nav = xrealloc(wl->nav, wl->cap);
     }
+    wl->nav[wl->n] = (unsigned char)nav;
     wl->off[wl->n] = (uint32_t)wl->blob_len;
     wl->hoff[wl->n] = (uint32_t)(wl->blob_len + (size_t)(host - url));
     wl->hlen[wl->n] = (uint32_t)hostlen;
@@ -171,10 +180,16 @@ static void extract_links(struct work_job *j, struct parser *p,
     for (i = 0; i < pr->nlinks; i++) {
         const char *host;
         size_t hostlen;
+        int nav = 0;
         if (parser_url_host(pr->links[i].url, &host, &hostlen) != DC_OK)
             continue;
+        if (pr->blocks) {
+            const struct parser_block *b = &pr->blocks[pr->links[i].block];
+            nav = noise_block_is_nav(c->noise_link_ratio, b->text,
+                                     b->link_text);
+        }
         links_add(&j->links, pr->links[i].url, pr->links[i].len, host,
-                  hostlen);
+                  hostlen, nav);
     }
 }
 
@@ -245,6 +260,9 @@ static void *worker_main(void *arg)
     struct workers *w = arg;
     unsigned flags = w->c->url_strip_index_html ? PARSER_URL_STRIP_INDEX : 0;
     struct parser *p = parser_new(flags, (size_t)w->c->url_max_length);
+    /* an unknown tag name leaves blocks off; node setup refuses it first */
+    if (w->c->noise_enabled)
+        parser_set_blocks(p, w->c->noise_blocks);
     for (;;) {
         struct work_job *j;
         pthread_mutex_lock(&w->mu);

@@ -1,22 +1,61 @@
 /*
  * dedup.h: "have we seen this URL?" and "have we seen this content?".
  *
- * Every canonical URL maps to a 64-bit fingerprint (the first 64 bits of
- * MurmurHash3_x64_128, seed 0, over the canonical URL's bytes): the same URL
- * gets the same fingerprint on every node and every run.
+ * Fingerprints. Every canonical URL maps to a 64-bit fingerprint. The
+ * default (dedup.fingerprint = murmur3) is the first 64 bits of
+ * MurmurHash3_x64_128, seed 0, over the canonical URL's bytes; "md5" takes
+ * the first 8 bytes of the URL's MD5 digest read big-endian (the first 16
+ * hex digits of the usual MD5 hex string), for compatibility with seen-sets
+ * keyed by MD5. The same URL gets the same fingerprint on every node and
+ * every run (pinned vectors: tests/data/fingerprints*.tsv). The algorithm
+ * is process-wide (dedup_fingerprint_use, set once before threads start;
+ * the frontier records it in Redis so every client of a crawl agrees).
  *
- * The source of truth is a set in Redis, written insert-if-absent by the
- * frontier's admit script (frontier/) so that "new" and "enqueued" happen in
- * one atomic step. This module defines where a fingerprint lives in Redis
- * (dedup_seen_key / dedup_seen_member) so the layout is one module's
- * decision: the seen-set of a URL is kept in its host partition's hash slot,
- * split into DEDUP_SUBBUCKETS keys per partition whose members are integers,
- * so Redis can keep them in its compact intset encoding.
+ * Seen-set. The source of truth is a set in Redis, written insert-if-absent
+ * by the frontier (its admit script, or frontier_seen) so that "new"
+ * happens exactly once whoever asks. This module defines where a
+ * fingerprint lives (dedup_seen_key / dedup_seen_member):
+ *   key    "<prefix>:{<p>}:s:<b>"  p = the URL's host partition (so the
+ *          admit script touches one hash slot), b = the top 4 bits of the
+ *          fingerprint (DEDUP_SUBBUCKETS = 16 buckets per partition);
+ *   member the whole fingerprint as a signed 64-bit decimal integer.
+ * Integer members keep each bucket in Redis's intset encoding: 8 bytes per
+ * URL plus allocator slack, plus about 100 bytes per bucket key. With the
+ * default 1024 partitions there are 16384 buckets, so at 100 M URLs a
+ * bucket holds about 6100 URLs on average and Redis needs about 9 bytes per
+ * URL (bench/dedup measures it at 15 M). Few, full buckets also let batch
+ * dedup send many members per command (frontier_seen), which is what makes
+ * it fast: Redis's cost is per command far more than per member. A bucket
+ * stays an intset while it holds at most set-max-intset-entries members;
+ * the project's Redis runs with DEDUP_INTSET_ENTRIES = 8192, enough for
+ * 134 M URLs spread evenly. Hosts are not spread evenly: one partition holds
+ * 16 * 8192 = 131072 URLs compactly; past that its fuller buckets still
+ * work but become hash tables (about 50 bytes per member), which the crawl
+ * summary reports as buckets not intset. Raising set-max-intset-entries
+ * buys room at the price of slower inserts (an intset insert moves half
+ * the set: 8192 entries are 64 KB).
+ *
+ * Why not members of 32 bits (4 bytes)? The key implies only the 4 bucket
+ * bits and the partition (a hash of the host, not of the URL), so 32-bit
+ * members would mean 36-bit fingerprints per host partition: a new URL
+ * would be wrongly "seen" with probability (URLs in its partition) / 2^36,
+ * tens of thousands of lost URLs at 10^9. The layout keeps all 64 bits.
+ *
+ * False positives (fingerprint collisions). Two distinct URLs share a
+ * fingerprint with probability 2^-64. After n URLs are stored, a new URL is
+ * wrongly reported "seen" with probability n / 2^64; over a crawl of
+ * n = 10^9 URLs the expected number of such losses is n^2 / 2^65 = 0.027
+ * (the probability of even one is about 2.7 %). That is an upper bound:
+ * with the partition in the key only URLs of the same host partition can
+ * collide, so with URLs spread evenly over P partitions (1024 by default)
+ * it is 0.027 / P. No Bloom filter: nothing else is approximate.
  *
  * In front of Redis, a bounded in-process cache (struct dedup_cache)
- * answers most repeated "seen?" questions without a round trip. A URL is put
- * in the cache only once Redis has answered for it (new or not), so a cache
- * hit is always a URL the seen-set already holds.
+ * answers most repeated "seen?" questions without a round trip. A URL is
+ * put in the cache only once Redis has answered for it (new or not), so a
+ * cache hit is always a URL the seen-set already holds. Eviction is by
+ * weight, combining how often an entry was asked for and how recently
+ * (see cache.c).
  *
  * Thread rules: dedup_fingerprint and the key functions are reentrant; a
  * struct dedup_cache is owned by one thread.
@@ -27,8 +66,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Fingerprint of a canonical URL. */
+/* Fingerprint algorithms (conf dedup.fingerprint). */
+enum dedup_fp_algo {
+    DEDUP_FP_MURMUR3 = 0,
+    DEDUP_FP_MD5 = 1
+};
+/* Algorithm by name ("murmur3", "md5"), or -1. */
+int dedup_fp_algo_parse(const char *name);
+const char *dedup_fp_algo_name(int algo);
+/* Select the process-wide algorithm (before any thread starts). */
+void dedup_fingerprint_use(int algo);
+int dedup_fingerprint_algo(void);
+
+/* Fingerprint of a canonical URL with the selected algorithm. */
 uint64_t dedup_fingerprint(const char *url, size_t len);
+/* With a given algorithm. */
+uint64_t dedup_fingerprint_with(int algo, const char *url, size_t len);
 
 /* Full MurmurHash3_x64_128 (for test vectors): out[0], out[1]. */
 void dedup_murmur3_x64_128(const void *key, size_t len, uint32_t seed,
@@ -41,8 +94,13 @@ void dedup_sha1_base32(const void *data, size_t len, char *out);
 /* The same from a raw 20-byte digest. */
 void dedup_sha1_format(const unsigned char digest[20], char *out);
 
-/* Seen-set layout. */
-#define DEDUP_SUBBUCKETS 16
+/* Seen-set layout (see the top of this file). */
+#define DEDUP_SUBBUCKET_BITS 4
+#define DEDUP_SUBBUCKETS (1 << DEDUP_SUBBUCKET_BITS)
+/* set-max-intset-entries the layout is sized for. */
+#define DEDUP_INTSET_ENTRIES 8192
+/* Bucket number of fp inside its partition. */
+unsigned dedup_seen_bucket(uint64_t fp);
 /* Key of fp's seen bucket in partition p: "<prefix>:{<p>}:s:<b>". */
 int dedup_seen_key(const char *prefix, int partition, uint64_t fp, char *out,
                    size_t cap);
@@ -54,12 +112,23 @@ struct dedup_cache;
 struct dedup_cache_stats {
     uint64_t hits, misses, inserts, evictions, entries, capacity;
 };
-/* A cache of at most `entries` fingerprints (at least 16). */
+/* A cache of at most `entries` fingerprints (at least 16), evicting the
+ * lowest-weight of DEDUP_CACHE_SAMPLES random entries. */
+#define DEDUP_CACHE_SAMPLES 8
 struct dedup_cache *dedup_cache_new(size_t entries);
-/* 1 if fp is cached (counted as a hit, its recency refreshed), else 0. */
+/* The same with `samples` entries compared per eviction (1 to 64; a value
+ * >= entries makes eviction exact: the lowest weight of all). */
+struct dedup_cache *dedup_cache_new_sampled(size_t entries, int samples);
+/* 1 if fp is cached (counted as a hit; its count and last-seen time are
+ * updated), else 0 (counted as a miss). */
 int dedup_cache_hit(struct dedup_cache *c, uint64_t fp);
-/* Remember fp (evicting an old entry when full). */
-void dedup_cache_put(struct dedup_cache *c, uint64_t fp);
+/* Remember fp (evicting the lowest-weight sampled entry when full).
+ * Returns 1 if an entry was evicted, else 0. */
+int dedup_cache_put(struct dedup_cache *c, uint64_t fp);
+/* 1 if fp is cached, without counting or updating anything. */
+int dedup_cache_contains(const struct dedup_cache *c, uint64_t fp);
+/* Eviction weight of a cached fp now (higher stays longer), or -1. */
+double dedup_cache_weight(const struct dedup_cache *c, uint64_t fp);
 void dedup_cache_stats(const struct dedup_cache *c, struct dedup_cache_stats *s);
 void dedup_cache_free(struct dedup_cache **c);
 

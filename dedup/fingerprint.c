@@ -9,7 +9,11 @@
  * words are assembled byte by byte, so the result is the same on any host
  * byte order and needs no aligned input.
  *
- * Every function here is reentrant and keeps no state.
+ * The md5 fingerprint goes through OpenSSL's EVP interface (MD5 itself is
+ * deprecated in OpenSSL 3 as a direct call).
+ *
+ * Every function here is reentrant; the only state is the process-wide
+ * algorithm choice, written once before threads start.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -100,12 +104,62 @@ void dedup_murmur3_x64_128(const void *key, size_t len, uint32_t seed,
     out[1] = h2;
 }
 
-uint64_t dedup_fingerprint(const char *url, size_t len)
+static int fp_algo = DEDUP_FP_MURMUR3;
+
+int dedup_fp_algo_parse(const char *name)
+{
+    if (name && strcmp(name, "murmur3") == 0)
+        return DEDUP_FP_MURMUR3;
+    if (name && strcmp(name, "md5") == 0)
+        return DEDUP_FP_MD5;
+    return -1;
+}
+
+const char *dedup_fp_algo_name(int algo)
+{
+    return algo == DEDUP_FP_MD5 ? "md5" : "murmur3";
+}
+
+void dedup_fingerprint_use(int algo)
+{
+    fp_algo = algo == DEDUP_FP_MD5 ? DEDUP_FP_MD5 : DEDUP_FP_MURMUR3;
+}
+
+int dedup_fingerprint_algo(void)
+{
+    return fp_algo;
+}
+
+/* First 8 bytes of MD5(url), big-endian. */
+static uint64_t md5_fingerprint(const char *url, size_t len)
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    uint64_t v = 0;
+    int i;
+
+    if (!EVP_Digest(url, len, md, &mdlen, EVP_md5(), NULL) || mdlen != 16) {
+        fprintf(stderr, "dcrawl: libcrypto MD5 failed\n");
+        abort();
+    }
+    for (i = 0; i < 8; i++)
+        v = (v << 8) | md[i];
+    return v;
+}
+
+uint64_t dedup_fingerprint_with(int algo, const char *url, size_t len)
 {
     uint64_t h[2];
 
+    if (algo == DEDUP_FP_MD5)
+        return md5_fingerprint(url, len);
     dedup_murmur3_x64_128(url, len, 0, h);
     return h[0];
+}
+
+uint64_t dedup_fingerprint(const char *url, size_t len)
+{
+    return dedup_fingerprint_with(fp_algo, url, len);
 }
 
 /* RFC 4648 base32: 20 bytes are exactly 32 characters, no padding. */
@@ -141,6 +195,11 @@ void dedup_sha1_base32(const void *data, size_t len, char *out)
     dedup_sha1_format(md, out);
 }
 
+unsigned dedup_seen_bucket(uint64_t fp)
+{
+    return (unsigned)(fp >> (64 - DEDUP_SUBBUCKET_BITS));
+}
+
 int dedup_seen_key(const char *prefix, int partition, uint64_t fp, char *out,
                    size_t cap)
 {
@@ -151,7 +210,7 @@ int dedup_seen_key(const char *prefix, int partition, uint64_t fp, char *out,
     if (cap == 0)
         return DC_ETOOBIG;
     n = snprintf(out, cap, "%s:{%d}:s:%u", prefix, partition,
-                 (unsigned)(fp >> 60));
+                 dedup_seen_bucket(fp));
     if (n < 0 || (size_t)n >= cap)
         return DC_ETOOBIG;
     return DC_OK;

@@ -4,9 +4,10 @@
  * Code outside of the frontier module should use only the public functions
  * defined in "frontier.h", and should *not* include this file.
  *
- * Three files: frontier.c (the public API: grouping by partition, the local
- * ready index), redis.c (connection URL, connect, pipelined calls) and
- * scripts.c (the Lua scripts and how they are loaded and called).
+ * Four files: frontier.c (the public API: grouping by partition, the local
+ * ready index), redis.c (connection URL, connect, pipelined calls),
+ * scripts.c (the Lua scripts and how they are loaded and called) and
+ * seen.c (the seen-set on its own: batch dedup, layout, usage).
  *
  * A call is either a plain command (script < 0: args is the whole argv) or
  * a script call (EVALSHA sha numkeys keys... args...). frontier__run sends a
@@ -80,6 +81,9 @@ struct frontier {
     int64_t last_scan;           /* now_ms of the last full rescan */
     int scanned;                 /* a rescan happened since the reset */
 
+    uint64_t roundtrips;         /* pipelines sent (frontier_roundtrips) */
+    int64_t intset_entries;      /* Redis set-max-intset-entries, -1 unknown */
+
     char err[256];
 };
 
@@ -101,6 +105,11 @@ void frontier__strv_release(struct frontier_strv *s);
 void frontier__call_init(struct frontier_call *c, int script);
 void frontier__call_release(struct frontier_call *c);
 void frontier__calls_free(struct frontier_call *c, size_t n);
+
+/* seen.c */
+/* Layout string recorded in <prefix>:meta seen_layout. */
+#define FRONTIER_SEEN_LAYOUT "b16-i64"
+void frontier__probe_intset(struct frontier *f);
 
 /* scripts.c */
 const char *frontier__script_body(int script);

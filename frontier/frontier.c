@@ -43,33 +43,68 @@ static int64_t reply_int(const redisReply *r, int64_t def)
     return def;
 }
 
-/* Record our partition count unless one is recorded; adopt the record. */
-static int meta_adopt(struct frontier *f)
+/*
+ * Record our partition count, fingerprint algorithm and seen-set layout
+ * unless recorded; adopt the recorded count and algorithm (every client of
+ * a crawl must agree on them). A recorded layout other than this build's
+ * is an error: its seen-set could not be read.
+ */
+#define META_FIELDS 4
+static const char *const meta_fields[META_FIELDS] = {
+    "partitions", "created", "fingerprint", "seen_layout"
+};
+
+static int meta_check(struct frontier *f, redisReply **rep)
 {
-    struct frontier_call calls[3];
-    redisReply *rep[3];
-    int64_t p = 0;
+    int64_t p = reply_int(rep[0], 0);
+    int algo;
+
+    if (p < 1 || p > MAX_PARTITIONS)
+        return frontier__seterr(f, DC_EREDIS, "bad %s:meta partitions",
+                                f->prefix);
+    f->nparts = (int)p;
+    algo = rep[1]->type == REDIS_REPLY_STRING
+               ? dedup_fp_algo_parse(rep[1]->str) : -1;
+    if (algo < 0)
+        return frontier__seterr(f, DC_EREDIS, "bad %s:meta fingerprint",
+                                f->prefix);
+    dedup_fingerprint_use(algo);
+    if (rep[2]->type != REDIS_REPLY_STRING ||
+        strcmp(rep[2]->str, FRONTIER_SEEN_LAYOUT) != 0)
+        return frontier__seterr(f, DC_ECONFIG,
+                                "%s:meta seen_layout is '%s', this build "
+                                "uses '%s': use another redis.prefix",
+                                f->prefix,
+                                rep[2]->type == REDIS_REPLY_STRING
+                                    ? rep[2]->str : "?",
+                                FRONTIER_SEEN_LAYOUT);
+    return DC_OK;
+}
+
+static int meta_adopt(struct frontier *f, int algo)
+{
+    struct frontier_call calls[META_FIELDS + 3];
+    redisReply *rep[META_FIELDS + 3];
+    const size_t n = META_FIELDS + 3;
     int rc;
 
-    for (int i = 0; i < 3; i++) {
+    for (size_t i = 0; i < n; i++) {
+        const char *field = i < META_FIELDS ? meta_fields[i]
+                            : meta_fields[i == META_FIELDS ? 0 : i - 3];
         frontier__call_init(&calls[i], -1);
-        frontier__strv_pushs(&calls[i].args, i < 2 ? "HSETNX" : "HGET");
+        frontier__strv_pushs(&calls[i].args, i < META_FIELDS ? "HSETNX" : "HGET");
         frontier__strv_pushf(&calls[i].args, "%s:meta", f->prefix);
-        frontier__strv_pushs(&calls[i].args, i == 1 ? "created" : "partitions");
+        frontier__strv_pushs(&calls[i].args, field);
     }
     frontier__strv_pushf(&calls[0].args, "%d", f->nparts);
     frontier__strv_pushf(&calls[1].args, "%lld", (long long)dc_now_ms());
-    rc = frontier__run(f, calls, 3, rep);
-    if (!rc) {
-        p = reply_int(rep[2], 0);
-        if (p < 1 || p > MAX_PARTITIONS)
-            rc = frontier__seterr(f, DC_EREDIS, "bad %s:meta partitions",
-                                  f->prefix);
-        else
-            f->nparts = (int)p;
-    }
-    frontier__replies_free(rep, 3);
-    for (int i = 0; i < 3; i++)
+    frontier__strv_pushs(&calls[2].args, dedup_fp_algo_name(algo));
+    frontier__strv_pushs(&calls[3].args, FRONTIER_SEEN_LAYOUT);
+    rc = frontier__run(f, calls, n, rep);
+    if (!rc)
+        rc = meta_check(f, rep + META_FIELDS);
+    frontier__replies_free(rep, n);
+    for (size_t i = 0; i < n; i++)
         frontier__call_release(&calls[i]);
     return rc;
 }
@@ -100,7 +135,7 @@ int frontier_open(struct frontier **fp, const char *redis_url,
                   size_t errlen)
 {
     struct frontier *f;
-    int rc;
+    int rc, algo;
 
     *fp = NULL;
     if (!redis_url || !c || bad_name(node_id, "\t\r\n") ||
@@ -109,12 +144,21 @@ int frontier_open(struct frontier **fp, const char *redis_url,
             snprintf(err, errlen, "bad redis URL, node id or prefix");
         return DC_EINVAL;
     }
+    algo = dedup_fp_algo_parse(c->dedup_fingerprint ? c->dedup_fingerprint
+                                                    : "murmur3");
+    if (algo < 0) {
+        if (err && errlen)
+            snprintf(err, errlen, "dedup.fingerprint must be murmur3 or md5");
+        return DC_EINVAL;
+    }
     f = frontier_new(redis_url, c, node_id);
     rc = frontier__connect(f, err, errlen);
     if (!rc)
         rc = frontier__scripts_load(f);
     if (!rc)
-        rc = meta_adopt(f);
+        rc = meta_adopt(f, algo);
+    if (!rc)
+        frontier__probe_intset(f);
     if (rc) {
         if (err && errlen)
             snprintf(err, errlen, "%s", f->err);

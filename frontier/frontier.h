@@ -151,6 +151,34 @@ int frontier_meta_set(struct frontier *f, const char *field, const char *value);
 int frontier_meta_get(struct frontier *f, const char *field, char *out,
                       size_t cap);
 
+/*
+ * The seen-set alone (batch dedup: `dcrawl dedup`). Same keys and members as
+ * frontier_admit, so a URL marked here is "seen" to admit and vice versa.
+ * Only url->host, hostlen and fp are read. check_only == 0: insert if
+ * absent, isnew[i] = 1 exactly when this call inserted it (a URL twice in
+ * one batch is new once). check_only != 0: isnew[i] = 1 when absent,
+ * nothing written. Nothing is queued. One pipelined round trip.
+ */
+int frontier_seen(struct frontier *f, const struct frontier_url *urls,
+                  size_t n, int check_only, unsigned char *isnew);
+
+/*
+ * Seen-set layout in use, as one line of text in out. Returns 1 when this
+ * Redis's set-max-intset-entries is below what the layout is sized for, or
+ * cannot be read (a caller logs the line then), else 0.
+ */
+int frontier_seen_layout(const struct frontier *f, char *out, size_t cap);
+
+/* Size of the seen-set, from SCARD, MEMORY USAGE and OBJECT ENCODING of
+ * every bucket key (pipelined, 4096 keys per round trip). */
+struct frontier_seen_usage {
+    uint64_t members, bytes, keys, not_compact;
+};
+int frontier_seen_usage(struct frontier *f, struct frontier_seen_usage *u);
+
+/* Round trips (pipelines) sent to Redis on f so far. */
+uint64_t frontier_roundtrips(const struct frontier *f);
+
 /* Last Redis error text (for messages), never NULL. */
 const char *frontier_errstr(const struct frontier *f);
 

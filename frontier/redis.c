@@ -462,6 +462,8 @@ int frontier__run(struct frontier *f, struct frontier_call *calls, size_t n,
     memset(replies, 0, n * sizeof(*replies));
     if (!f->rc && (rc = frontier__connect(f, NULL, 0)) != DC_OK)
         return DC_EREDIS;
+    if (n > 0)
+        f->roundtrips++;
     for (size_t i = 0; i < n; i++)
         if (append_call(f, &calls[i], 0))
             return io_error(f);

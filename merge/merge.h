@@ -62,6 +62,8 @@ struct merge_page {
     size_t decoded_len;    /* length after content decoding */
     size_t links_found;
     size_t links_new;
+    /* noise decisions on this page's links (noise.h) */
+    size_t noise_seen, noise_block, noise_cluster, noise_budget;
     const char *error;     /* transport error text, or NULL */
     int truncated;         /* body cut at fetch.max_bytes */
 };

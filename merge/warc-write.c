@@ -35,6 +35,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,7 @@
 #include <unistd.h>
 
 #include <openssl/evp.h>
-#include <zlib.h>
+#include <libdeflate.h>
 
 #include "conf.h"
 #include "merge-internal.h"
@@ -226,54 +227,84 @@ int merge__parse_iso(const char *s, int64_t *ms)
 
 /* --------------------------------------------------------------- gzip */
 
-static int deflate_into(z_stream *zs, struct merge__buf *out, int flush)
-{
-    int zr;
+/*
+ * Each record is one gzip member, compressed in one call by libdeflate
+ * (whole-buffer compression, about twice zlib's speed at the same level).
+ * Compressors are expensive to set up, so each thread keeps one per level
+ * plus a scratch buffer, freed when the thread exits (pthread key).
+ */
+struct gz_cache {
+    struct libdeflate_compressor *c[10];
+    unsigned char *in;
+    size_t incap;
+};
 
-    do {
-        if (out->cap - out->len < 16384) {
-            void *t = out->p;
-            xgrow(&t, &out->cap, out->len + 65536, 1);
-            out->p = t;
-        }
-        zs->next_out = (unsigned char *)out->p + out->len;
-        zs->avail_out = (uInt)(out->cap - out->len);
-        zr = deflate(zs, flush);
-        out->len = out->cap - zs->avail_out;
-        if (zr == Z_STREAM_ERROR)
-            return DC_EIO;
-    } while (zs->avail_out == 0 || (flush == Z_FINISH && zr != Z_STREAM_END));
-    return DC_OK;
+static pthread_key_t gz_key;
+static pthread_once_t gz_once = PTHREAD_ONCE_INIT;
+
+static void gz_cache_free(void *p)
+{
+    struct gz_cache *gc = p;
+    for (int i = 0; i < 10; i++)
+        libdeflate_free_compressor(gc->c[i]);
+    free(gc->in);
+    free(gc);
+}
+
+static void gz_key_init(void)
+{
+    pthread_key_create(&gz_key, gz_cache_free);
+}
+
+static struct gz_cache *gz_cache_get(void)
+{
+    struct gz_cache *gc;
+    pthread_once(&gz_once, gz_key_init);
+    gc = pthread_getspecific(gz_key);
+    if (!gc) {
+        gc = xcalloc(1, sizeof(*gc));
+        pthread_setspecific(gz_key, gc);
+    }
+    return gc;
 }
 
 int merge__gzip_member(struct merge__buf *out, int level,
                        const struct merge__part *parts, size_t nparts)
 {
-    z_stream zs;
-    int rc = DC_OK;
+    struct gz_cache *gc = gz_cache_get();
+    size_t total = 0, off = 0, bound, n;
 
-    memset(&zs, 0, sizeof(zs));
     if (level < 0 || level > 9)
-        level = Z_DEFAULT_COMPRESSION;
-    if (deflateInit2(&zs, level, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) !=
-        Z_OK)
-        return DC_EIO;
-    for (size_t i = 0; i < nparts && rc == DC_OK; i++) {
-        const unsigned char *d = parts[i].data;
-        size_t left = parts[i].len;
-        while (left > 0 && rc == DC_OK) {
-            size_t chunk = left > (1u << 30) ? (1u << 30) : left;
-            zs.next_in = (unsigned char *)d;
-            zs.avail_in = (uInt)chunk;
-            rc = deflate_into(&zs, out, Z_NO_FLUSH);
-            d += chunk;
-            left -= chunk;
-        }
+        level = 6;
+    if (!gc->c[level]) {
+        gc->c[level] = libdeflate_alloc_compressor(level);
+        if (!gc->c[level])
+            return DC_ENOMEM;
     }
-    if (rc == DC_OK)
-        rc = deflate_into(&zs, out, Z_FINISH);
-    deflateEnd(&zs);
-    return rc;
+    for (size_t i = 0; i < nparts; i++)
+        total += parts[i].len;
+    if (total > gc->incap) {
+        void *t = gc->in;
+        xgrow(&t, &gc->incap, total, 1);
+        gc->in = t;
+    }
+    for (size_t i = 0; i < nparts; i++) {
+        if (parts[i].len)
+            memcpy(gc->in + off, parts[i].data, parts[i].len);
+        off += parts[i].len;
+    }
+    bound = libdeflate_gzip_compress_bound(gc->c[level], total);
+    if (out->cap - out->len < bound) {
+        void *t = out->p;
+        xgrow(&t, &out->cap, out->len + bound, 1);
+        out->p = t;
+    }
+    n = libdeflate_gzip_compress(gc->c[level], gc->in, total,
+                                 (unsigned char *)out->p + out->len, bound);
+    if (!n)
+        return DC_EIO;
+    out->len += n;
+    return DC_OK;
 }
 
 /* ------------------------------------------------------ record headers */
@@ -794,6 +825,14 @@ static void page_json(struct merge__buf *j, const struct merge_page *p,
     merge__buf_printf(j, "%zu", p->links_found);
     json_key(j, "links_new");
     merge__buf_printf(j, "%zu", p->links_new);
+    json_key(j, "noise_seen");
+    merge__buf_printf(j, "%zu", p->noise_seen);
+    json_key(j, "noise_dropped_block");
+    merge__buf_printf(j, "%zu", p->noise_block);
+    json_key(j, "noise_dropped_cluster");
+    merge__buf_printf(j, "%zu", p->noise_cluster);
+    json_key(j, "noise_refused_budget");
+    merge__buf_printf(j, "%zu", p->noise_budget);
     json_strval(j, "ip", p->ip);
     json_strval(j, "error", p->error);
     json_key(j, "truncated");

@@ -1,32 +1,105 @@
 /*
  * noise.h: decides which extracted links are navigation noise and never
- * enter the frontier.
+ * enter the frontier. Two stages:
  *
- * The design (noise issue): the DOM is cut into blocks; a block whose
- * link-text / text ratio is above 1/4 is navigation and its links are
- * dropped; the remaining URLs of a host are clustered by LCS similarity and
- * clusters resembling the dropped ones are dropped too.
+ *  1. Block stage (stateless, per page; runs on the parse workers). The
+ *     parser cuts the DOM into blocks and measures each block's visible
+ *     text and link text (parser_set_blocks in parser.h). A block whose
+ *     link_text / text is above noise.link_ratio (a block with links and no
+ *     text counts as 1) is navigation: noise_block_is_nav() says so, and
+ *     its links are dropped and become the host's noise samples.
  *
- * Today this module is a pass-through: noise_filter keeps every link and
- * only counts them. noise.enabled is accepted and has no effect yet.
+ *  2. Cluster stage (per host, stateful; runs on the thread that owns the
+ *     host, the node's main thread). URLs are clustered single-pass: a URL
+ *     joins the first cluster whose representative has LCS similarity
+ *     >= noise.similarity, else founds a new cluster. Similarity is the mean
+ *     of LCS/len(a) and LCS/len(b), on the path+query for links to the
+ *     page's own host and on the URL without its scheme otherwise. Noise
+ *     samples are clustered the same way in a second set. A surviving URL
+ *     whose cluster representative is similar to the representative of a
+ *     noise cluster that has at least noise.template_min distinct members
+ *     is dropped too (with template_min 1 this is the rule as first
+ *     written; see noise.c for why the default is 2).
  *
- * Thread rules: a struct noise is owned by one thread.
+ * Template budgets: each surviving cluster counts the URLs the caller
+ * reports as admitted into the frontier (noise_admitted); once a cluster
+ * has admitted noise.cluster_budget URLs it refuses the rest. This counts
+ * admitted URLs, not fetched pages: an admitted URL is fetched unless the
+ * crawl ends first, so the two differ only at the edge of a crawl.
+ *
+ * State is bounded: noise.max_clusters clusters per set per host and
+ * NOISE_MAX_HOSTS hosts, least recently used dropped beyond both.
+ *
+ * Thread rules: noise_block_is_nav() and noise_lcs() are reentrant; a
+ * struct noise is owned by one thread.
  */
 #ifndef DC_NOISE_H
 #define DC_NOISE_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#define NOISE_MAX_HOSTS 1024 /* hosts with cluster state per struct noise */
+#define NOISE_KEY_MAX 1024   /* bytes of a URL compared (longer: cut) */
 
 struct noise;
 
+struct noise_conf {
+    int enabled;
+    double link_ratio;     /* block stage: nav above this link-text share */
+    double similarity;     /* cluster stage: join threshold */
+    size_t max_clusters;   /* per host and set */
+    size_t template_min;   /* distinct members before a noise cluster drops
+                              look-alikes (>= 1) */
+    uint64_t cluster_budget; /* admitted URLs per cluster, 0 = no limit */
+};
+
+/* Decisions, added up by noise_filter. */
 struct noise_stats {
     size_t seen, dropped_block, dropped_cluster, refused_budget;
 };
 
-struct noise *noise_new(int enabled);
-/* Mark which of n links to keep (keep[i] = 1) for a page of `host`. */
-void noise_filter(struct noise *nz, const char *host, size_t n,
-                  unsigned char *keep, struct noise_stats *st);
+/* Why a link was dropped (noise_filter's verdict per link). */
+enum noise_verdict {
+    NOISE_KEEP = 0,
+    NOISE_BLOCK = 1,   /* in a navigation block only */
+    NOISE_CLUSTER = 2, /* looks like the host's navigation links */
+    NOISE_BUDGET = 3   /* its template used up its budget */
+};
+
+/* Block stage: is a block with these sums navigation? Ratio above
+ * link_ratio, or links and no text. */
+int noise_block_is_nav(double link_ratio, size_t text, size_t link_text);
+
+/* c is copied. */
+struct noise *noise_new(const struct noise_conf *c);
+
+/*
+ * Cluster stage for the n links of one page of `host` ("host[:port]" of
+ * the page, as parser_url_host gives it). url(ud, i) returns canonical
+ * URL i (NUL-terminated); nav[i] != 0 when the block stage found link i
+ * only in navigation blocks (NULL: none). Writes verdict[i] (enum
+ * noise_verdict) and ticket[i] (NULL ok: the kept link's cluster, for
+ * noise_admitted; 0 for none) and adds to *st (NULL ok). Disabled: every
+ * verdict is NOISE_KEEP and only seen counts.
+ */
+typedef const char *(*noise_url_fn)(void *ud, size_t i);
+void noise_filter(struct noise *nz, const char *host, size_t hostlen,
+                  noise_url_fn url, void *ud, size_t n,
+                  const unsigned char *nav, unsigned char *verdict,
+                  uint64_t *ticket, struct noise_stats *st);
+
+/* A kept link entered the frontier: charge it to its cluster's budget.
+ * A ticket whose cluster was dropped since (LRU) is ignored, as is 0. */
+void noise_admitted(struct noise *nz, uint64_t ticket);
+
 void noise_free(struct noise **nz);
+
+/* LCS length of a and b, bit-parallel (O(n * ceil(m / 64)) word ops). */
+size_t noise_lcs(const char *a, size_t alen, const char *b, size_t blen);
+
+/* mean of LCS/alen and LCS/blen (1 for two empty strings). */
+double noise_similarity(const char *a, size_t alen, const char *b,
+                        size_t blen);
 
 #endif

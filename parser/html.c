@@ -17,7 +17,18 @@
  *
  *  - the walk state: an explicit stack (the tree is walked iteratively, so
  *    hostile nesting depth cannot overflow the C stack) and the list of raw
- *    link attribute values in document order.
+ *    link attribute values in document order. Each stack entry carries the
+ *    context its node inherits (nearest block, inside a link, text
+ *    excluded, inside a template), so no exit events are needed.
+ *
+ *  - blocks (parser_set_blocks): during the same walk, an element whose tag
+ *    is in the block set opens a new block; each text node adds its
+ *    collapsed length to its nearest block (and to link_text when under an
+ *    <a>). After the walk one backward pass adds every block's sums to its
+ *    parent (blocks are numbered in pre-order, so children come after
+ *    parents), which gives subtree totals in O(blocks). Each unique link
+ *    then keeps the occurrence block with the lowest ratio, so a URL that
+ *    appears in both a menu and a paragraph counts as a paragraph link.
  *
  *  - the output: canonical URL strings in one character buffer, the link
  *    array, and an open-addressing hash set (indices into the link entries)
@@ -90,6 +101,18 @@ static char *chunk_data(struct arena_chunk *c)
 struct raw_ref {
     const char *s;
     size_t len;
+    uint32_t block; /* nearest block (0 without blocks) */
+};
+
+/* Walk stack entry: a node and the context it inherits. */
+#define CTX_LINK 0x1u     /* under an <a> */
+#define CTX_NOTEXT 0x2u   /* under script, style, noscript, template */
+#define CTX_TEMPLATE 0x4u /* inside template contents */
+
+struct walk_ent {
+    GumboNode *n;
+    uint32_t block;
+    unsigned ctx;
 };
 
 /* One unique canonical link while the page is being built. */
@@ -97,6 +120,7 @@ struct link_ent {
     size_t off; /* into sbuf */
     size_t len;
     uint64_t hash;
+    uint32_t block; /* best occurrence block; UINT32_MAX = none yet */
 };
 
 struct parser {
@@ -105,8 +129,12 @@ struct parser {
     struct arena arena;
     GumboOptions opts;
 
-    GumboNode **stack;
+    struct walk_ent *stack;
     size_t stack_cap;
+    int blocks_on;
+    unsigned char block_tag[GUMBO_TAG_LAST + 1];
+    struct parser_block *blocks;
+    size_t nblocks, blocks_cap;
     struct raw_ref *refs;
     size_t nrefs, refs_cap;
     const char *base_raw;
@@ -384,7 +412,7 @@ static const char *nest_guard(struct parser *p, const char *body, size_t len)
 
 /* ------------------------------------------------------------- walk */
 
-static void add_ref(struct parser *p, const char *v)
+static void add_ref(struct parser *p, const char *v, uint32_t block)
 {
     if (!v)
         return;
@@ -392,27 +420,95 @@ static void add_ref(struct parser *p, const char *v)
         xgrow((void **)&p->refs, &p->refs_cap, p->nrefs + 1, sizeof *p->refs);
     p->refs[p->nrefs].s = v;
     p->refs[p->nrefs].len = strlen(v);
+    p->refs[p->nrefs].block = block;
     p->nrefs++;
 }
 
-static void visit(struct parser *p, const GumboElement *e, int in_template)
+/* A new block under `parent`; returns its index. */
+static uint32_t block_open(struct parser *p, uint32_t parent)
+{
+    struct parser_block *b;
+
+    if (p->nblocks >= UINT32_MAX)
+        return parent; /* cannot happen below gumbo's own limits */
+    xgrow((void **)&p->blocks, &p->blocks_cap, p->nblocks + 1,
+          sizeof *p->blocks);
+    b = &p->blocks[p->nblocks];
+    memset(b, 0, sizeof *b);
+    b->parent = parent;
+    return (uint32_t)p->nblocks++;
+}
+
+/*
+ * Visible length of a text node: UTF-8 code points, leading and trailing
+ * whitespace dropped, each inner whitespace run counted as one.
+ */
+static size_t text_len(const char *s)
+{
+    size_t n = 0, pend = 0;
+    int ws;
+
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if ((c & 0xC0) == 0x80)
+            continue;
+        ws = c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
+        if (ws) {
+            pend = n > 0;
+        } else {
+            n += pend + 1;
+            pend = 0;
+        }
+    }
+    return n;
+}
+
+static void add_text(struct parser *p, const struct walk_ent *w,
+                     const GumboNode *k)
+{
+    size_t n;
+
+    if (!p->blocks_on || (w->ctx & CTX_NOTEXT))
+        return;
+    n = text_len(k->v.text.text);
+    p->blocks[w->block].text += n;
+    if (w->ctx & CTX_LINK)
+        p->blocks[w->block].link_text += n;
+}
+
+/*
+ * Visit an element: collect its link or base, and turn w (the entry that
+ * was popped for it) into the context its children inherit.
+ */
+static void visit(struct parser *p, const GumboElement *e, struct walk_ent *w)
 {
     const char *v;
 
+    if (p->blocks_on && p->block_tag[e->tag])
+        w->block = block_open(p, w->block);
     switch (e->tag) {
     case GUMBO_TAG_A:
+        w->ctx |= CTX_LINK;
+        add_ref(p, attr_value(e, "href"), w->block);
+        break;
     case GUMBO_TAG_AREA:
-        add_ref(p, attr_value(e, "href"));
+        add_ref(p, attr_value(e, "href"), w->block);
         break;
     case GUMBO_TAG_FRAME:
     case GUMBO_TAG_IFRAME:
-        add_ref(p, attr_value(e, "src"));
+        add_ref(p, attr_value(e, "src"), w->block);
         break;
     case GUMBO_TAG_BASE:
-        if (!p->base_raw && !in_template && (v = attr_value(e, "href"))) {
+        if (!p->base_raw && !(w->ctx & CTX_TEMPLATE) &&
+            (v = attr_value(e, "href"))) {
             p->base_raw = v;
             p->base_raw_len = strlen(v);
         }
+        break;
+    case GUMBO_TAG_SCRIPT:
+    case GUMBO_TAG_STYLE:
+    case GUMBO_TAG_NOSCRIPT:
+        w->ctx |= CTX_NOTEXT;
         break;
     default:
         break;
@@ -421,42 +517,68 @@ static void visit(struct parser *p, const GumboElement *e, int in_template)
 
 /*
  * Pre-order walk. Children are pushed last-first so they pop in document
- * order. A template's subtree is marked by pushing a NULL sentinel below
- * it; depth of templates is counted so nested ones work.
+ * order; each inherits its parent's context (template contents, nearest
+ * block, link). Text children are counted where they are met: their sums
+ * do not depend on order.
  */
 static void walk(struct parser *p, GumboNode *root)
 {
     size_t sp = 0, need;
-    int in_template = 0;
 
     if (!root)
         return;
+    if (p->blocks_on)
+        block_open(p, 0); /* block 0: the document */
     xgrow((void **)&p->stack, &p->stack_cap, 1, sizeof *p->stack);
-    p->stack[sp++] = root;
+    p->stack[sp].n = root;
+    p->stack[sp].block = 0;
+    p->stack[sp++].ctx = 0;
     while (sp) {
-        GumboNode *n = p->stack[--sp];
+        struct walk_ent w = p->stack[--sp];
         const GumboVector *kids;
         unsigned i;
 
-        if (!n) {
-            in_template--;
-            continue;
-        }
-        visit(p, &n->v.element, in_template);
-        kids = &n->v.element.children;
-        need = sp + kids->length + 1;
+        visit(p, &w.n->v.element, &w);
+        if (w.n->type == GUMBO_NODE_TEMPLATE)
+            w.ctx |= CTX_TEMPLATE | CTX_NOTEXT;
+        kids = &w.n->v.element.children;
+        need = sp + kids->length;
         if (need > p->stack_cap)
             xgrow((void **)&p->stack, &p->stack_cap, need, sizeof *p->stack);
-        if (n->type == GUMBO_NODE_TEMPLATE) {
-            p->stack[sp++] = NULL;
-            in_template++;
-        }
         for (i = kids->length; i-- > 0;) {
             GumboNode *k = kids->data[i];
-            if (k->type == GUMBO_NODE_ELEMENT || k->type == GUMBO_NODE_TEMPLATE)
-                p->stack[sp++] = k;
+            if (k->type == GUMBO_NODE_ELEMENT ||
+                k->type == GUMBO_NODE_TEMPLATE) {
+                p->stack[sp] = w;
+                p->stack[sp++].n = k;
+            } else if (k->type == GUMBO_NODE_TEXT ||
+                       k->type == GUMBO_NODE_CDATA) {
+                add_text(p, &w, k);
+            }
         }
     }
+}
+
+/* Subtree totals: add each block to its parent, children first. */
+static void blocks_sum(struct parser *p)
+{
+    size_t b;
+
+    for (b = p->nblocks; b-- > 1;) {
+        struct parser_block *up = &p->blocks[p->blocks[b].parent];
+        up->text += p->blocks[b].text;
+        up->link_text += p->blocks[b].link_text;
+    }
+}
+
+/* Is block a less link-heavy than block b? (no text = ratio 1) */
+static int block_better(const struct parser *p, uint32_t a, uint32_t b)
+{
+    const struct parser_block *x = &p->blocks[a], *y = &p->blocks[b];
+    double ra = x->text ? (double)x->link_text / (double)x->text : 1.0;
+    double rb = y->text ? (double)y->link_text / (double)y->text : 1.0;
+
+    return ra < rb;
 }
 
 /* ------------------------------------------------------------ output */
@@ -492,8 +614,9 @@ static void set_prepare(struct parser *p)
     memset(p->set, 0, want * sizeof *p->set);
 }
 
-/* Add tmp[0..n) unless present. The set never fills: cap >= 2 * nrefs. */
-static void add_link(struct parser *p, size_t n)
+/* Add tmp[0..n) unless present; returns its entry index. The set never
+ * fills: cap >= 2 * nrefs. */
+static size_t add_link(struct parser *p, size_t n)
 {
     uint64_t h = hash_bytes(p->tmp, n);
     size_t mask = p->set_size - 1, i = (size_t)h & mask;
@@ -503,7 +626,7 @@ static void add_link(struct parser *p, size_t n)
         e = &p->ents[p->set[i] - 1];
         if (e->hash == h && e->len == n &&
             memcmp(p->sbuf + e->off, p->tmp, n) == 0)
-            return;
+            return p->set[i] - 1;
     }
     xgrow((void **)&p->ents, &p->ents_cap, p->nents + 1, sizeof *p->ents);
     xgrow((void **)&p->sbuf, &p->scap, p->slen + n + 1, 1);
@@ -511,15 +634,27 @@ static void add_link(struct parser *p, size_t n)
     e->off = p->slen;
     e->len = n;
     e->hash = h;
+    e->block = UINT32_MAX;
     memcpy(p->sbuf + p->slen, p->tmp, n);
     p->sbuf[p->slen + n] = '\0';
     p->slen += n + 1;
     p->set[i] = (uint32_t)p->nents;
+    return p->nents - 1;
+}
+
+/* Occurrence of entry k in block b (blocks on). */
+static void note_block(struct parser *p, size_t k, uint32_t b)
+{
+    struct link_ent *e = &p->ents[k];
+
+    p->blocks[b].nlinks++;
+    if (e->block == UINT32_MAX || block_better(p, b, e->block))
+        e->block = b;
 }
 
 static void resolve_all(struct parser *p)
 {
-    size_t i, n;
+    size_t i, n, k;
 
     set_prepare(p);
     for (i = 0; i < p->nrefs; i++) {
@@ -529,16 +664,21 @@ static void resolve_all(struct parser *p)
             p->res.rejected++;
             continue;
         }
-        add_link(p, n);
+        k = add_link(p, n);
+        if (p->blocks_on)
+            note_block(p, k, p->refs[i].block);
     }
     xgrow((void **)&p->links, &p->links_cap, p->nents + 1, sizeof *p->links);
     for (i = 0; i < p->nents; i++) {
         p->links[i].url = p->sbuf + p->ents[i].off;
         p->links[i].len = p->ents[i].len;
+        p->links[i].block = p->blocks_on ? p->ents[i].block : 0;
     }
     p->res.links = p->links;
     p->res.nlinks = p->nents;
     p->res.base = p->base;
+    p->res.blocks = p->blocks_on ? p->blocks : NULL;
+    p->res.nblocks = p->blocks_on ? p->nblocks : 0;
 }
 
 /* ------------------------------------------------------------ public */
@@ -570,7 +710,8 @@ static void parser_begin(struct parser *p)
     buf_trim((void **)&p->set, &p->set_cap, 2 * COUNT_KEEP);
     buf_trim((void **)&p->links, &p->links_cap, COUNT_KEEP);
     buf_trim((void **)&p->scratch, &p->scratch_cap, BUF_KEEP);
-    p->nrefs = p->nents = p->slen = 0;
+    buf_trim((void **)&p->blocks, &p->blocks_cap, COUNT_KEEP);
+    p->nrefs = p->nents = p->slen = p->nblocks = 0;
     p->base_raw = NULL;
     p->base_raw_len = 0;
     memset(&p->res, 0, sizeof p->res);
@@ -590,9 +731,42 @@ int parser_parse_html(struct parser *p, const char *page_url, const char *body,
     g = gumbo_parse_with_options(&p->opts, body, len);
     if (g)
         walk(p, g->root);
+    if (p->blocks_on && !p->nblocks)
+        block_open(p, 0);
+    blocks_sum(p);
     set_base(p, page_url);
     resolve_all(p);
     *out = &p->res;
+    return DC_OK;
+}
+
+int parser_set_blocks(struct parser *p, const char *tags)
+{
+    unsigned char set[GUMBO_TAG_LAST + 1];
+    char name[32];
+    size_t n;
+    GumboTag t;
+
+    if (!p)
+        return DC_EINVAL;
+    memset(set, 0, sizeof set);
+    while (tags && *tags) {
+        tags += strspn(tags, " \t,");
+        n = strcspn(tags, " \t,");
+        if (!n)
+            break;
+        if (n >= sizeof name)
+            return DC_EINVAL;
+        memcpy(name, tags, n);
+        name[n] = '\0';
+        t = gumbo_tag_enum(name);
+        if (t == GUMBO_TAG_UNKNOWN || t >= GUMBO_TAG_LAST)
+            return DC_EINVAL;
+        set[t] = 1;
+        tags += n;
+    }
+    memcpy(p->block_tag, set, sizeof set);
+    p->blocks_on = memchr(set, 1, sizeof set) != NULL;
     return DC_OK;
 }
 
@@ -622,6 +796,7 @@ void parser_free(struct parser **pp)
     free(p->links);
     free(p->base);
     free(p->scratch);
+    free(p->blocks);
     free(p);
     *pp = NULL;
 }

@@ -14,7 +14,9 @@
  *  - HTML (html.c): gumbo parses a page; links come from a[href],
  *    area[href], frame[src] and iframe[src], resolved against <base href>
  *    when present. A struct parser holds an arena that gumbo allocates from
- *    and that is reset per page: one struct parser per thread.
+ *    and that is reset per page: one struct parser per thread. Optionally
+ *    (parser_set_blocks) the same tree walk cuts the page into blocks and
+ *    measures their text and link text, for the noise module.
  *
  *  - robots.txt (robots.c): user-agent group selection by product token and
  *    longest-match Allow/Disallow (RFC 9309 §2.2), `*` and `$` patterns.
@@ -63,10 +65,33 @@ const char *parser_url_path(const char *url);
 
 struct parser;
 
-/* One extracted link: a canonical URL (NUL-terminated) owned by the parser. */
+/*
+ * Blocks (only after parser_set_blocks): the page cut at a set of tags. A
+ * link occurrence belongs to its nearest enclosing block; block 0 is the
+ * whole document (links outside any block tag). text is the visible text
+ * of the block's subtree, nested blocks included, in characters (UTF-8
+ * code points) with whitespace collapsed: in each text node, leading and
+ * trailing whitespace is dropped and an inner run counts as one; text
+ * under script, style, noscript and template is left out. link_text is the
+ * part of text inside <a> elements. nlinks counts the link occurrences
+ * whose nearest block this is (resolved ones only). Blocks are in document
+ * order, so parent < own index (block 0 has parent 0).
+ */
+struct parser_block {
+    size_t text;
+    size_t link_text;
+    uint32_t parent;
+    uint32_t nlinks;
+};
+
+/* One extracted link: a canonical URL (NUL-terminated) owned by the parser.
+ * With blocks on, block is the block of the link's occurrence with the
+ * lowest link_text / text ratio (a block without text counts as ratio 1;
+ * ties: the first occurrence); else 0. */
 struct parser_link {
     const char *url;
     size_t len;
+    uint32_t block;
 };
 
 struct parser_result {
@@ -75,10 +100,19 @@ struct parser_result {
     size_t found;    /* link attributes seen (a/area href, frame/iframe src) */
     size_t rejected; /* not http(s), unparseable, or too long */
     const char *base; /* effective base URL (the page URL or <base href>) */
+    const struct parser_block *blocks; /* NULL unless blocks are on */
+    size_t nblocks;
 };
 
 /* New parser: URL flags and max URL length applied to every link. */
 struct parser *parser_new(unsigned url_flags, size_t max_url_len);
+
+/*
+ * Turn block data on: tags is a space-separated list of HTML tag names
+ * (e.g. "td th p div nav"); NULL or "" turns block data off (the default).
+ * DC_EINVAL for a name HTML does not know (the set is then unchanged).
+ */
+int parser_set_blocks(struct parser *p, const char *tags);
 
 /*
  * Parse an HTML body (any bytes; not NUL-terminated) of the page at

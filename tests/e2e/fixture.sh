@@ -11,7 +11,7 @@ for _ in $(seq 1 50); do [ -s "$WORK/port" ] && break; sleep 0.1; done
 port=$(cat "$WORK/port")
 base=http://127.0.0.1:$port
 out=$WORK/out
-timeout 120 "$DCRAWL" crawl --depth 2 --out "$out" --set politeness.delay=0 \
+timeout 120 "$DCRAWL" crawl --depth 2 --out "$out" --set politeness.delay=0 --set noise.enabled=false \
     --set fetch.retries=1 --set fetch.max_bytes=1M "$base/" >"$WORK/crawl.log" 2>&1
 rc=$?
 cat "$WORK/crawl.log"

@@ -10,7 +10,7 @@ redis_start kill || exit 1
 out=$WORK/out
 "$DCRAWL" seed --redis "$R" --depth 3 "$S/roots.txt" >/dev/null 2>&1
 # slowed down (2 ms between requests to a host) so the kill lands mid-crawl
-"$DCRAWL" node --redis "$R" --out "$out" --id n1 --set politeness.delay=0.005 \
+"$DCRAWL" node --redis "$R" --out "$out" --id n1 --set politeness.delay=0.005 --set noise.enabled=false \
     >"$WORK/node1.log" 2>&1 &
 pid=$!
 for _ in $(seq 1 300); do
@@ -24,7 +24,7 @@ n=$(cat "$out"/depth-*/*.jsonl 2>/dev/null | wc -l)
 echo "killed after $n pages"
 check "killed mid-crawl (some but not all pages written)" [ "$n" -ge 1 -a "$n" -lt 1900 ]
 # SIGTERM: a second node stops cleanly (finishes and writes in-flight pages)
-"$DCRAWL" node --redis "$R" --out "$out" --id n2 --set politeness.delay=0.005 \
+"$DCRAWL" node --redis "$R" --out "$out" --id n2 --set politeness.delay=0.005 --set noise.enabled=false \
     >"$WORK/node2.log" 2>&1 &
 pid=$!
 for _ in $(seq 1 300); do
@@ -42,7 +42,7 @@ check "SIGTERM: every JSON line of n2 is complete" python3 -c 'import json,glob
 for p in glob.glob("'"$out"'/depth-*/n2-*.jsonl"):
     for l in open(p): json.loads(l)'
 timeout 300 "$DCRAWL" node --redis "$R" --out "$out" --id n1 --exit-when-idle \
-    --set politeness.delay=0 >"$WORK/node3.log" 2>&1
+    --set politeness.delay=0 --set noise.enabled=false >"$WORK/node3.log" 2>    --set politeness.delay=0 >"$WORK/node3.log" 2>&11
 rc=$?
 cat "$WORK/node3.log"
 check "restarted node completes (exit 0)" [ $rc -eq 0 ]

@@ -13,7 +13,7 @@ S=$(site 10 200) || exit 1
 serve "$S" || exit 1
 out=$WORK/out
 timeout 300 "$DCRAWL" crawl --seeds "$S/roots.txt" --depth 2 --out "$out" -q \
-    --set politeness.delay=0 >"$WORK/crawl.log" 2>&1
+    --set politeness.delay=0 --set noise.enabled=false >"$WORK/crawl.log" 2>&1
 check "crawl exits 0" [ $? -eq 0 ]
 serve_stop
 node "$npmdir/warc-check.mjs" "$out"/depth-*/*.warc.gz >"$WORK/pernode.uris" 2>"$WORK/pernode.err"

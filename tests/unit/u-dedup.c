@@ -122,9 +122,10 @@ static void test_sha1(void)
 
 /* --- (c) pinned fingerprints ------------------------------------------- */
 
-static void test_pinned(void)
+/* Every line of a pinned file, with the algorithm selected process-wide
+ * (dedup_fingerprint) and given explicitly (dedup_fingerprint_with). */
+static void test_pinned_file(const char *path, int algo)
 {
-    const char *path = DC_SOURCE_DIR "/tests/data/fingerprints.tsv";
     FILE *f = fopen(path, "r");
     char line[2048];
     int n = 0, lines = 0;
@@ -146,13 +147,31 @@ static void test_pinned(void)
         *tab = '\0';
         want = strtoull(tab + 1, &end, 16);
         CHECK(*end == '\0' && strlen(tab + 1) == 16, "bad hex '%s'", tab + 1);
+        dedup_fingerprint_use(algo);
         got = dedup_fingerprint(line, strlen(line));
         CHECK(got == want, "%s: %016" PRIx64 ", pinned %016" PRIx64, line, got,
               want);
+        CHECK(dedup_fingerprint_with(algo, line, strlen(line)) == want,
+              "%s: _with", line);
+        dedup_fingerprint_use(DEDUP_FP_MURMUR3);
         n++;
     }
     fclose(f);
     CHECK(n >= 20, "only %d pinned fingerprints", n);
+}
+
+static void test_pinned(void)
+{
+    test_pinned_file(DC_SOURCE_DIR "/tests/data/fingerprints.tsv",
+                     DEDUP_FP_MURMUR3);
+    test_pinned_file(DC_SOURCE_DIR "/tests/data/fingerprints-md5.tsv",
+                     DEDUP_FP_MD5);
+    CHECK(dedup_fp_algo_parse("murmur3") == DEDUP_FP_MURMUR3, "parse murmur3");
+    CHECK(dedup_fp_algo_parse("md5") == DEDUP_FP_MD5, "parse md5");
+    CHECK(dedup_fp_algo_parse("sha1") == -1 && dedup_fp_algo_parse(NULL) == -1,
+          "parse bad");
+    CHECK(!strcmp(dedup_fp_algo_name(DEDUP_FP_MD5), "md5"), "name md5");
+    CHECK(dedup_fingerprint_algo() == DEDUP_FP_MURMUR3, "default murmur3");
 }
 
 /* --- (e) seen-set layout ----------------------------------------------- */
@@ -253,8 +272,15 @@ static void test_cache_basics(void)
     CHECK(s.entries == 100, "capacity respected: %" PRIu64, s.entries);
     CHECK(s.inserts - s.evictions == s.entries,
           "inserts %" PRIu64 " evictions %" PRIu64, s.inserts, s.evictions);
-    for (i = 1900; i < 2000; i++)
-        CHECK(dedup_cache_hit(c, i), "recent %" PRIu64 " evicted", i);
+    /* Sampled eviction is approximate: most of the newest stay. The last
+     * put is always there. */
+    {
+        int recent = 0;
+        for (i = 1900; i < 2000; i++)
+            recent += dedup_cache_contains(c, i);
+        CHECK(recent >= 80, "only %d of the 100 newest kept", recent);
+        CHECK(dedup_cache_contains(c, 1999), "last put missing");
+    }
     dedup_cache_free(&c);
     CHECK(c == NULL, "free clears the pointer");
     dedup_cache_free(&c);
@@ -266,43 +292,85 @@ static void test_cache_basics(void)
     dedup_cache_free(&c);
 }
 
-/* Fill 16 entries, reference half of them, insert one more: the victim
- * must come from the unreferenced half. */
-static void test_cache_clock(void)
+/*
+ * Eviction order, table-driven. A cache of 16 with exact eviction (all 16
+ * weighed) is filled with keys 1..16 in order (clock ticks 1..16), then
+ * `hits` are applied left to right (a key listed k times is asked for k
+ * more times, each at the next tick), then key 100 is put: `victim` must
+ * be the one evicted. Expected victims follow from the weight
+ * (1 + log2 count) * (span + 1) / (age + 1) worked by hand; span is the
+ * clock (nothing evicted yet, floor 0).
+ */
+static const struct {
+    const char *name;
+    int hits[24];   /* keys, 0-terminated */
+    int victim;
+} evict_order[] = {
+    /* all asked once: the oldest goes (plain recency) */
+    {"oldest one-off goes", {0}, 1},
+    /* 1 asked again is now the newest: 2 is the oldest one-off */
+    {"a repeat refreshes", {1, 0}, 2},
+    /* every key but 1 asked twice, recently: 1 is old and rare */
+    {"frequent and recent beat old and rare",
+     {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0}, 1},
+    /* 1 asked 4 times early (count 5, last tick 20), the rest again after
+     * (count 2, ticks 21..35). Clock 35. Weights: 1: (1+2.25)*36/16 =
+     * 7.3; 2: 2*36/15 = 4.8: 2 goes although 1 is older */
+    {"frequency outweighs a little age",
+     {1, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0}, 2},
+    /* 1 asked once more at tick 17 (count 2), then 3..16 once (ticks
+     * 18..31), then 3..9 again (ticks 32..38). Clock 38. 1: 2*39/22 =
+     * 3.5; 2 (count 1, tick 2): 39/37 = 1.05: the old one-off 2 goes */
+    {"old one-off before old repeat",
+     {1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 3, 4, 5, 6, 7, 8,
+      9, 0}, 2},
+};
+
+static void test_cache_evict_order(void)
+{
+    for (size_t r = 0; r < sizeof(evict_order) / sizeof(evict_order[0]); r++) {
+        struct dedup_cache *c = dedup_cache_new_sampled(16, 16);
+        struct dedup_cache_stats s;
+        int missing = 0, gone = -1;
+
+        for (int k = 1; k <= 16; k++)
+            dedup_cache_put(c, (uint64_t)k);
+        for (int h = 0; h < 24 && evict_order[r].hits[h]; h++)
+            CHECK(dedup_cache_hit(c, (uint64_t)evict_order[r].hits[h]),
+                  "%s: hit %d", evict_order[r].name, evict_order[r].hits[h]);
+        CHECK(dedup_cache_put(c, 100) == 1, "%s: put evicts",
+              evict_order[r].name);
+        for (int k = 1; k <= 16; k++)
+            if (!dedup_cache_contains(c, (uint64_t)k))
+                missing++, gone = k;
+        CHECK(missing == 1 && gone == evict_order[r].victim,
+              "%s: evicted %d (%d missing), want %d", evict_order[r].name,
+              gone, missing, evict_order[r].victim);
+        CHECK(dedup_cache_contains(c, 100), "%s: new entry",
+              evict_order[r].name);
+        dedup_cache_stats(c, &s);
+        CHECK(s.evictions == 1 && s.entries == 16, "%s: stats",
+              evict_order[r].name);
+        dedup_cache_free(&c);
+    }
+}
+
+/* Sampled eviction in a long stream: a hot entry (hit between every put)
+ * is never evicted, and weights are positive for cached entries only. */
+static void test_cache_hot(void)
 {
     struct dedup_cache *c = dedup_cache_new(16);
-    struct dedup_cache_stats s;
-    int missing_ref = 0, missing_unref = 0;
     uint64_t i;
 
-    for (i = 0; i < 16; i++)
-        dedup_cache_put(c, i * 7919);
-    for (i = 0; i < 16; i += 2)
-        dedup_cache_hit(c, i * 7919);
-    dedup_cache_put(c, 999999);
-    for (i = 0; i < 16; i++) {
-        if (!dedup_cache_hit(c, i * 7919)) {
-            if (i % 2 == 0)
-                missing_ref++;
-            else
-                missing_unref++;
-        }
-    }
-    CHECK(missing_ref == 0, "%d referenced entries evicted", missing_ref);
-    CHECK(missing_unref == 1, "%d unreferenced entries evicted", missing_unref);
-    CHECK(dedup_cache_hit(c, 999999), "new entry present");
-    stats_of(c, &s);
-    CHECK(s.evictions == 1 && s.entries == 16, "evictions %" PRIu64,
-          s.evictions);
-    dedup_cache_free(&c);
-
-    /* an entry hit between every insert survives a long stream */
-    c = dedup_cache_new(16);
     dedup_cache_put(c, 42);
     for (i = 0; i < 1000; i++) {
         CHECK(dedup_cache_hit(c, 42), "hot entry lost at %" PRIu64, i);
         dedup_cache_put(c, 100000 + i);
     }
+    CHECK(dedup_cache_weight(c, 42) > dedup_cache_weight(c, 100998),
+          "hot %.2f vs one-off %.2f", dedup_cache_weight(c, 42),
+          dedup_cache_weight(c, 100998));
+    CHECK(dedup_cache_weight(c, 7) < 0, "absent weight");
     dedup_cache_free(&c);
 }
 
@@ -410,7 +478,8 @@ int main(void)
     test_pinned();
     test_seen_layout();
     test_cache_basics();
-    test_cache_clock();
+    test_cache_evict_order();
+    test_cache_hot();
     test_cache_random();
     return t_done("u-dedup");
 }

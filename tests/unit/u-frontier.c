@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <hiredis/hiredis.h>
 
@@ -703,6 +705,172 @@ static void t_unreachable(void)
     conf_release(&c);
 }
 
+/* ---- the seen-set alone (frontier_seen) ---- */
+
+#define SEEN_UNIVERSE 4000
+#define SEEN_PROCS 4
+
+static void seen_url(char *buf, size_t cap, int i)
+{
+    snprintf(buf, cap, "http://h%d.example/page/%d", i % 53, i);
+}
+
+/* Child k: URLs [k * 800, k * 800 + 1600) of the universe (each overlaps
+ * its neighbours), in batches of 37 with every 5th URL repeated in the
+ * batch; child 3 uses frontier_admit, the others frontier_seen. Writes one
+ * byte per universe URL: how often this child was told "new". */
+static int seen_child(int k, int fd)
+{
+    struct frontier *f = open_f(16, 1, 60, k == 3 ? "c3" : "cx");
+    unsigned char got[SEEN_UNIVERSE] = {0}, isnew[64];
+    static char urls[64][96];
+    struct frontier_url u[64];
+    int idx[64], n = 0, bad = 0;
+
+    if (!f)
+        return 1;
+    for (int j = 0; j <= 1600; j++) {
+        if (j < 1600) {
+            int i = (k * 800 + j) % SEEN_UNIVERSE;
+            for (int rep = 0; rep < (j % 5 == 0 ? 2 : 1); rep++) {
+                seen_url(urls[n], sizeof(urls[n]), i);
+                mkurl(&u[n], urls[n], 0);
+                idx[n++] = i;
+            }
+        }
+        if (n >= 37 || (j == 1600 && n)) {
+            int rc = k == 3 ? frontier_admit(f, u, (size_t)n, 1000, isnew)
+                            : frontier_seen(f, u, (size_t)n, 0, isnew);
+            if (rc)
+                bad++;
+            for (int q = 0; !rc && q < n; q++)
+                got[idx[q]] += isnew[q];
+            n = 0;
+        }
+    }
+    frontier_close(&f);
+    if (write(fd, got, sizeof(got)) != (ssize_t)sizeof(got))
+        bad++;
+    return bad ? 1 : 0;
+}
+
+static void t_seen_concurrent(void)
+{
+    int fds[SEEN_PROCS][2], status;
+    pid_t pid[SEEN_PROCS];
+    unsigned total[SEEN_UNIVERSE] = {0};
+    unsigned char got[SEEN_UNIVERSE];
+    int wrong = 0;
+
+    for (int k = 0; k < SEEN_PROCS; k++) {
+        CHECK(pipe(fds[k]) == 0, "pipe");
+        pid[k] = fork();
+        if (pid[k] == 0) {
+            close(fds[k][0]);
+            redisFree(raw);
+            _exit(seen_child(k, fds[k][1]));
+        }
+        close(fds[k][1]);
+    }
+    for (int k = 0; k < SEEN_PROCS; k++) {
+        size_t have = 0;
+        ssize_t r = 1;
+        while (have < sizeof(got) && r > 0) {
+            r = read(fds[k][0], got + have, sizeof(got) - have);
+            if (r > 0)
+                have += (size_t)r;
+        }
+        close(fds[k][0]);
+        CHECK(waitpid(pid[k], &status, 0) == pid[k] && WIFEXITED(status) &&
+              WEXITSTATUS(status) == 0, "child %d failed", k);
+        CHECK(have == sizeof(got), "child %d sent %zu bytes", k, have);
+        for (int i = 0; i < SEEN_UNIVERSE; i++)
+            total[i] += got[i];
+    }
+    /* 4 children x 1600 from steps of 800 cover the universe twice over */
+    for (int i = 0; i < SEEN_UNIVERSE; i++)
+        if (total[i] != 1)
+            wrong++;
+    CHECK(wrong == 0, "%d URLs not reported new exactly once", wrong);
+    CHECK(raw_int("HGET dc:{0}:stat %s", "admitted") >= 0, "stat readable");
+}
+
+/* Marks made by frontier_seen are "seen" to admit and the reverse;
+ * check-only writes nothing; a batch repeat is new once. */
+static void t_seen_vs_admit(void)
+{
+    struct frontier *f = open_f(8, 1, 60, "n1");
+    struct frontier_url u[3];
+    unsigned char isnew[3];
+    const char *a[] = {"http://a.example/x"};
+    struct frontier_seen_usage us;
+
+    mkurl(&u[0], "http://a.example/x", 0);
+    mkurl(&u[1], "http://b.example/y", 0);
+    mkurl(&u[2], "http://b.example/y", 0);
+    CHECK(admit(f, a, 1, 0, 1000, NULL) == 1, "admit a");
+    CHECK(frontier_seen(f, u, 3, 1, isnew) == DC_OK, "check-only");
+    CHECK(!isnew[0] && isnew[1], "check-only answers %d %d", isnew[0],
+          isnew[1]);
+    CHECK(frontier_seen(f, u + 1, 1, 1, isnew) == DC_OK && isnew[0],
+          "check-only wrote nothing");
+    CHECK(frontier_seen(f, u, 3, 0, isnew) == DC_OK, "seen");
+    CHECK(!isnew[0] && isnew[1] && !isnew[2], "seen answers %d %d %d",
+          isnew[0], isnew[1], isnew[2]);
+    {
+        const char *b[] = {"http://b.example/y"};
+        CHECK(admit(f, b, 1, 0, 1000, NULL) == 0, "admit after seen: not new");
+        CHECK(raw_int("EXISTS %s", "x") == 0, "sanity");
+    }
+    CHECK(frontier_seen_usage(f, &us) == DC_OK, "usage");
+    CHECK(us.members == 2 && us.keys >= 1 && us.not_compact == 0 &&
+          us.bytes > 0, "usage members %llu keys %llu",
+          (unsigned long long)us.members, (unsigned long long)us.keys);
+    CHECK(frontier_roundtrips(f) > 0, "round trips counted");
+    frontier_close(&f);
+}
+
+/* Layout text, intset setting, fingerprint recorded and adopted, a
+ * foreign layout refused. */
+static void t_seen_layout(void)
+{
+    struct frontier *f = open_f(8, 1, 60, "n1"), *g = NULL;
+    char text[512], err[256];
+    struct conf c;
+    redisReply *r;
+
+    CHECK(frontier_seen_layout(f, text, sizeof(text)) == 0,
+          "with-redis.sh runs 8192 intset entries: %s", text);
+    CHECK(strstr(text, "b16-i64") && strstr(text, "murmur3"), "text: %s", text);
+    frontier_close(&f);
+
+    conf_init(&c);
+    free(c.dedup_fingerprint);
+    c.dedup_fingerprint = strdup("md5");
+    CHECK(frontier_open(&g, redis_url, &c, "n2", err, sizeof(err)) == DC_OK,
+          "open md5: %s", err);
+    CHECK(dedup_fingerprint_algo() == DEDUP_FP_MURMUR3,
+          "recorded murmur3 adopted");
+    frontier_close(&g);
+    flush();
+    CHECK(frontier_open(&g, redis_url, &c, "n2", err, sizeof(err)) == DC_OK,
+          "open md5 fresh: %s", err);
+    CHECK(dedup_fingerprint_algo() == DEDUP_FP_MD5, "md5 recorded and used");
+    frontier_close(&g);
+    dedup_fingerprint_use(DEDUP_FP_MURMUR3);
+    r = redisCommand(raw, "HSET dc:meta seen_layout other");
+    if (r)
+        freeReplyObject(r);
+    CHECK(frontier_open(&g, redis_url, &c, "n2", err, sizeof(err)) ==
+              DC_ECONFIG && !g, "foreign layout refused: %s", err);
+    dedup_fingerprint_use(DEDUP_FP_MURMUR3);
+    free(c.dedup_fingerprint);
+    c.dedup_fingerprint = strdup("sha1");
+    CHECK(frontier_open(&g, redis_url, &c, "n2", err, sizeof(err)) ==
+              DC_EINVAL, "bad fingerprint name");
+    conf_release(&c);
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -724,6 +892,9 @@ static const struct {
     { "reconnect", t_reconnect },
     { "url forms", t_url_forms },
     { "unreachable", t_unreachable },
+    { "seen: 4 processes, new exactly once", t_seen_concurrent },
+    { "seen vs admit", t_seen_vs_admit },
+    { "seen layout and fingerprint", t_seen_layout },
 };
 
 int main(void)

@@ -1,0 +1,817 @@
+/*
+ * dedup.c: the URL dedup path at scale, against a scrapy-redis-like
+ * baseline, in one run.
+ *
+ *   build-rel/bench/dedup_bench [--sizes 10000000,50000000] [--cache N]
+ *        [--batch N] [--baseline N] [--baseline-nopipe N] [--jobs N]
+ *
+ * Link stream. URL ids come from a generator that imitates what a crawl's
+ * link extractor produces: 30 % of links are to pages never seen before
+ * (the next id), 70 % repeat an earlier one, half of those drawn from a
+ * Zipf (s = 1) popularity over all ids so far (navigation links: home,
+ * categories, popular articles) and half from a Zipf over how recently an
+ * id was first seen (links between neighbouring new pages). An id becomes
+ * URL text through one of six shapes (article, product with query,
+ * dated blog post, search results, news slug, user profile) on one of
+ * 200,000 hosts of Zipf popularity, 40 to 130 bytes long; one link in
+ * four carries a #fragment, an upper-case host or an explicit default
+ * port, which canonicalization removes, so distinct spellings still meet
+ * as one canonical URL. The stream is seeded: every run is the same.
+ *
+ * Path timed (per size, fresh Redis data): canonicalize (parser_url_canon)
+ * -> fingerprint (MurmurHash3) -> weighted cache (dedup_cache_*) -> a miss
+ * enters the cache at once and is batched, --batch at a time, into
+ * frontier_seen (one pipeline of SADDs); a repeat while its first copy's
+ * answer is pending is a duplicate either way. URL text is generated in chunks
+ * outside the timed sections; the generation time is printed apart.
+ *
+ * Cache comparison: the same id stream replayed through the weighted cache
+ * and through an exact LRU (hash + doubly linked list) of equal capacity.
+ * Ids map one-to-one to canonical URLs, so the hit rates equal those on
+ * fingerprints.
+ *
+ * Memory: INFO used_memory after the run minus before (empty database),
+ * divided by the URLs stored; also MEMORY USAGE summed over the buckets
+ * (frontier_seen_usage).
+ *
+ * Baseline (scrapy-redis's RFPDupeFilter): SHA-1 of the canonical URL as
+ * 40 hex characters, one SADD to one set per URL, no cache; pipelined
+ * (batches of --batch) on the first --baseline URLs of the stream and
+ * one round trip per URL on the first --baseline-nopipe; rates are per
+ * URL and extrapolated linearly to the full size (said so in the output).
+ *
+ * A private redis-server runs on a unix socket in a temp dir with the
+ * project's settings (set-max-intset-entries 8192, no persistence) and is
+ * shut down at the end.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <hiredis/hiredis.h>
+#include <openssl/evp.h>
+
+#include "conf.h"
+#include "dedup.h"
+#include "frontier.h"
+#include "parser.h"
+
+#define CHUNK 65536
+#define NHOSTS 200000
+#define MAXURL 192
+
+struct opts {
+    uint64_t sizes[8];
+    int nsizes;
+    size_t cache, batch;
+    uint64_t baseline, baseline_nopipe;
+    int jobs, replay_only;
+};
+
+/* ------------------------------------------------------------ stream */
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+struct stream {
+    uint64_t rng, next_id, drawn;
+};
+
+static uint64_t rnd(struct stream *s)
+{
+    s->rng ^= s->rng >> 12;
+    s->rng ^= s->rng << 25;
+    s->rng ^= s->rng >> 27;
+    return s->rng * 0x2545f4914f6cdd1dULL;
+}
+
+static double unit(uint64_t r)
+{
+    return (double)(r >> 11) / 9007199254740992.0;
+}
+
+/* Zipf (s = 1, continuous approximation) rank in [0, n). */
+static uint64_t zipf(uint64_t r, uint64_t n)
+{
+    uint64_t k = (uint64_t)exp(unit(r) * log((double)n + 1.0)) - 1;
+    return k < n ? k : n - 1;
+}
+
+static void stream_init(struct stream *s)
+{
+    s->rng = 0x9e3779b97f4a7c15ULL;
+    s->next_id = 0;
+    s->drawn = 0;
+}
+
+/* Next link: its page id and a spelling variant (0..3). */
+static uint64_t stream_next(struct stream *s, int *variant)
+{
+    uint64_t r = rnd(s), id;
+    unsigned pick = (unsigned)(r % 100);
+
+    s->drawn++;
+    *variant = (int)((r >> 8) & 7) < 2 ? (int)((r >> 12) % 3) + 1 : 0;
+    if (s->next_id < 16 || pick < 30)
+        return s->next_id++;
+    r = rnd(s);
+    if (pick < 65) /* popularity: rank k is a fixed scatter of ids */
+        id = zipf(r, s->next_id);
+    else           /* locality: recently discovered pages */
+        id = s->next_id - 1 - zipf(r, s->next_id);
+    return id;
+}
+
+static const char *const words[] = {
+    "news", "sport", "tech", "world", "music", "travel", "food", "garden",
+    "science", "health", "books", "cars", "games", "money", "style", "film"
+};
+static const char *const tlds[] = {"com", "org", "net", "de", "co.uk", "io"};
+
+/* URL text of id with a spelling variant: 1 #fragment, 2 upper-case host,
+ * 3 explicit default port. */
+static int url_of(uint64_t id, int variant, char *out)
+{
+    uint64_t h = mix64(id + 1), g = mix64(h);
+    unsigned host = (unsigned)zipf(g, NHOSTS);
+    int https = (mix64(host) & 3) != 0, n;
+    const char *w = words[(h >> 20) & 15], *tld = tlds[host % 6];
+    char hostbuf[64];
+
+    snprintf(hostbuf, sizeof(hostbuf), "%s.site%u.%s",
+             host % 3 ? "www" : "blog", host, tld);
+    if (variant == 2)
+        memcpy(hostbuf, host % 3 ? "WWW" : "BLOG", host % 3 ? 3 : 4);
+    n = snprintf(out, MAXURL, "%s://%s%s", https ? "https" : "http", hostbuf,
+                 variant == 3 ? (https ? ":443" : ":80") : "");
+    switch (h % 6) {
+    case 0:
+        n += snprintf(out + n, MAXURL - n, "/wiki/%s_Article_%" PRIx64,
+                      w, id);
+        break;
+    case 1:
+        n += snprintf(out + n, MAXURL - n,
+                      "/products/%s/%" PRIu64 "?ref=home&sort=price", w, id);
+        break;
+    case 2:
+        n += snprintf(out + n, MAXURL - n,
+                      "/blog/%u/%02u/a-%s-story-about-%" PRIx64 ".html",
+                      2010 + (unsigned)(g % 15), 1 + (unsigned)(g >> 8) % 12,
+                      w, id);
+        break;
+    case 3:
+        n += snprintf(out + n, MAXURL - n, "/search?q=%s+%" PRIu64 "&page=%u",
+                      w, id >> 4, (unsigned)(id & 15) + 1);
+        break;
+    case 4:
+        n += snprintf(out + n, MAXURL - n, "/news/%s/%" PRIu64 "-%s-%s", w,
+                      id, words[(g >> 4) & 15], words[(g >> 9) & 15]);
+        break;
+    default:
+        n += snprintf(out + n, MAXURL - n, "/users/%016" PRIx64 "/profile",
+                      h ^ id);
+        break;
+    }
+    if (variant == 1)
+        n += snprintf(out + n, MAXURL - n, "#section-%u", (unsigned)(g & 7));
+    return n;
+}
+
+/* A chunk of generated URL text. */
+struct chunk {
+    char (*url)[MAXURL];
+    int *len;
+    size_t n;
+};
+
+static void chunk_fill(struct chunk *c, struct stream *s, size_t n)
+{
+    int v;
+
+    for (c->n = 0; c->n < n; c->n++) {
+        uint64_t id = stream_next(s, &v);
+        c->len[c->n] = url_of(id, v, c->url[c->n]);
+    }
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static double now_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int canon(const char *raw, int len, char *out, size_t *olen,
+                 const char **host, size_t *hostlen)
+{
+    if (parser_url_canon(NULL, raw, (size_t)len, 0, 4096, out, PARSER_URL_MAX,
+                         olen) != DC_OK)
+        return -1;
+    return parser_url_host(out, host, hostlen) == DC_OK ? 0 : -1;
+}
+
+static redisContext *rconnect(const char *sock)
+{
+    redisContext *r = redisConnectUnix(sock);
+
+    if (!r || r->err) {
+        fprintf(stderr, "dedup_bench: cannot connect to %s\n", sock);
+        exit(1);
+    }
+    return r;
+}
+
+static long long info_used_memory(redisContext *r)
+{
+    redisReply *rep = redisCommand(r, "INFO memory");
+    long long v = -1;
+    const char *p;
+
+    if (rep && rep->type == REDIS_REPLY_STRING &&
+        (p = strstr(rep->str, "used_memory:")))
+        v = atoll(p + 12);
+    if (rep)
+        freeReplyObject(rep);
+    return v;
+}
+
+static void rcmd(redisContext *r, const char *cmd)
+{
+    redisReply *rep = redisCommand(r, cmd);
+
+    if (rep)
+        freeReplyObject(rep);
+}
+
+/* ------------------------------------------------------- exact LRU */
+
+/* Plain LRU of fixed capacity: open-addressing index + doubly linked
+ * list over node numbers (0 = none). Bench-only, for the comparison. */
+struct lru {
+    uint64_t *key;
+    uint32_t *prev, *next, *slot;
+    size_t cap, n, mask;
+    uint32_t head, tail; /* head = most recent */
+    uint64_t hits, misses;
+};
+
+static void lru_init(struct lru *l, size_t cap)
+{
+    size_t ns = 1;
+
+    while (ns < 2 * cap)
+        ns <<= 1;
+    memset(l, 0, sizeof(*l));
+    l->cap = cap;
+    l->mask = ns - 1;
+    l->key = xcalloc(cap + 1, sizeof(*l->key));
+    l->prev = xcalloc(cap + 1, sizeof(*l->prev));
+    l->next = xcalloc(cap + 1, sizeof(*l->next));
+    l->slot = xcalloc(ns, sizeof(*l->slot));
+}
+
+static void lru_release(struct lru *l)
+{
+    free(l->key);
+    free(l->prev);
+    free(l->next);
+    free(l->slot);
+}
+
+static size_t lru_probe(const struct lru *l, uint64_t k)
+{
+    size_t i = mix64(k) & l->mask;
+
+    while (l->slot[i] && l->key[l->slot[i]] != k)
+        i = (i + 1) & l->mask;
+    return i;
+}
+
+static void lru_unlink(struct lru *l, uint32_t x)
+{
+    if (l->prev[x])
+        l->next[l->prev[x]] = l->next[x];
+    else
+        l->head = l->next[x];
+    if (l->next[x])
+        l->prev[l->next[x]] = l->prev[x];
+    else
+        l->tail = l->prev[x];
+}
+
+static void lru_front(struct lru *l, uint32_t x)
+{
+    l->prev[x] = 0;
+    l->next[x] = l->head;
+    if (l->head)
+        l->prev[l->head] = x;
+    l->head = x;
+    if (!l->tail)
+        l->tail = x;
+}
+
+static void lru_slot_delete(struct lru *l, size_t i)
+{
+    size_t j = i;
+
+    for (;;) {
+        j = (j + 1) & l->mask;
+        if (!l->slot[j])
+            break;
+        size_t home = mix64(l->key[l->slot[j]]) & l->mask;
+        if (((j - home) & l->mask) >= ((j - i) & l->mask)) {
+            l->slot[i] = l->slot[j];
+            i = j;
+        }
+    }
+    l->slot[i] = 0;
+}
+
+/* Look k up; on a miss insert it. Returns 1 on a hit. */
+static int lru_access(struct lru *l, uint64_t k)
+{
+    size_t i = lru_probe(l, k);
+    uint32_t x;
+
+    if (l->slot[i]) {
+        x = l->slot[i];
+        lru_unlink(l, x);
+        lru_front(l, x);
+        l->hits++;
+        return 1;
+    }
+    l->misses++;
+    if (l->n < l->cap) {
+        x = (uint32_t)++l->n;
+    } else {
+        x = l->tail;
+        lru_unlink(l, x);
+        lru_slot_delete(l, lru_probe(l, l->key[x]));
+        i = lru_probe(l, k);
+    }
+    l->key[x] = k;
+    l->slot[i] = x;
+    lru_front(l, x);
+    return 0;
+}
+
+/* Replay the id stream of n links through both caches. */
+static void compare_caches(uint64_t n, size_t cap, double *w_rate,
+                           double *l_rate)
+{
+    struct dedup_cache *w = dedup_cache_new(cap);
+    struct dedup_cache_stats st;
+    struct lru l;
+    struct stream s;
+    int v;
+
+    lru_init(&l, cap);
+    stream_init(&s);
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t k = mix64(stream_next(&s, &v) + 0x1234567);
+        if (!dedup_cache_hit(w, k))
+            dedup_cache_put(w, k);
+        lru_access(&l, k);
+    }
+    dedup_cache_stats(w, &st);
+    *w_rate = (double)st.hits / (double)(st.hits + st.misses);
+    *l_rate = (double)l.hits / (double)(l.hits + l.misses);
+    dedup_cache_free(&w);
+    lru_release(&l);
+}
+
+/* ------------------------------------------------------ redis-server */
+
+struct server {
+    pid_t pid;
+    char dir[256], sock[300];
+};
+
+static void server_start(struct server *sv)
+{
+    snprintf(sv->dir, sizeof(sv->dir), "/tmp/dcrawl-dedup-bench.XXXXXX");
+    if (!mkdtemp(sv->dir)) {
+        perror("mkdtemp");
+        exit(1);
+    }
+    snprintf(sv->sock, sizeof(sv->sock), "%s/redis.sock", sv->dir);
+    sv->pid = fork();
+    if (sv->pid == 0) {
+        char log[400];
+        snprintf(log, sizeof(log), "%s/redis.log", sv->dir);
+        if (!freopen(log, "w", stdout) || dup2(fileno(stdout), 2) < 0)
+            _exit(127);
+        execlp("redis-server", "redis-server", "--port", "0", "--unixsocket",
+               sv->sock, "--dir", sv->dir, "--save", "", "--appendonly", "no",
+               "--set-max-intset-entries", "8192", "--maxmemory-policy",
+               "noeviction", "--loglevel", "warning", (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 200 && access(sv->sock, F_OK) != 0; i++)
+        usleep(20000);
+    if (access(sv->sock, F_OK) != 0) {
+        fprintf(stderr, "dedup_bench: redis-server did not start\n");
+        exit(1);
+    }
+}
+
+static void server_stop(struct server *sv)
+{
+    char path[400];
+
+    kill(sv->pid, SIGTERM);
+    waitpid(sv->pid, NULL, 0);
+    snprintf(path, sizeof(path), "%s/redis.sock", sv->dir);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/redis.log", sv->dir);
+    unlink(path);
+    rmdir(sv->dir);
+}
+
+/* --------------------------------------------------------- the path */
+
+struct path_result {
+    uint64_t urls, bad, fresh, stored;
+    double secs, gen_secs, hit_rate, rt_per_1000, used_per_url, usage_per_url;
+    uint64_t not_compact;
+};
+
+/* Answer the batched misses: one frontier_seen call. */
+static double flush_secs;
+
+static void flush(struct frontier *f, struct frontier_url *u, size_t *n, unsigned char *isnew,
+                  uint64_t *fresh)
+{
+    double t0 = now_s();
+
+    if (!*n)
+        return;
+    if (frontier_seen(f, u, *n, 0, isnew)) {
+        fprintf(stderr, "dedup_bench: %s\n", frontier_errstr(f));
+        exit(1);
+    }
+    for (size_t i = 0; i < *n; i++)
+        *fresh += isnew[i];
+    *n = 0;
+    flush_secs += now_s() - t0;
+}
+
+/* A canonicalized link: what the seen-set needs of it. */
+struct canon_out {
+    uint64_t fp;
+    unsigned char hostlen; /* 0: unparsable */
+    char host[71];
+};
+
+struct canon_job {
+    const struct chunk *ch;
+    struct canon_out *out;
+    size_t from, to;
+};
+
+static void *canon_range(void *arg)
+{
+    struct canon_job *j = arg;
+    char cb[PARSER_URL_MAX];
+    const char *host;
+    size_t clen, hl;
+
+    for (size_t i = j->from; i < j->to; i++) {
+        struct canon_out *o = &j->out[i];
+        o->hostlen = 0;
+        if (canon(j->ch->url[i], j->ch->len[i], cb, &clen, &host, &hl) ||
+            hl >= sizeof(o->host))
+            continue;
+        memcpy(o->host, host, hl);
+        o->hostlen = (unsigned char)hl;
+        o->fp = dedup_fingerprint(cb, clen);
+    }
+    return NULL;
+}
+
+/* Canonicalize + fingerprint a chunk on `jobs` threads. */
+static void canon_chunk(const struct chunk *ch, struct canon_out *out, int jobs)
+{
+    struct canon_job j[8];
+    pthread_t th[8];
+    size_t per = (ch->n + (size_t)jobs - 1) / (size_t)jobs;
+
+    for (int k = 0; k < jobs; k++) {
+        j[k].ch = ch;
+        j[k].out = out;
+        j[k].from = per * (size_t)k < ch->n ? per * (size_t)k : ch->n;
+        j[k].to = j[k].from + per < ch->n ? j[k].from + per : ch->n;
+        if (k > 0 && pthread_create(&th[k], NULL, canon_range, &j[k]) != 0) {
+            fprintf(stderr, "dedup_bench: pthread_create failed\n");
+            exit(1);
+        }
+    }
+    canon_range(&j[0]);
+    for (int k = 1; k < jobs; k++)
+        pthread_join(th[k], NULL);
+}
+
+static void run_path(const struct opts *o, struct frontier *f,
+                     redisContext *r, uint64_t total, struct path_result *res)
+{
+    struct chunk ch = { xmalloc(CHUNK * MAXURL), xmalloc(CHUNK * sizeof(int)), 0 };
+    struct canon_out *co = xmalloc(CHUNK * sizeof(*co));
+    struct dedup_cache *c = dedup_cache_new(o->cache);
+    struct frontier_url *u = xcalloc(o->batch, sizeof(*u));
+    char (*hosts)[72] = xmalloc(o->batch * 72);
+    unsigned char *isnew = xmalloc(o->batch);
+    struct dedup_cache_stats st;
+    struct frontier_seen_usage us;
+    struct stream s;
+    uint64_t rt0 = frontier_roundtrips(f);
+    long long mem0;
+    size_t nb = 0;
+    double t;
+
+    memset(res, 0, sizeof(*res));
+    rcmd(r, "FLUSHALL");
+    mem0 = info_used_memory(r);
+    stream_init(&s);
+    while (res->urls < total) {
+        size_t want = total - res->urls < CHUNK ? total - res->urls : CHUNK;
+        t = now_s();
+        chunk_fill(&ch, &s, want);
+        res->gen_secs += now_s() - t;
+        t = now_s();
+        canon_chunk(&ch, co, o->jobs);
+        for (size_t i = 0; i < ch.n; i++) {
+            struct frontier_url *x = &u[nb];
+            if (!co[i].hostlen) {
+                res->bad++;
+                continue;
+            }
+            if (dedup_cache_hit(c, co[i].fp))
+                continue;
+            /* In the cache from now: its answer is on the way, and a
+             * repeat before the answer is no more new than after it. */
+            dedup_cache_put(c, co[i].fp);
+            memcpy(hosts[nb], co[i].host, co[i].hostlen);
+            x->url = hosts[nb];
+            x->host = hosts[nb];
+            x->len = x->hostlen = co[i].hostlen;
+            x->fp = co[i].fp;
+            if (++nb == o->batch)
+                flush(f, u, &nb, isnew, &res->fresh);
+        }
+        res->urls += ch.n;
+        res->secs += now_s() - t;
+    }
+    t = now_s();
+    flush(f, u, &nb, isnew, &res->fresh);
+    res->secs += now_s() - t;
+    dedup_cache_stats(c, &st);
+    res->hit_rate = (double)st.hits / (double)(st.hits + st.misses);
+    res->rt_per_1000 = 1000.0 * (double)(frontier_roundtrips(f) - rt0) /
+                       (double)res->urls;
+    res->stored = res->fresh;
+    res->used_per_url = (double)(info_used_memory(r) - mem0) /
+                        (double)res->stored;
+    if (frontier_seen_usage(f, &us) == DC_OK && us.members) {
+        res->usage_per_url = (double)us.bytes / (double)us.members;
+        res->not_compact = us.not_compact;
+        if (us.members != res->stored)
+            printf("  !! seen-set holds %" PRIu64 " members, %" PRIu64
+                   " reported new\n", us.members, res->stored);
+    }
+    dedup_cache_free(&c);
+    free(ch.url);
+    free(ch.len);
+    free(co);
+    free(u);
+    free(hosts);
+    free(isnew);
+}
+
+/* ---------------------------------------------------------- baseline */
+
+static void sha1_hex(const char *s, size_t n, char out[41])
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+
+    EVP_Digest(s, n, md, &mdlen, EVP_sha1(), NULL);
+    for (int i = 0; i < 20; i++) {
+        out[2 * i] = hex[md[i] >> 4];
+        out[2 * i + 1] = hex[md[i] & 15];
+    }
+    out[40] = '\0';
+}
+
+struct base_result {
+    uint64_t urls, fresh;
+    double secs, used_per_url;
+};
+
+/* One SADD per URL of a 40-hex SHA-1 into one set, `batch` per round
+ * trip (1 = no pipelining). */
+static void run_baseline(redisContext *r, uint64_t total, size_t batch,
+                         struct base_result *res)
+{
+    struct chunk ch = { xmalloc(CHUNK * MAXURL), xmalloc(CHUNK * sizeof(int)), 0 };
+    char cb[PARSER_URL_MAX], hex[41];
+    const char *host;
+    size_t clen, hl, pend = 0;
+    struct stream s;
+    long long mem0;
+    double t;
+
+    memset(res, 0, sizeof(*res));
+    rcmd(r, "FLUSHALL");
+    mem0 = info_used_memory(r);
+    stream_init(&s);
+    while (res->urls < total) {
+        size_t want = total - res->urls < CHUNK ? total - res->urls : CHUNK;
+        chunk_fill(&ch, &s, want);
+        t = now_s();
+        for (size_t i = 0; i <= ch.n; i++) {
+            if (i < ch.n) {
+                if (canon(ch.url[i], ch.len[i], cb, &clen, &host, &hl))
+                    continue;
+                sha1_hex(cb, clen, hex);
+                redisAppendCommand(r, "SADD dupefilter %s", hex);
+                pend++;
+            }
+            if (pend && (pend == batch || (i == ch.n && res->urls + ch.n >= total))) {
+                for (; pend; pend--) {
+                    redisReply *rep = NULL;
+                    if (redisGetReply(r, (void **)&rep) != REDIS_OK || !rep) {
+                        fprintf(stderr, "dedup_bench: baseline redis error\n");
+                        exit(1);
+                    }
+                    res->fresh += rep->integer == 1;
+                    freeReplyObject(rep);
+                }
+            }
+        }
+        res->urls += ch.n;
+        res->secs += now_s() - t;
+    }
+    res->used_per_url = (double)(info_used_memory(r) - mem0) /
+                        (double)(res->fresh ? res->fresh : 1);
+}
+
+/* -------------------------------------------------------------- main */
+
+static void parse_opts(int argc, char **argv, struct opts *o)
+{
+    o->sizes[0] = 10000000;
+    o->sizes[1] = 50000000;
+    o->nsizes = 2;
+    o->cache = 1048576;
+    o->baseline = 5000000;
+    o->baseline_nopipe = 200000;
+    o->jobs = 2;
+    o->batch = 262144;
+    for (int i = 1; i < argc; i += 2) {
+        if (!strcmp(argv[i], "--replay-only")) {
+            o->replay_only = 1;
+            i--;
+        } else if (i + 1 >= argc) {
+            fprintf(stderr, "dedup_bench: %s needs a value\n", argv[i]);
+            exit(2);
+        } else if (!strcmp(argv[i], "--sizes")) {
+            char *p = argv[i + 1];
+            o->nsizes = 0;
+            while (*p && o->nsizes < 8) {
+                o->sizes[o->nsizes++] = strtoull(p, &p, 10);
+                if (*p == ',')
+                    p++;
+            }
+        } else if (!strcmp(argv[i], "--cache")) {
+            o->cache = strtoull(argv[i + 1], NULL, 10);
+        } else if (!strcmp(argv[i], "--batch")) {
+            o->batch = strtoull(argv[i + 1], NULL, 10);
+        } else if (!strcmp(argv[i], "--jobs")) {
+            o->jobs = atoi(argv[i + 1]);
+        } else if (!strcmp(argv[i], "--baseline")) {
+            o->baseline = strtoull(argv[i + 1], NULL, 10);
+        } else if (!strcmp(argv[i], "--baseline-nopipe")) {
+            o->baseline_nopipe = strtoull(argv[i + 1], NULL, 10);
+        } else {
+            fprintf(stderr, "dedup_bench: unknown option %s\n", argv[i]);
+            exit(2);
+        }
+    }
+    if (o->batch < 1)
+        o->batch = 1;
+    if (o->jobs < 1 || o->jobs > 8)
+        o->jobs = 1;
+}
+
+static void print_load(void)
+{
+    double l[3];
+
+    if (getloadavg(l, 3) == 3)
+        printf("load average: %.2f %.2f %.2f; %ld CPUs online\n", l[0], l[1],
+               l[2], sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+static void print_baseline(uint64_t total, const struct base_result *p,
+                           const struct base_result *np)
+{
+    double pr = (double)p->urls / p->secs, nr = (double)np->urls / np->secs;
+
+    printf("  baseline (scrapy-redis: SADD of 40-hex SHA-1, one set, no cache):\n");
+    printf("    pipelined (%zu/trip): measured on %" PRIu64 " URLs: %.0f URLs/s, "
+           "%.1f bytes/URL; %" PRIu64 " URLs would take %.1f s (extrapolated)\n",
+           (size_t)4096, p->urls, pr, p->used_per_url, total,
+           (double)total / pr);
+    printf("    not pipelined: measured on %" PRIu64 " URLs: %.0f URLs/s, "
+           "1000 round trips/1000 URLs; %" PRIu64 " URLs would take %.0f s "
+           "(extrapolated)\n", np->urls, nr, total, (double)total / nr);
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o;
+    struct server sv;
+    struct conf c;
+    struct frontier *f = NULL;
+    struct base_result bp, bn;
+    redisContext *r;
+    char url[400], err[256], layout[512];
+
+    memset(&o, 0, sizeof(o));
+    parse_opts(argc, argv, &o);
+    if (o.replay_only) {
+        for (int k = 0; k < o.nsizes; k++) {
+            double wr, lr;
+            compare_caches(o.sizes[k], o.cache, &wr, &lr);
+            printf("%" PRIu64 " links, cache %zu: weighted %.2f %%, plain LRU "
+                   "%.2f %%\n", o.sizes[k], o.cache, 100.0 * wr, 100.0 * lr);
+        }
+        return 0;
+    }
+    server_start(&sv);
+    r = rconnect(sv.sock);
+    snprintf(url, sizeof(url), "unix:%s", sv.sock);
+    conf_init(&c);
+    if (frontier_open(&f, url, &c, "bench", err, sizeof(err))) {
+        fprintf(stderr, "dedup_bench: %s\n", err);
+        server_stop(&sv);
+        return 1;
+    }
+    frontier_seen_layout(f, layout, sizeof(layout));
+    printf("dedup bench: %s\n", layout);
+    printf("cache %zu entries, batch %zu misses per round trip, %d "
+           "canonicalizing threads; ", o.cache, o.batch, o.jobs);
+    print_load();
+    run_baseline(r, o.baseline, 4096, &bp);
+    run_baseline(r, o.baseline_nopipe, 1, &bn);
+    for (int k = 0; k < o.nsizes; k++) {
+        struct path_result p;
+        double wr, lr;
+
+        run_path(&o, f, r, o.sizes[k], &p);
+        compare_caches(o.sizes[k], o.cache, &wr, &lr);
+        printf("\n%" PRIu64 " URLs (%" PRIu64 " distinct canonical, %.1f %% "
+               "repeats, %" PRIu64 " unparsable)\n", p.urls, p.fresh,
+               100.0 * (1.0 - (double)p.fresh / (double)p.urls), p.bad);
+        printf("  path: %.2f s, %.0f URLs/s (canonicalize+fingerprint+cache+"
+               "Redis; generating the text took %.2f s more, not counted)\n",
+               p.secs, (double)p.urls / p.secs, p.gen_secs);
+        printf("  cache hit rate: weighted %.2f %% in the path; replay: "
+               "weighted %.2f %%, plain LRU %.2f %% (same capacity)\n",
+               100.0 * p.hit_rate, 100.0 * wr, 100.0 * lr);
+        printf("  of which in frontier_seen (format, Redis, replies): %.2f s\n", flush_secs);
+        flush_secs = 0;
+        printf("  Redis round trips per 1000 URLs: %.3f\n", p.rt_per_1000);
+        printf("  Redis used_memory per stored URL: %.2f bytes (MEMORY USAGE "
+               "of the buckets: %.2f; buckets not intset: %" PRIu64 ")\n",
+               p.used_per_url, p.usage_per_url, p.not_compact);
+        print_baseline(o.sizes[k], &bp, &bn);
+        printf("  ");
+        print_load();
+        fflush(stdout);
+    }
+    frontier_close(&f);
+    conf_release(&c);
+    redisFree(r);
+    server_stop(&sv);
+    return 0;
+}

@@ -1,0 +1,424 @@
+/*
+ * u-noise.c: the noise module. Table driven:
+ *  - block ratios of hand-written fragments (exactly 1/4 kept, just above
+ *    dropped; no text = 1; script/style excluded; whitespace collapsed);
+ *  - nearest-block assignment and subtree sums (parser_set_blocks);
+ *  - bit-parallel LCS against the DP oracle on 100k random and URL-like
+ *    pairs, lengths across word boundaries;
+ *  - clustering: order independence for well-separated groups (checked to
+ *    be separated with the oracle first), template drops, template_min,
+ *    budgets, LRU bound, disabled mode.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+#include "noise-internal.h"
+#include "noise.h"
+#include "parser.h"
+#include "t.h"
+
+#define TAGS "td th p div nav header footer aside section article main " \
+             "table form"
+#define PAGE "http://h.test/page.html"
+
+/* -------------------------------------------------------------- blocks */
+
+/* Block of link `url` in fragment html; *nav its verdict at ratio 0.25. */
+static const struct parser_block *block_of(struct parser *p, const char *html,
+                                           const char *url, uint32_t *idx,
+                                           int *nav)
+{
+    const struct parser_result *r;
+    size_t i;
+
+    if (parser_parse_html(p, PAGE, html, strlen(html), &r) != DC_OK)
+        return NULL;
+    for (i = 0; i < r->nlinks; i++) {
+        if (strcmp(r->links[i].url, url))
+            continue;
+        *idx = r->links[i].block;
+        if (*idx >= r->nblocks)
+            return NULL;
+        *nav = noise_block_is_nav(0.25, r->blocks[*idx].text,
+                                  r->blocks[*idx].link_text);
+        return &r->blocks[*idx];
+    }
+    return NULL;
+}
+
+static void test_ratio(void)
+{
+    static const struct {
+        const char *html;
+        size_t text, link_text;
+        int nav;
+    } cases[] = {
+        /* 4 / 16 = exactly 1/4: kept */
+        {"<div>aaaaaaaaaaaa<a href=/x>bbbb</a></div>", 16, 4, 0},
+        /* 5 / 17 > 1/4: dropped */
+        {"<div>aaaaaaaaaaaa<a href=/x>bbbbb</a></div>", 17, 5, 1},
+        /* 5 / 20 = 1/4 */
+        {"<p>aaaaaaaaaaaaaaa<a href=/x>bbbbb</a></p>", 20, 5, 0},
+        /* links and no text: ratio 1 */
+        {"<div><a href=/x><img src=i.png></a></div>", 0, 0, 1},
+        /* script, style, noscript text is not visible */
+        {"<div>aaaaaaaaaaaa<script>var x = 'cccccccccccc';</script>"
+         "<style>p{}</style><noscript>dddddddddddd</noscript>"
+         "<a href=/x>bbbbb</a></div>", 17, 5, 1},
+        /* whitespace: trimmed per text node, inner runs count one */
+        {"<div>  aaaa  \n\t aaaa  <a href=/x> b  b </a></div>", 12, 3, 0},
+        /* UTF-8 counts code points: 4 x e-acute + 12 = 16 chars */
+        {"<div>\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9 aaaaaaaaaaa<a href=/x>bbbb</a></div>",
+         20, 4, 0},
+        /* all link text */
+        {"<nav><a href=/x>one</a> <a href=/y>two</a></nav>", 6, 6, 1},
+        /* a nested block's text counts for the outer one */
+        {"<div><a href=/x>bbbb</a><p>aaaaaaaaaaaa</p></div>", 16, 4, 0},
+    };
+    struct parser *p = parser_new(0, 0);
+    size_t i;
+
+    CHECK(parser_set_blocks(p, "div p nosuchtag") == DC_EINVAL, "bad tag");
+    CHECK(parser_set_blocks(p, TAGS) == DC_OK, "tags");
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        uint32_t idx = 0;
+        int nav = -1;
+        const struct parser_block *b =
+            block_of(p, cases[i].html, "http://h.test/x", &idx, &nav);
+        CHECK(b != NULL, "case %zu: link not found", i);
+        if (!b)
+            continue;
+        CHECK(b->text == cases[i].text && b->link_text == cases[i].link_text,
+              "case %zu: text %zu link %zu, want %zu %zu", i, b->text,
+              b->link_text, cases[i].text, cases[i].link_text);
+        CHECK(nav == cases[i].nav, "case %zu: nav %d", i, nav);
+    }
+    /* the ratio rule itself, at the boundary */
+    CHECK(!noise_block_is_nav(0.25, 100, 25), "25/100 kept");
+    CHECK(noise_block_is_nav(0.25, 100, 26), "26/100 dropped");
+    CHECK(noise_block_is_nav(0.25, 0, 0), "no text");
+    CHECK(!noise_block_is_nav(0.25, 10, 0), "no link text");
+    parser_free(&p);
+}
+
+static void test_nearest(void)
+{
+    /* pre-order blocks: 0 document, 1 div, 2 p, 3 td (table/tr: table is
+     * a block too, so td's parent is it) */
+    static const char html[] =
+        "<div>intro text<p>para <a href=/a>A</a></p><a href=/b>B</a>"
+        "<ul><li><a href=/c>C</a></li></ul></div>"
+        "<a href=/d>D</a>"
+        "<table><tr><td><a href=/e>E</a></td></tr></table>";
+    static const struct {
+        const char *url;
+        uint32_t block;
+    } want[] = {
+        {"http://h.test/a", 2}, {"http://h.test/b", 1},
+        {"http://h.test/c", 1}, {"http://h.test/d", 0},
+        {"http://h.test/e", 4},
+    };
+    struct parser *p = parser_new(0, 0);
+    const struct parser_result *r;
+    size_t i, k;
+
+    parser_set_blocks(p, TAGS);
+    CHECK(parser_parse_html(p, PAGE, html, sizeof(html) - 1, &r) == DC_OK,
+          "parse");
+    CHECK(r->nblocks == 5, "nblocks %zu", r->nblocks);
+    for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        for (k = 0; k < r->nlinks && strcmp(r->links[k].url, want[i].url); k++)
+            ;
+        CHECK(k < r->nlinks && r->links[k].block == want[i].block,
+              "%s: block %u, want %u", want[i].url,
+              k < r->nlinks ? r->links[k].block : 99, want[i].block);
+    }
+    if (r->nblocks == 5) {
+        CHECK(r->blocks[2].parent == 1 && r->blocks[4].parent == 3 &&
+                  r->blocks[1].parent == 0,
+              "parents");
+        /* div: "intro text" 10 + "para " 4 + A B C 3 = 17, link 3 */
+        CHECK(r->blocks[1].text == 17 && r->blocks[1].link_text == 3,
+              "div sums %zu %zu", r->blocks[1].text, r->blocks[1].link_text);
+        CHECK(r->blocks[0].text == 19, "document sum %zu", r->blocks[0].text);
+        CHECK(r->blocks[1].nlinks == 2 && r->blocks[2].nlinks == 1,
+              "nlinks");
+    }
+    /* a URL in a menu and in a paragraph takes the paragraph's block */
+    {
+        static const char h2[] =
+            "<nav><a href=/m>menu</a></nav>"
+            "<p>some long text here and <a href=/m>m</a> more text</p>";
+        CHECK(parser_parse_html(p, PAGE, h2, sizeof(h2) - 1, &r) == DC_OK &&
+                  r->nlinks == 1 && r->links[0].block == 2,
+              "best occurrence");
+    }
+    /* blocks off: no block data, old API unchanged */
+    parser_set_blocks(p, NULL);
+    CHECK(parser_parse_html(p, PAGE, html, sizeof(html) - 1, &r) == DC_OK &&
+              r->blocks == NULL && r->nblocks == 0 && r->nlinks == 5,
+          "blocks off");
+    parser_free(&p);
+}
+
+/* ----------------------------------------------------------------- LCS */
+
+static uint64_t rng(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static size_t rand_str(uint64_t *s, char *out, int urlish)
+{
+    static const char *const seg[] = {"news", "2024", "item", "list", "a",
+                                      "page", "id", "?sort=", "-", ".html"};
+    size_t n, len, i;
+
+    len = rng(s) % 10 == 0 ? rng(s) % 300 : rng(s) % 70;
+    if (!urlish) {
+        int sigma = 2 + (int)(rng(s) % 30);
+        for (i = 0; i < len; i++)
+            out[i] = (char)(rng(s) % 4 == 0 ? 0x80 + rng(s) % 128
+                                             : 'a' + rng(s) % (uint64_t)sigma);
+        return len;
+    }
+    for (n = 0; n < len;) {
+        const char *g = seg[rng(s) % 10];
+        size_t k = strlen(g);
+        out[n++] = '/';
+        for (i = 0; i < k && n < 300; i++)
+            out[n++] = g[i];
+        if (n >= 300)
+            break;
+    }
+    return n;
+}
+
+static void test_lcs(void)
+{
+    char a[320], b[320];
+    uint64_t s = 7;
+    size_t i, al, bl, bad = 0;
+    struct lcs_pat pat;
+
+    noise__pat_init(&pat);
+    for (i = 0; i < 100000; i++) {
+        size_t want, got, got2;
+        al = rand_str(&s, a, (int)(i & 1));
+        bl = i % 7 == 0 ? al : rand_str(&s, b, (int)(i & 1));
+        if (i % 7 == 0)
+            memcpy(b, a, al);
+        want = noise__lcs_dp(a, al, b, bl);
+        noise__pat_set(&pat, a, al);
+        got = noise__pat_lcs(&pat, b, bl);
+        got2 = i % 101 == 0 ? noise_lcs(b, bl, a, al) : want;
+        if (got != want || got2 != want) {
+            if (bad++ < 5)
+                CHECK(0, "pair %zu (%zu, %zu): %zu / %zu, DP %zu", i, al, bl,
+                      got, got2, want);
+        }
+    }
+    CHECK(bad == 0, "%zu of 100000 pairs differ from the DP", bad);
+    noise__pat_release(&pat);
+    CHECK(noise_lcs("abcbdab", 7, "bdcaba", 6) == 4, "textbook LCS 4");
+    CHECK(noise_lcs("", 0, "abc", 3) == 0, "empty");
+    CHECK(noise_similarity("", 0, "", 0) == 1.0, "empty sim");
+    CHECK(noise_similarity("/ab", 3, "/abcd", 5) == (1.0 + 0.6) / 2, "sim");
+}
+
+/* --------------------------------------------------------- clustering */
+
+static const char *url_at(void *ud, size_t i)
+{
+    return ((const char *const *)ud)[i];
+}
+
+static const char *const groups[3][4] = {
+    {"http://h.test/calendar?month=01", "http://h.test/calendar?month=02",
+     "http://h.test/calendar?month=11", "http://h.test/calendar?month=12"},
+    {"http://h.test/shop/item-1001.html", "http://h.test/shop/item-1002.html",
+     "http://h.test/shop/item-2040.html", "http://h.test/shop/item-3999.html"},
+    {"http://other.test/", "http://other.test/x", "http://other.test/y",
+     "http://other.test/z"},
+};
+
+static int separated(double t)
+{
+    size_t g1, g2, i, j;
+    char a[64], b[64];
+
+    for (g1 = 0; g1 < 3; g1++)
+        for (g2 = 0; g2 < 3; g2++)
+            for (i = 0; i < 4; i++)
+                for (j = 0; j < 4; j++) {
+                    /* the compared keys: path+query on h.test, else
+                     * without scheme */
+                    const char *x = groups[g1][i] + 7, *y = groups[g2][j] + 7;
+                    size_t xl, yl, l;
+                    double sim;
+                    if (!strncmp(x, "h.test", 6))
+                        x += 6;
+                    if (!strncmp(y, "h.test", 6))
+                        y += 6;
+                    xl = strlen(x);
+                    yl = strlen(y);
+                    memcpy(a, x, xl);
+                    memcpy(b, y, yl);
+                    l = noise__lcs_dp(a, xl, b, yl);
+                    sim = ((double)l / (double)xl + (double)l / (double)yl) / 2;
+                    if ((g1 == g2) != (sim >= t))
+                        return 0;
+                }
+    return 1;
+}
+
+static void test_order(void)
+{
+    struct noise_conf nc = {1, 0.25, 0.8, 64, 2, 0};
+    const char *list[12];
+    size_t gof[12], i, j, r, perm[12];
+    uint64_t s = 99;
+
+    CHECK(separated(0.8), "groups are not separated at 0.8: test is void");
+    for (r = 0; r < 50; r++) {
+        struct noise *nz = noise_new(&nc);
+        unsigned char verdict[12];
+        uint64_t ticket[12];
+        int ok = 1;
+        for (i = 0; i < 12; i++)
+            perm[i] = i;
+        for (i = 11; i > 0; i--) { /* Fisher-Yates */
+            size_t k = (size_t)(rng(&s) % (i + 1)), t = perm[i];
+            perm[i] = perm[k];
+            perm[k] = t;
+        }
+        for (i = 0; i < 12; i++) {
+            list[i] = groups[perm[i] / 4][perm[i] % 4];
+            gof[i] = perm[i] / 4;
+        }
+        noise_filter(nz, "h.test", 6, url_at, (void *)list, 12, NULL, verdict,
+                     ticket, NULL);
+        /* same cluster (ticket) exactly when same group */
+        for (i = 0; i < 12; i++)
+            for (j = 0; j < 12; j++)
+                if ((ticket[i] == ticket[j]) != (gof[i] == gof[j]) ||
+                    verdict[i] != NOISE_KEEP)
+                    ok = 0;
+        CHECK(ok, "order %zu: partition differs from the groups", r);
+        noise_free(&nz);
+    }
+}
+
+static void test_drop(void)
+{
+    static const char *const page1[] = {
+        "http://h.test/calendar?month=01", "http://h.test/calendar?month=02",
+        "http://h.test/about/team.html", "http://h.test/story/one.html"};
+    static const unsigned char nav1[] = {1, 1, 1, 0};
+    static const char *const page2[] = {
+        "http://h.test/calendar?month=07", "http://h.test/about/team.html",
+        "http://h.test/story/two.html"};
+    struct noise_conf nc = {1, 0.25, 0.8, 64, 2, 0};
+    unsigned char v[4];
+    struct noise_stats st = {0};
+    struct noise *nz;
+    int tmin;
+
+    for (tmin = 1; tmin <= 2; tmin++) {
+        nc.template_min = (size_t)tmin;
+        nz = noise_new(&nc);
+        memset(&st, 0, sizeof(st));
+        noise_filter(nz, "h.test", 6, url_at, (void *)page1, 4, nav1, v, NULL,
+                     &st);
+        CHECK(v[0] == NOISE_BLOCK && v[1] == NOISE_BLOCK && v[2] == NOISE_BLOCK
+                  && v[3] == NOISE_KEEP, "page1 %d", tmin);
+        noise_filter(nz, "h.test", 6, url_at, (void *)page2, 3, NULL, v, NULL,
+                     &st);
+        /* the calendar is a nav template of 2 URLs: dropped either way */
+        CHECK(v[0] == NOISE_CLUSTER, "calendar look-alike, template_min %d",
+              tmin);
+        /* team.html was a single nav URL: dropped only with template_min 1 */
+        CHECK(v[1] == (tmin == 1 ? NOISE_CLUSTER : NOISE_KEEP),
+              "single nav URL, template_min %d: %d", tmin, v[1]);
+        CHECK(v[2] == NOISE_KEEP, "story two");
+        CHECK(st.seen == 7 && st.dropped_block == 3 &&
+                  st.dropped_cluster == (size_t)(tmin == 1 ? 2 : 1),
+              "stats %zu %zu %zu", st.seen, st.dropped_block,
+              st.dropped_cluster);
+        noise_free(&nz);
+    }
+}
+
+static void test_budget_lru(void)
+{
+    struct noise_conf nc = {1, 0.25, 0.8, 2, 2, 3};
+    static const char *const items[] = {
+        "http://h.test/item?id=101", "http://h.test/item?id=102",
+        "http://h.test/item?id=103", "http://h.test/item?id=104",
+        "http://h.test/item?id=105"};
+    static const char *const other[] = {"http://h.test/aaaaaaaaaaaa/",
+                                        "http://h.test/zzzzzzzzz.txt"};
+    struct noise_stats st = {0};
+    unsigned char v[5];
+    uint64_t t[5], first;
+    struct noise *nz = noise_new(&nc);
+    size_t i, kept = 0;
+
+    for (i = 0; i < 5; i++) {
+        noise_filter(nz, "h.test", 6, url_at, (void *)(items + i), 1, NULL, v,
+                     t, &st);
+        if (v[0] == NOISE_KEEP) {
+            kept++;
+            noise_admitted(nz, t[0]);
+        }
+    }
+    CHECK(kept == 3 && st.refused_budget == 2, "budget: kept %zu refused %zu",
+          kept, st.refused_budget);
+    /* a kept but not admitted link does not use budget */
+    nc.cluster_budget = 1;
+    noise_free(&nz);
+    nz = noise_new(&nc);
+    noise_filter(nz, "h.test", 6, url_at, (void *)items, 2, NULL, v, t, NULL);
+    CHECK(v[0] == NOISE_KEEP && v[1] == NOISE_KEEP, "nothing admitted yet");
+    first = t[0];
+    noise_admitted(nz, first);
+    noise_filter(nz, "h.test", 6, url_at, (void *)(items + 2), 1, NULL, v, t,
+                 NULL);
+    CHECK(v[0] == NOISE_BUDGET, "budget of 1 used");
+    /* LRU: two other clusters push the item cluster out (max 2) */
+    noise_filter(nz, "h.test", 6, url_at, (void *)other, 2, NULL, v, t, NULL);
+    noise_admitted(nz, first); /* stale ticket: ignored */
+    noise_filter(nz, "h.test", 6, url_at, (void *)(items + 3), 1, NULL, v, t,
+                 NULL);
+    CHECK(v[0] == NOISE_KEEP, "evicted cluster starts afresh");
+    noise_free(&nz);
+    noise_free(&nz); /* NULL ok */
+
+    nc.enabled = 0;
+    nz = noise_new(&nc);
+    memset(&st, 0, sizeof(st));
+    {
+        unsigned char nav[5] = {1, 1, 1, 1, 1};
+        noise_filter(nz, "h.test", 6, url_at, (void *)items, 5, nav, v, t,
+                     &st);
+    }
+    CHECK(!memchr(v, NOISE_BLOCK, 5) && st.seen == 5 && !st.dropped_block,
+          "disabled keeps all");
+    noise_free(&nz);
+}
+
+int main(void)
+{
+    test_ratio();
+    test_nearest();
+    test_lcs();
+    test_order();
+    test_drop();
+    test_budget_lru();
+    return t_done("u-noise");
+}
