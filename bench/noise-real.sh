@@ -3,9 +3,10 @@
 # nobody here wrote. Installs Debian's python3.11-doc and postgresql-doc-15
 # (apt-get, needs root or sudo), serves their HTML trees with a private
 # nginx on 127.0.0.2:8090 and 127.0.0.3:8090 (config, pid and logs in
-# /tmp/noise-real/), crawls each with noise on and off to DEPTH (default
-# 30) and prints pages reached and the share of the noise-off set that the
-# noise-on crawl keeps (goal >= 95 %).
+# /tmp/noise-real/), crawls each with noise off and with noise on under
+# both block rules (noise.block_rule=ratio, the default, and repeated) to
+# DEPTH (default 30) and prints pages reached and the share of the
+# noise-off set that each noise-on crawl keeps (goal >= 95 %).
 set -uo pipefail
 DCRAWL=${1:-$(dirname "$0")/../build/dcrawl}
 DEPTH=${2:-30}
@@ -34,17 +35,23 @@ http {
 CONF
 nginx -c "$W/nginx.conf" -p "$W" || exit 1
 trap 'kill "$(cat "$W/nginx.pid")" 2>/dev/null' EXIT
-crawl() { # name url noise
+crawl() { # name url mode (off, ratio or repeated)
+    local set="--set noise.enabled=false"
+    [ "$3" != off ] && set="--set noise.enabled=true --set noise.block_rule=$3"
     echo "$2" >"$W/$1.seeds"
+    # shellcheck disable=SC2086
     timeout 600 "$DCRAWL" crawl --seeds "$W/$1.seeds" --depth "$DEPTH" \
-        --out "$W/$1-$3" --set politeness.delay=0 --set noise.enabled=$3 \
+        --out "$W/$1-$3" --set politeness.delay=0 $set \
         >"$W/$1-$3.log" 2>&1 || { cat "$W/$1-$3.log"; return 1; }
-    grep "noise:" "$W/$1-$3.log" | sed "s/^/  $1 noise=$3:/"
+    grep "noise:" "$W/$1-$3.log" | sed "s/^/  $1 $3:/"
 }
 for site in python:http://127.0.0.2:8090/ postgres:http://127.0.0.3:8090/; do
     name=${site%%:*}; url=${site#*:}
-    crawl "$name" "$url" true && crawl "$name" "$url" false || exit 1
-    python3 - "$name" "$W/$name-true/merged/pages.jsonl" "$W/$name-false/merged/pages.jsonl" <<'PY'
+    crawl "$name" "$url" off || exit 1
+    for rule in ratio repeated; do
+        crawl "$name" "$url" "$rule" || exit 1
+        python3 - "$name block_rule=$rule" "$W/$name-$rule/merged/pages.jsonl" \
+            "$W/$name-off/merged/pages.jsonl" <<'PY'
 import json, sys
 def ok(path):
     s = set()
@@ -57,4 +64,5 @@ on, off = ok(sys.argv[2]), ok(sys.argv[3])
 print("%s: noise off %d pages, noise on %d pages; noise on keeps %.4f of the noise-off set (%d missing)"
       % (sys.argv[1], len(off), len(on), len(on & off) / max(1, len(off)), len(off - on)))
 PY
+    done
 done

@@ -2,17 +2,19 @@
  * noise_bench.c: the noise module measured on a site from
  * shared/bench/gen_site.py, without a crawl.
  *
- *   noise_bench eval SITE [TEMPLATE_MIN]
+ *   noise_bench eval SITE [RULE] [TEMPLATE_MIN]
+ *       RULE is the block rule, ratio (default) or repeated (see noise.h).
  *       Runs the parser (blocks on, default tag set) and the noise module
  *       over every page listed in SITE/links.jsonl, host by host in file
  *       order, and scores the "noise" verdicts against the nav/content
  *       labels. Unit: one (page, target URL) pair; its label is content
  *       when any of its occurrences on the page is labelled content (the
  *       crawler decides per unique URL of a page). Prints precision and
- *       recall of the block stage alone and of block + cluster stages.
+ *       recall of the block stage alone (with the repeated rule: after
+ *       its repeat check) and of block + cluster stages.
  *       Exit status 1 when either final figure is below 0.95.
  *
- *   noise_bench speed SITE [REPEAT]
+ *   noise_bench speed SITE [REPEAT] [RULE]
  *       LCS pairs/s, bit-parallel against the DP, on random and URL-like
  *       pairs; then per page: gumbo parse + link extraction time (blocks
  *       off) against the noise work (the extra cost of blocks on, plus the
@@ -103,9 +105,9 @@ static const char *link_url(void *ud, size_t i)
     return pr->links[i].url;
 }
 
-/* Block stage verdicts for every link of pr into nav. */
+/* Block stage verdicts for every link of pr into nav, blocks into blk. */
 static void block_stage(const struct parser_result *pr, double ratio,
-                        unsigned char *nav)
+                        unsigned char *nav, uint32_t *blk)
 {
     size_t i;
 
@@ -113,6 +115,7 @@ static void block_stage(const struct parser_result *pr, double ratio,
         const struct parser_block *b = &pr->blocks[pr->links[i].block];
         nav[i] = (unsigned char)noise_block_is_nav(ratio, b->text,
                                                    b->link_text);
+        blk[i] = pr->links[i].block;
     }
 }
 
@@ -161,15 +164,17 @@ static size_t line_targets(char *line, char **url, struct target *t)
     return n;
 }
 
-static int cmd_eval(const char *site, size_t template_min)
+static int cmd_eval(const char *site, int rule, size_t template_min)
 {
     char path[4096], *line = xmalloc(MAX_LINE), *url, *body;
     struct target *t = xmalloc(MAX_TARGETS * sizeof(*t));
     struct parser *p = parser_new(PARSER_URL_STRIP_INDEX, 2048);
-    struct noise_conf nc = {1, 0.25, 0.8, 256, template_min, 0};
+    struct noise_conf nc = {1, 0.25, 0.8, 256, template_min, 0, rule};
     struct noise *nz = noise_new(&nc);
+    struct noise_stats st = {0};
     struct score blk = {0}, all = {0};
     unsigned char *nav = NULL, *verdict = NULL;
+    uint32_t *bl = NULL;
     size_t cap = 0, n, i, k, len, pages = 0, missing = 0;
     double pr_, rc_, p2, r2;
     FILE *f;
@@ -199,9 +204,12 @@ static int cmd_eval(const char *site, size_t template_min)
         pages++;
         xgrow((void **)&nav, &cap, pr->nlinks + 1, 1);
         verdict = xrealloc(verdict, cap);
-        block_stage(pr, nc.link_ratio, nav);
+        bl = xrealloc(bl, cap * sizeof(*bl));
+        block_stage(pr, nc.link_ratio, nav, bl);
+        noise_repeat(nz, host, hostlen, link_url, (void *)pr, pr->nlinks, bl,
+                     nav, &st);
         noise_filter(nz, host, hostlen, link_url, (void *)pr, pr->nlinks, nav,
-                     verdict, NULL, NULL);
+                     verdict, NULL, &st);
         for (k = 0; k < n; k++) {
             for (i = 0; i < pr->nlinks && strcmp(pr->links[i].url, t[k].url);
                  i++)
@@ -216,13 +224,18 @@ static int cmd_eval(const char *site, size_t template_min)
         free(body);
     }
     fclose(f);
-    printf("pages %zu, targets not extracted %zu, template_min %zu\n", pages,
-           missing, template_min);
+    printf("pages %zu, targets not extracted %zu, rule %s, template_min %zu\n",
+           pages, missing, rule == NOISE_RULE_REPEATED ? "repeated" : "ratio",
+           template_min);
+    printf("links %zu: dropped by block %zu, by cluster %zu; over-ratio kept "
+           "as not repeated %zu\n",
+           st.seen, st.dropped_block, st.dropped_cluster, st.kept_unrepeated);
     score_print("block stage", &blk, &pr_, &rc_);
     score_print("block+cluster", &all, &p2, &r2);
     noise_free(&nz);
     parser_free(&p);
     free(nav);
+    free(bl);
     free(verdict);
     free(t);
     free(line);
@@ -337,15 +350,16 @@ static size_t load_pages(const char *site, struct page **out)
     return n;
 }
 
-static int cmd_speed(const char *site, int repeat)
+static int cmd_speed(const char *site, int repeat, int rule)
 {
     struct parser *plain = parser_new(PARSER_URL_STRIP_INDEX, 2048),
                   *blocks = parser_new(PARSER_URL_STRIP_INDEX, 2048);
-    struct noise_conf nc = {1, 0.25, 0.8, 256, 2, 1000};
+    struct noise_conf nc = {1, 0.25, 0.8, 256, 2, 1000, rule};
     struct noise *nz = noise_new(&nc);
     struct page *pg;
     const struct parser_result *pr;
     unsigned char nav[MAX_TARGETS], verdict[MAX_TARGETS];
+    uint32_t blk[MAX_TARGETS];
     uint64_t ticket[MAX_TARGETS];
     size_t n, i, nl;
     double t_plain = 0, t_blocks = 0, t_filter = 0, t0;
@@ -371,8 +385,10 @@ static int cmd_speed(const char *site, int repeat)
             t_blocks += now_s() - t0;
             t0 = now_s();
             nl = pr->nlinks < MAX_TARGETS ? pr->nlinks : MAX_TARGETS;
-            block_stage(pr, nc.link_ratio, nav);
+            block_stage(pr, nc.link_ratio, nav, blk);
             parser_url_host(pg[i].url, &host, &hostlen);
+            noise_repeat(nz, host, hostlen, link_url, (void *)pr, nl, blk, nav,
+                         NULL);
             noise_filter(nz, host, hostlen, link_url, (void *)pr, nl, nav,
                          verdict, ticket, NULL);
             t_filter += now_s() - t0;
@@ -396,13 +412,35 @@ static int cmd_speed(const char *site, int repeat)
     return 0;
 }
 
+/* argv[i] as a block rule (absent: ratio); -1 when not a rule. */
+static int rule_arg(int argc, char **argv, int i)
+{
+    int rule = NOISE_RULE_RATIO;
+
+    if (i < argc && noise_rule_parse(argv[i], &rule) != DC_OK)
+        return -1;
+    return rule;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc >= 3 && !strcmp(argv[1], "eval"))
-        return cmd_eval(argv[2], argc > 3 ? (size_t)atoi(argv[3]) : 2);
-    if (argc >= 3 && !strcmp(argv[1], "speed"))
-        return cmd_speed(argv[2], argc > 3 ? atoi(argv[3]) : 3);
-    fprintf(stderr, "usage: noise_bench eval SITE [TEMPLATE_MIN]\n"
-                    "       noise_bench speed SITE [REPEAT]\n");
+    int rule;
+
+    if (argc >= 3 && !strcmp(argv[1], "eval")) {
+        /* eval SITE [RULE] [TEMPLATE_MIN]; a number alone is TEMPLATE_MIN */
+        int num = argc > 3 && argv[3][0] >= '0' && argv[3][0] <= '9';
+        rule = num ? NOISE_RULE_RATIO : rule_arg(argc, argv, 3);
+        if (rule >= 0)
+            return cmd_eval(argv[2], rule,
+                            argc > 3 + !num ? (size_t)atoi(argv[3 + !num])
+                                            : 2);
+    }
+    if (argc >= 3 && !strcmp(argv[1], "speed") &&
+        (rule = rule_arg(argc, argv, 4)) >= 0)
+        return cmd_speed(argv[2], argc > 3 ? atoi(argv[3]) : 3, rule);
+    fprintf(stderr, "usage: noise_bench eval SITE [ratio|repeated] "
+                    "[TEMPLATE_MIN]\n"
+                    "       noise_bench speed SITE [REPEAT] "
+                    "[ratio|repeated]\n");
     return 2;
 }

@@ -87,6 +87,7 @@ struct conf {
     /* noise */
     int noise_enabled;
     double noise_link_ratio;
+    char *noise_block_rule;
     char *noise_blocks;
     double noise_similarity;
     int noise_max_clusters;

@@ -201,6 +201,8 @@ int cli_frontier_open(const char *cmd, const char *redis, const struct conf *c,
         fprintf(stderr, "dcrawl %s: %s\n", cmd, err);
         return 2;
     }
+    if (frontier_seen_layout(*f, err, sizeof(err)))
+        fprintf(stderr, "dcrawl %s: %s\n", cmd, err);
     return 0;
 }
 

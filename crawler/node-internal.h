@@ -58,12 +58,14 @@ size_t fetcher_active(const struct fetcher *f);
 
 /* Links of a page, ready for admission: canonical URL i is
  * blob + off[i] (NUL-terminated), its host blob + hoff[i] (hlen[i] bytes).
- * nav[i]: the noise block stage (worker) found link i only in navigation
- * blocks. verdict/ticket: the noise cluster stage (node), n entries. */
+ * nav[i]: the noise block stage (worker) found link i only in blocks above
+ * noise.link_ratio; blk[i]: that block (its parser block index), for the
+ * repeated rule's per-host check on the node. verdict/ticket: the noise
+ * cluster stage (node), n entries. */
 struct work_links {
     char *blob;
     size_t blob_len, blob_cap;
-    uint32_t *off, *hoff, *hlen;
+    uint32_t *off, *hoff, *hlen, *blk;
     uint64_t *fp;
     unsigned char *nav, *verdict;
     uint64_t *ticket;

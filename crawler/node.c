@@ -299,6 +299,8 @@ static void noise_job(struct node *n, struct work_job *j)
         return;
     wl->verdict = xrealloc(wl->verdict, wl->n);
     wl->ticket = xrealloc(wl->ticket, wl->n * sizeof(*wl->ticket));
+    noise_repeat(n->noise, host, strlen(host), job_link_url, wl, wl->n,
+                 wl->blk, wl->nav, &j->noise);
     noise_filter(n->noise, host, strlen(host), job_link_url, wl, wl->n,
                  wl->nav, wl->verdict, wl->ticket, &j->noise);
     n->st->noise_seen += j->noise.seen;
@@ -519,7 +521,8 @@ static void wake_node(void *ud)
     fetcher_wakeup(ud);
 }
 
-/* The noise filter of c, or NULL when noise.blocks names an unknown tag. */
+/* The noise filter of c, or NULL when noise.blocks names an unknown tag
+ * or noise.block_rule an unknown rule. */
 static struct noise *noise_from_conf(const struct conf *c)
 {
     struct noise_conf nc;
@@ -527,7 +530,7 @@ static struct noise *noise_from_conf(const struct conf *c)
     int rc = parser_set_blocks(p, c->noise_blocks);
 
     parser_free(&p);
-    if (rc != DC_OK)
+    if (rc != DC_OK || noise_rule_parse(c->noise_block_rule, &nc.block_rule))
         return NULL;
     nc.enabled = c->noise_enabled;
     nc.link_ratio = c->noise_link_ratio;

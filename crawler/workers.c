@@ -58,6 +58,7 @@ void work_job_free(struct work_job *j)
     free(j->links.hlen);
     free(j->links.fp);
     free(j->links.nav);
+    free(j->links.blk);
     free(j->links.verdict);
     free(j->links.ticket);
     free(j);
@@ -128,7 +129,8 @@ static int is_html(const char *ct)
 }
 
 static void links_add(struct work_links *wl, const char *url, size_t len,
-                      const char *host, size_t hostlen, int nav)
+                      const char *host, size_t hostlen, int nav,
+                      uint32_t blk)
 {
     size_t need = wl->blob_len + len + 1;
     if (need > wl->blob_cap) {
@@ -145,8 +147,10 @@ static void links_add(struct work_links *wl, const char *url, size_t len,
         wl->hlen = xrealloc(wl->hlen, wl->cap * sizeof(*wl->hlen));
         wl->fp = xrealloc(wl->fp, wl->cap * sizeof(*wl->fp));
         wl->nav = xrealloc(wl->nav, wl->cap);
+        wl->blk = xrealloc(wl->blk, wl->cap * sizeof(*wl->blk));
     }
     wl->nav[wl->n] = (unsigned char)nav;
+    wl->blk[wl->n] = blk;
     wl->off[wl->n] = (uint32_t)wl->blob_len;
     wl->hoff[wl->n] = (uint32_t)(wl->blob_len + (size_t)(host - url));
     wl->hlen[wl->n] = (uint32_t)hostlen;
@@ -189,7 +193,7 @@ static void extract_links(struct work_job *j, struct parser *p,
                                      b->link_text);
         }
         links_add(&j->links, pr->links[i].url, pr->links[i].len, host,
-                  hostlen, nav);
+                  hostlen, nav, pr->links[i].block);
     }
 }
 

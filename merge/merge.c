@@ -601,7 +601,8 @@ static int read_warc(struct merger *m, const char *file, int counted,
     if (!counted)
         m->st->files++;
     while ((rc = merge_reader_next(r, &rec)) == DC_OK) {
-        if (strcmp(rec.type, "response") == 0)
+        if (strcmp(rec.type, "response") == 0 ||
+            strcmp(rec.type, "revisit") == 0)
             rc = on_response(m, r, &rec, file);
         else if (strcmp(rec.type, "request") == 0)
             rc = on_request(m, r, &rec);

@@ -313,6 +313,7 @@ int merge__gzip_member(struct merge__buf *out, int level,
 struct rec_head {
     const char *type, *id, *date, *uri, *ip, *concurrent, *ctype;
     const char *filename, *block_digest, *payload_digest;
+    const char *profile, *refers_uri, *refers_date; /* revisit */
     int truncated;
     size_t len;
 };
@@ -358,6 +359,13 @@ static void rec_head_write(struct merge__buf *h, const struct rec_head *r)
     if (ip_ok(r->ip))
         add_field(h, "WARC-IP-Address", r->ip);
     add_field(h, "WARC-Concurrent-To", r->concurrent);
+    add_field(h, "WARC-Profile", r->profile);
+    if (r->refers_uri && *r->refers_uri) {
+        merge__buf_str(h, "WARC-Refers-To-Target-URI: ");
+        add_uri(h, r->refers_uri);
+        merge__buf_str(h, "\r\n");
+    }
+    add_field(h, "WARC-Refers-To-Date", r->refers_date);
     if (r->truncated)
         add_field(h, "WARC-Truncated", "length");
     add_field(h, "Content-Type", r->ctype);
@@ -568,12 +576,16 @@ static int build_records(const struct merge_page *p, int level,
     char req_id[64];
     int rc;
 
+    const int revisit = p->dup_of_uri && *p->dup_of_uri;
+    const char *body = revisit ? NULL : p->body;
+    size_t body_len = revisit ? 0 : p->body_len;
+
     rewrite_head(p, &head);
     merge__iso_time(p->fetched_ms, date, sizeof(date));
     merge__record_id(b->response_id, sizeof(b->response_id));
     merge__sha1_b32(p->body ? p->body : "", p->body_len, b->digest);
-    sha1_two(head.p, head.len, p->body ? p->body : "", p->body_len, bdig);
-    r.type = "response";
+    sha1_two(head.p, head.len, body ? body : "", body_len, bdig);
+    r.type = revisit ? "revisit" : "response";
     r.id = b->response_id;
     r.date = date;
     r.uri = p->final_url && *p->final_url ? p->final_url : p->url;
@@ -581,16 +593,22 @@ static int build_records(const struct merge_page *p, int level,
     r.ctype = "application/http;msgtype=response";
     r.block_digest = bdig;
     r.payload_digest = b->digest;
-    r.truncated = p->truncated;
-    r.len = head.len + p->body_len;
+    r.truncated = revisit ? 0 : p->truncated;
+    if (revisit) {
+        r.profile = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+        r.refers_uri = p->dup_of_uri;
+        r.refers_date = p->dup_of_date;
+    }
+    r.len = head.len + body_len;
     b->response_off = out->len;
-    rc = rec_member(out, level, &r, head.p, head.len, p->body, p->body_len);
+    rc = rec_member(out, level, &r, head.p, head.len, body, body_len);
     free(head.p);
     if (rc || !p->request || !p->request_len)
         return rc;
     merge__record_id(req_id, sizeof(req_id));
     merge__sha1_b32(p->request, p->request_len, rdig);
     r.type = "request";
+    r.profile = r.refers_uri = r.refers_date = NULL;
     r.id = req_id;
     r.concurrent = b->response_id;
     r.ctype = "application/http;msgtype=request";
@@ -835,6 +853,7 @@ static void page_json(struct merge__buf *j, const struct merge_page *p,
     merge__buf_printf(j, "%zu", p->noise_budget);
     json_strval(j, "ip", p->ip);
     json_strval(j, "error", p->error);
+    json_strval(j, "duplicate_of", p->dup_of_uri);
     json_key(j, "truncated");
     merge__buf_str(j, p->truncated ? "true" : "false");
     json_strval(j, "warc_file", warc_file);

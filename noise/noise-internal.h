@@ -35,6 +35,9 @@ size_t noise__pat_lcs(struct lcs_pat *p, const char *b, size_t n);
 /* mean of LCS/m and LCS/n for the pattern and b. */
 double noise__pat_sim(struct lcs_pat *p, const char *b, size_t n);
 
+/* Repeated rule: fingerprints held for host (0 when it has no state). */
+size_t noise__seen_count(struct noise *nz, const char *host, size_t hostlen);
+
 /* The O(m n) dynamic program: the test oracle. */
 size_t noise__lcs_dp(const char *a, size_t alen, const char *b, size_t blen);
 

@@ -29,6 +29,16 @@
  * threshold (sim <= (1 + short/long) / 2); whether a content cluster
  * looks like navigation is cached until the nav set changes.
  *
+ * Repeated rule (noise_repeat): per host a set of link fingerprints seen
+ * in over-ratio blocks, NOISE_SEEN_MAX entries in 4-way buckets; a
+ * new fingerprint replaces the entry of its bucket whose last sighting is
+ * oldest, so links that recur on every page (menus) stay while one-off
+ * tables of contents age out. The page's over-ratio links are grouped by
+ * block (sorted in a scratch array kept in struct noise), each block is
+ * judged against the set as it was before the page, then all of them are
+ * recorded. A fingerprint is the FNV-1a hash of the canonical URL; a
+ * collision can only make a block look repeated a little early.
+ *
  * Tickets (noise_admitted): host slot (16 bits), cluster slot (16 bits),
  * low 32 bits of the cluster's serial; stale tickets fail the serial check.
  */
@@ -41,6 +51,8 @@
 
 #define MEMBERS_KEEP 8
 #define MEMO_SLOTS 1024 /* per host, power of two */
+#define SEEN_WAYS 4
+#define SEEN_BUCKETS (NOISE_SEEN_MAX / SEEN_WAYS) /* power of two */
 
 struct cluster {
     char *rep; /* NULL: free slot */
@@ -64,6 +76,11 @@ struct memo_ent {
     int nav;
 };
 
+struct seen_ent {
+    uint64_t fp; /* 0: empty */
+    uint64_t page; /* host page number of the last sighting */
+};
+
 struct host {
     char *name; /* NULL: free slot */
     size_t len;
@@ -71,6 +88,12 @@ struct host {
     struct cset content, nav;
     uint64_t nav_version;
     struct memo_ent *memo;
+    struct seen_ent *seen; /* SEEN_BUCKETS * SEEN_WAYS; repeated rule */
+    uint64_t pages;        /* pages judged by noise_repeat */
+};
+
+struct rep_ent {
+    uint32_t block, i;
 };
 
 struct noise {
@@ -79,6 +102,8 @@ struct noise {
     size_t nhosts;
     uint64_t clock, serial;
     struct lcs_pat pat;
+    struct rep_ent *rep; /* noise_repeat scratch */
+    size_t rep_cap;
 };
 
 int noise_block_is_nav(double link_ratio, size_t text, size_t link_text)
@@ -86,6 +111,17 @@ int noise_block_is_nav(double link_ratio, size_t text, size_t link_text)
     if (!text)
         return 1;
     return (double)link_text > link_ratio * (double)text;
+}
+
+int noise_rule_parse(const char *s, int *rule)
+{
+    if (s && strcmp(s, "ratio") == 0)
+        *rule = NOISE_RULE_RATIO;
+    else if (s && strcmp(s, "repeated") == 0)
+        *rule = NOISE_RULE_REPEATED;
+    else
+        return DC_EINVAL;
+    return DC_OK;
 }
 
 struct noise *noise_new(const struct noise_conf *c)
@@ -123,6 +159,7 @@ static void host_release(struct host *h)
     cset_release(&h->content);
     cset_release(&h->nav);
     free(h->memo);
+    free(h->seen);
     memset(h, 0, sizeof(*h));
 }
 
@@ -151,6 +188,8 @@ static struct host *host_get(struct noise *nz, const char *name, size_t len)
     h->content.c = xcalloc(nz->c.max_clusters, sizeof(struct cluster));
     h->nav.c = xcalloc(nz->c.max_clusters, sizeof(struct cluster));
     h->memo = xcalloc(MEMO_SLOTS, sizeof(*h->memo));
+    if (nz->c.block_rule == NOISE_RULE_REPEATED)
+        h->seen = xcalloc(SEEN_BUCKETS * SEEN_WAYS, sizeof(*h->seen));
     h->nav_version = 1;
 found:
     h->used = ++nz->clock;
@@ -371,6 +410,116 @@ void noise_filter(struct noise *nz, const char *host, size_t hostlen,
     }
 }
 
+/* ------------------------------------------------------------ repeat */
+
+static int seen_has(const struct host *h, uint64_t fp)
+{
+    const struct seen_ent *b = &h->seen[(fp & (SEEN_BUCKETS - 1)) * SEEN_WAYS];
+    size_t w;
+
+    for (w = 0; w < SEEN_WAYS; w++)
+        if (b[w].fp == fp)
+            return 1;
+    return 0;
+}
+
+static void seen_put(struct host *h, uint64_t fp)
+{
+    struct seen_ent *b = &h->seen[(fp & (SEEN_BUCKETS - 1)) * SEEN_WAYS];
+    size_t w, old = 0;
+
+    for (w = 0; w < SEEN_WAYS; w++) {
+        if (b[w].fp == fp)
+            break;
+        if (b[w].page < b[old].page) /* empty ones have page 0 */
+            old = w;
+    }
+    if (w == SEEN_WAYS) {
+        w = old;
+        b[w].fp = fp;
+    }
+    b[w].page = h->pages;
+}
+
+static int rep_cmp(const void *a, const void *b)
+{
+    const struct rep_ent *x = a, *y = b;
+
+    if (x->block != y->block)
+        return x->block < y->block ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Judge the over-ratio block e[0..k) (one block's links). */
+static void repeat_block(const struct host *h, noise_url_fn url, void *ud,
+                         const struct rep_ent *e, size_t k,
+                         unsigned char *nav, struct noise_stats *st)
+{
+    size_t j, seen = 0;
+    const char *u;
+
+    for (j = 0; j < k; j++) {
+        u = url(ud, e[j].i);
+        seen += (size_t)seen_has(h, fp_bytes(u, strlen(u)));
+    }
+    if ((double)seen >= NOISE_REPEAT_SHARE * (double)k)
+        return;
+    for (j = 0; j < k; j++)
+        nav[e[j].i] = 0;
+    st->kept_unrepeated += k;
+}
+
+void noise_repeat(struct noise *nz, const char *host, size_t hostlen,
+                  noise_url_fn url, void *ud, size_t n, const uint32_t *block,
+                  unsigned char *nav, struct noise_stats *st)
+{
+    struct noise_stats local = {0};
+    struct host *h;
+    size_t i, k = 0, j;
+    const char *u;
+
+    if (!st)
+        st = &local;
+    if (!nz->c.enabled || nz->c.block_rule != NOISE_RULE_REPEATED || !nav ||
+        !block || !n)
+        return;
+    xgrow((void **)&nz->rep, &nz->rep_cap, n, sizeof(*nz->rep));
+    for (i = 0; i < n; i++) {
+        if (!nav[i])
+            continue;
+        nz->rep[k].block = block[i];
+        nz->rep[k++].i = (uint32_t)i;
+    }
+    if (!k)
+        return;
+    h = host_get(nz, host, hostlen);
+    qsort(nz->rep, k, sizeof(*nz->rep), rep_cmp);
+    for (i = 0; i < k; i = j) {
+        for (j = i + 1; j < k && nz->rep[j].block == nz->rep[i].block; j++)
+            ;
+        repeat_block(h, url, ud, nz->rep + i, j - i, nav, st);
+    }
+    h->pages++;
+    for (i = 0; i < k; i++) {
+        u = url(ud, nz->rep[i].i);
+        seen_put(h, fp_bytes(u, strlen(u)));
+    }
+}
+
+size_t noise__seen_count(struct noise *nz, const char *host, size_t hostlen)
+{
+    size_t i, k, n = 0;
+
+    for (i = 0; i < nz->nhosts; i++) {
+        const struct host *h = &nz->hosts[i];
+        if (h->len != hostlen || memcmp(h->name, host, hostlen) || !h->seen)
+            continue;
+        for (k = 0; k < SEEN_BUCKETS * SEEN_WAYS; k++)
+            n += h->seen[k].fp != 0;
+    }
+    return n;
+}
+
 void noise_admitted(struct noise *nz, uint64_t ticket)
 {
     size_t hs = (size_t)(ticket >> 48), slot = (size_t)(ticket >> 32) & 0xffff;
@@ -399,6 +548,7 @@ void noise_free(struct noise **nzp)
         host_release(&nz->hosts[i]);
     free(nz->hosts);
     noise__pat_release(&nz->pat);
+    free(nz->rep);
     free(nz);
     *nzp = NULL;
 }

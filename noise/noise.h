@@ -21,6 +21,20 @@
  *     is dropped too (with template_min 1 this is the rule as first
  *     written; see noise.c for why the default is 2).
  *
+ * Block rule (noise.block_rule). `ratio`, the default, is the rule above:
+ * every block over the ratio is navigation. `repeated` adds a step between
+ * the two stages (noise_repeat, per host, on the owning thread): a block
+ * over the ratio is navigation only when it repeats across the host's
+ * pages, that is when at least NOISE_REPEAT_SHARE of its links were seen
+ * in over-ratio blocks of earlier pages of the same host; otherwise its
+ * links stay content. A page's own table of contents (new links) is kept,
+ * while the header, sidebar and footer that recur are dropped from the
+ * host's second page on. On a host's first page nothing is known to repeat
+ * yet, so its navigation is kept (the price: one page's worth of nav links
+ * per host enters the frontier; measured in bench/README.md). Memory: each
+ * host keeps at most NOISE_SEEN_MAX link fingerprints (4-way buckets, the
+ * entry seen longest ago replaced), hosts LRU as for the clusters.
+ *
  * Template budgets: each surviving cluster counts the URLs the caller
  * reports as admitted into the frontier (noise_admitted); once a cluster
  * has admitted noise.cluster_budget URLs it refuses the rest. This counts
@@ -41,6 +55,14 @@
 
 #define NOISE_MAX_HOSTS 1024 /* hosts with cluster state per struct noise */
 #define NOISE_KEY_MAX 1024   /* bytes of a URL compared (longer: cut) */
+#define NOISE_SEEN_MAX 2048  /* link fingerprints per host (repeated rule) */
+#define NOISE_REPEAT_SHARE 0.5 /* seen share that makes a block repeated */
+
+/* noise.block_rule */
+enum noise_block_rule {
+    NOISE_RULE_RATIO = 0,   /* over the ratio: navigation (the spec) */
+    NOISE_RULE_REPEATED = 1 /* over the ratio and repeated: navigation */
+};
 
 struct noise;
 
@@ -52,11 +74,13 @@ struct noise_conf {
     size_t template_min;   /* distinct members before a noise cluster drops
                               look-alikes (>= 1) */
     uint64_t cluster_budget; /* admitted URLs per cluster, 0 = no limit */
+    int block_rule;          /* enum noise_block_rule */
 };
 
 /* Decisions, added up by noise_filter. */
 struct noise_stats {
     size_t seen, dropped_block, dropped_cluster, refused_budget;
+    size_t kept_unrepeated; /* repeated rule: over-ratio links kept */
 };
 
 /* Why a link was dropped (noise_filter's verdict per link). */
@@ -70,6 +94,9 @@ enum noise_verdict {
 /* Block stage: is a block with these sums navigation? Ratio above
  * link_ratio, or links and no text. */
 int noise_block_is_nav(double link_ratio, size_t text, size_t link_text);
+
+/* "ratio" or "repeated" into *rule; DC_EINVAL for anything else. */
+int noise_rule_parse(const char *s, int *rule);
 
 /* c is copied. */
 struct noise *noise_new(const struct noise_conf *c);
@@ -88,6 +115,20 @@ void noise_filter(struct noise *nz, const char *host, size_t hostlen,
                   noise_url_fn url, void *ud, size_t n,
                   const unsigned char *nav, unsigned char *verdict,
                   uint64_t *ticket, struct noise_stats *st);
+
+/*
+ * Repeated rule, between the block stage and noise_filter, for the same n
+ * links of one page of `host`: block[i] is link i's block (any numbering
+ * unique within the page) and nav[i] != 0 marks links of over-ratio
+ * blocks. Clears nav[i] for the links of every over-ratio block that does
+ * not repeat (fewer than NOISE_REPEAT_SHARE of its links seen in
+ * over-ratio blocks of the host's earlier pages; adds them to
+ * st->kept_unrepeated), then records this page's over-ratio links. A no-op
+ * for the ratio rule, when disabled, or when nav or block is NULL.
+ */
+void noise_repeat(struct noise *nz, const char *host, size_t hostlen,
+                  noise_url_fn url, void *ud, size_t n, const uint32_t *block,
+                  unsigned char *nav, struct noise_stats *st);
 
 /* A kept link entered the frontier: charge it to its cluster's budget.
  * A ticket whose cluster was dropped since (LRU) is ignored, as is 0. */

@@ -147,8 +147,8 @@ async function checkRecords(file, parser, totals) {
         totals.errors++;
       } else if (ok) totals.digests++;
     }
-    if (record.warcType === "response")
-      console.log(`response ${record.warcTargetURI}`);
+    if (record.warcType === "response" || record.warcType === "revisit")
+      console.log(`${record.warcType} ${record.warcTargetURI}`);
     end = parser.offset + parser.recordLength;
   }
   return end;

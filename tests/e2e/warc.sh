@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # e2e warc: every WARC file a crawl writes (per node and merged) is read by
 # a third-party reader (npm warcio) with every record's digests verified,
-# and the response records' WARC-Target-URI set equals pages.jsonl's URLs.
+# and the response (and revisit) records' WARC-Target-URI set equals
+# pages.jsonl's URLs; content duplicates are revisit records.
 . "$(dirname "$0")/lib.sh"
 npmdir=$WORK/npm
 mkdir -p "$npmdir"
@@ -27,10 +28,10 @@ for p in sys.argv[1:]:
     for l in open(p):
         r = json.loads(l)
         if r.get("warc_record_id"): print(r.get("final_url") or r["url"])' "$@" | sort; }
-sed -n 's/^response //p' "$WORK/pernode.uris" | sort >"$WORK/a"
+sed -n 's/^\(response\|revisit\) //p' "$WORK/pernode.uris" | sort >"$WORK/a"
 jsonl_urls "$out"/depth-*/*.jsonl >"$WORK/b"
 check "per-node: response URIs == pages.jsonl URLs ($(wc -l <"$WORK/a") vs $(wc -l <"$WORK/b"))" cmp -s "$WORK/a" "$WORK/b"
-sed -n 's/^response //p' "$WORK/merged.uris" | sort >"$WORK/c"
+sed -n 's/^\(response\|revisit\) //p' "$WORK/merged.uris" | sort >"$WORK/c"
 jsonl_urls "$out/merged/pages.jsonl" >"$WORK/d"
 check "merged: response URIs == pages.jsonl URLs ($(wc -l <"$WORK/c") vs $(wc -l <"$WORK/d"))" cmp -s "$WORK/c" "$WORK/d"
 check "responses were recorded" [ "$(wc -l <"$WORK/c")" -gt 300 ]

@@ -7,7 +7,13 @@
  *    pairs, lengths across word boundaries;
  *  - clustering: order independence for well-separated groups (checked to
  *    be separated with the oracle first), template drops, template_min,
- *    budgets, LRU bound, disabled mode.
+ *    budgets, LRU bound, disabled mode;
+ *  - the repeated block rule (noise_repeat) on hand-written pages of one
+ *    host: a page's own table of contents is kept, a header repeated on
+ *    the second page is dropped, a block with half its links seen is
+ *    dropped, state is per host; the ratio rule drops every over-ratio
+ *    block; the per-host fingerprint set stays within NOISE_SEEN_MAX and
+ *    hosts beyond NOISE_MAX_HOSTS are dropped least recently used first.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -412,6 +418,211 @@ static void test_budget_lru(void)
     noise_free(&nz);
 }
 
+/* ------------------------------------------------------ repeated rule */
+
+#define PROSE "<p>This paragraph is ordinary prose that talks about the " \
+              "subject at some length, as a page body does.</p>"
+#define HEADER "<header><a href=/>Home</a> <a href=/docs/>Docs</a> " \
+               "<a href=/blog/>Blog</a> <a href=/about/>About</a></header>"
+
+static const char *link_at(void *ud, size_t i)
+{
+    const struct parser_result *r = ud;
+
+    return r->links[i].url;
+}
+
+/* Parse html as a page of host, run the block stage and noise_repeat;
+ * the paths of the links left marked nav, space separated, into out. */
+static void repeat_page(struct parser *p, struct noise *nz, const char *host,
+                        const char *html, char *out, size_t cap,
+                        struct noise_stats *st)
+{
+    const struct parser_result *r;
+    unsigned char nav[64];
+    uint32_t blk[64];
+    char url[128];
+    size_t i, len = 0;
+
+    out[0] = '\0';
+    snprintf(url, sizeof(url), "http://%s/page.html", host);
+    if (parser_parse_html(p, url, html, strlen(html), &r) != DC_OK ||
+        r->nlinks > 64)
+        return;
+    for (i = 0; i < r->nlinks; i++) {
+        const struct parser_block *b = &r->blocks[r->links[i].block];
+        nav[i] = (unsigned char)noise_block_is_nav(0.25, b->text,
+                                                   b->link_text);
+        blk[i] = r->links[i].block;
+    }
+    noise_repeat(nz, host, strlen(host), link_at, (void *)r, r->nlinks, blk,
+                 nav, st);
+    for (i = 0; i < r->nlinks && len + 1 < cap; i++) {
+        const char *path;
+        if (!nav[i])
+            continue;
+        path = parser_url_path(r->links[i].url);
+        len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? " " : "",
+                                path ? path : "?");
+    }
+}
+
+static void test_repeated(void)
+{
+    /* one host's pages in crawl order; nav: the links judged navigation */
+    static const struct {
+        const char *host, *html, *nav_ratio, *nav_repeated;
+    } pages[] = {
+        /* first page: header and table of contents both over the ratio;
+         * nothing is known to repeat yet: all kept */
+        {"h.test",
+         HEADER "<div><a href=/toc/alpha.html>Alpha</a> "
+                "<a href=/toc/beta.html>Beta</a> "
+                "<a href=/toc/gamma.html>Gamma</a></div>" PROSE,
+         "/ /docs/ /blog/ /about/ /toc/alpha.html /toc/beta.html "
+         "/toc/gamma.html",
+         ""},
+        /* second page: the header repeats (dropped), its own table of
+         * contents is new (kept), a text link stays content */
+        {"h.test",
+         HEADER "<div><a href=/toc/one.html>One</a> "
+                "<a href=/toc/two.html>Two</a></div>"
+                "<p>Some prose with a <a href=/text.html>link</a> inside "
+                "a long enough sentence of ordinary words.</p>",
+         "/ /docs/ /blog/ /about/ /toc/one.html /toc/two.html",
+         "/ /docs/ /blog/ /about/"},
+        /* the first page's contents now recur as a sidebar: dropped; a
+         * block with one of three links seen stays */
+        {"h.test",
+         HEADER "<aside><a href=/toc/alpha.html>Alpha</a> "
+                "<a href=/toc/beta.html>Beta</a> "
+                "<a href=/toc/gamma.html>Gamma</a></aside>"
+                "<div><a href=/toc/one.html>One</a> "
+                "<a href=/new/x.html>X</a> <a href=/new/y.html>Y</a></div>"
+                PROSE,
+         "/ /docs/ /blog/ /about/ /toc/alpha.html /toc/beta.html "
+         "/toc/gamma.html /toc/one.html /new/x.html /new/y.html",
+         "/ /docs/ /blog/ /about/ /toc/alpha.html /toc/beta.html "
+         "/toc/gamma.html"},
+        /* exactly half seen (2 of 4): repeated */
+        {"h.test",
+         "<nav><a href=/>Home</a> <a href=/docs/>Docs</a> "
+         "<a href=/fresh/1.html>F1</a> <a href=/fresh/2.html>F2</a></nav>"
+         PROSE,
+         "/ /docs/ /fresh/1.html /fresh/2.html",
+         "/ /docs/ /fresh/1.html /fresh/2.html"},
+        /* another host has its own state: its first page keeps all */
+        {"other.test", HEADER PROSE, "/ /docs/ /blog/ /about/", ""},
+        /* a block below the ratio is content under both rules */
+        {"h.test", "<div>" PROSE "<a href=/>Home</a></div>", "", ""},
+    };
+    struct parser *p = parser_new(0, 0);
+    struct noise_conf nc = {1, 0.25, 0.8, 64, 2, 0, NOISE_RULE_RATIO};
+    struct noise_stats st;
+    struct noise *nz;
+    char got[1024];
+    int rule;
+    size_t i;
+
+    CHECK(parser_set_blocks(p, TAGS) == DC_OK, "blocks on");
+    for (rule = NOISE_RULE_RATIO; rule <= NOISE_RULE_REPEATED; rule++) {
+        nc.block_rule = rule;
+        nz = noise_new(&nc);
+        memset(&st, 0, sizeof(st));
+        for (i = 0; i < sizeof(pages) / sizeof(pages[0]); i++) {
+            const char *want = rule == NOISE_RULE_RATIO
+                                   ? pages[i].nav_ratio
+                                   : pages[i].nav_repeated;
+            repeat_page(p, nz, pages[i].host, pages[i].html, got,
+                        sizeof(got), &st);
+            CHECK(strcmp(got, want) == 0, "rule %d page %zu: nav \"%s\", "
+                  "want \"%s\"", rule, i, got, want);
+        }
+        /* kept as not repeated: 7 + 2 + 3 + 4 on the pages above */
+        CHECK(st.kept_unrepeated == (rule == NOISE_RULE_RATIO ? 0u : 16u),
+              "rule %d: kept_unrepeated %zu", rule, st.kept_unrepeated);
+        noise_free(&nz);
+    }
+    parser_free(&p);
+}
+
+/* page k of a host: a fixed header (4 links) and a 64-link table of
+ * contents of its own, as link indices: < 4 header, else TOC. */
+static const char *mem_url(void *ud, size_t i)
+{
+    static char buf[96];
+    const size_t *k = ud;
+
+    if (i < 4)
+        snprintf(buf, sizeof(buf), "http://m.test/menu/%zu.html", i);
+    else
+        snprintf(buf, sizeof(buf), "http://m.test/p%zu/t%zu.html", *k, i);
+    return buf;
+}
+
+static void test_repeated_memory(void)
+{
+    struct noise_conf nc = {1, 0.25, 0.8, 64, 2, 0, NOISE_RULE_REPEATED};
+    struct noise *nz = noise_new(&nc);
+    unsigned char nav[68];
+    uint32_t blk[68];
+    size_t k, i, most = 0, bad_header = 0, bad_toc = 0;
+    char host[32];
+
+    CHECK(NOISE_SEEN_MAX < 200 * 64, "the test must overflow the set");
+    for (k = 0; k < 200; k++) {
+        for (i = 0; i < 68; i++) {
+            nav[i] = 1;
+            blk[i] = i < 4 ? 1 : 2;
+        }
+        noise_repeat(nz, "m.test", 6, mem_url, &k, 68, blk, nav, NULL);
+        if (k > 0 && (nav[0] | nav[1] | nav[2] | nav[3]) != 1)
+            bad_header++;
+        for (i = 4; i < 68; i++)
+            bad_toc += nav[i] != 0;
+        i = noise__seen_count(nz, "m.test", 6);
+        most = i > most ? i : most;
+    }
+    CHECK(most <= NOISE_SEEN_MAX && most >= NOISE_SEEN_MAX * 9 / 10,
+          "seen set holds %zu (bound %d)", most, NOISE_SEEN_MAX);
+    CHECK(!bad_header, "header not dropped on %zu pages", bad_header);
+    CHECK(!bad_toc, "%zu TOC links dropped", bad_toc);
+    /* hosts beyond NOISE_MAX_HOSTS: the least recently used goes */
+    for (k = 0; k <= NOISE_MAX_HOSTS; k++) {
+        size_t zero = 0;
+        snprintf(host, sizeof(host), "x%zu.test", k);
+        nav[0] = 1;
+        blk[0] = 1;
+        noise_repeat(nz, host, strlen(host), mem_url, &zero, 1, blk, nav,
+                     NULL);
+    }
+    CHECK(noise__seen_count(nz, "m.test", 6) == 0, "m.test still held");
+    CHECK(noise__seen_count(nz, host, strlen(host)) == 1, "newest host");
+    noise_free(&nz);
+}
+
+static void test_rule_parse(void)
+{
+    static const struct {
+        const char *s;
+        int rc, rule;
+    } cases[] = {
+        {"ratio", DC_OK, NOISE_RULE_RATIO},
+        {"repeated", DC_OK, NOISE_RULE_REPEATED},
+        {"Ratio", DC_EINVAL, -1},
+        {"", DC_EINVAL, -1},
+        {NULL, DC_EINVAL, -1},
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int rule = -1, rc = noise_rule_parse(cases[i].s, &rule);
+        CHECK(rc == cases[i].rc && rule == cases[i].rule,
+              "rule \"%s\": rc %d rule %d", cases[i].s ? cases[i].s : "(null)",
+              rc, rule);
+    }
+}
+
 int main(void)
 {
     test_ratio();
@@ -420,5 +631,8 @@ int main(void)
     test_order();
     test_drop();
     test_budget_lru();
+    test_repeated();
+    test_repeated_memory();
+    test_rule_parse();
     return t_done("u-noise");
 }
