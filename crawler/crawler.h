@@ -97,6 +97,7 @@ struct node_opts {
 struct node_stats {
     int64_t started_us, finished_us;
     uint64_t pages, bytes, errors, retries, robots_skipped, robots_fetches;
+    uint64_t content_dups; /* pages archived as revisits */
     uint64_t links_found, links_admitted, links_new, links_cached;
     /* noise filter: links seen, dropped by block / cluster, refused by
      * template budget */

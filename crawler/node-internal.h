@@ -83,6 +83,8 @@ struct work_job {
     struct work_links links;
     size_t links_found, links_rejected, decoded_len;
     size_t links_new_count; /* set by the node after admission */
+    char *dup_of_uri;       /* content duplicate of this URL (node) */
+    int64_t dup_of_ms;
     struct noise_stats noise; /* this page's noise decisions (node) */
     int parsed;
     struct work_job *next;

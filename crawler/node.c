@@ -402,6 +402,15 @@ static int write_job(struct node *n, struct work_job *j)
     pg.noise_block = j->noise.dropped_block;
     pg.noise_cluster = j->noise.dropped_cluster;
     pg.noise_budget = j->noise.refused_budget;
+    if (j->dup_of_uri) { /* archive as a revisit of the first copy */
+        pg.dup_of_uri = j->dup_of_uri;
+        pg.dup_of_ms = j->dup_of_ms;
+        merge_built_release(&j->built);
+        rc = merge_record_build(&pg, n->c->output_gzip_level, &j->built);
+        if (rc)
+            return rc;
+        n->st->content_dups++;
+    }
     rc = merge_writer_append(w, &pg, &j->built, n->id);
     n->st->pages++;
     n->st->bytes += r->body_len;
@@ -488,6 +497,42 @@ static int finish_job(struct node *n, struct work_job *j)
     return rc;
 }
 
+/* Content dedup: claim the payload digest of every complete 2xx page of
+ * the batch in one round trip; a page whose digest another URL claimed
+ * first is a duplicate: its links are not admitted and it is archived as a
+ * revisit of the first. */
+static int claim_digests(struct node *n, struct work_job **jobs, size_t nj)
+{
+    const char *dig[1024], *uri[1024];
+    int64_t ms[1024], oms[1024];
+    char *ouri[1024];
+    unsigned char dup[1024];
+    size_t idx[1024], m = 0, i;
+    int rc;
+    for (i = 0; i < nj; i++) {
+        const struct work_job *j = jobs[i];
+        if (j->res->status < 200 || j->res->status > 299 || !j->built.len ||
+            !j->built.digest[0] || j->res->truncated)
+            continue;
+        dig[m] = j->built.digest;
+        uri[m] = j->lease.url;
+        ms[m] = j->res->started_ms;
+        idx[m++] = i;
+    }
+    rc = frontier_digest_claim(n->f, dig, uri, ms, m, dup, ouri, oms);
+    for (i = 0; !rc && i < m; i++) {
+        struct work_job *j = jobs[idx[i]];
+        if (dup[i] && ouri[i]) {
+            j->dup_of_uri = ouri[i];
+            j->dup_of_ms = oms[i];
+            j->links.n = 0; /* the original's links were followed */
+        } else {
+            free(ouri[i]);
+        }
+    }
+    return rc;
+}
+
 static int on_jobs(struct node *n, struct work_job *list)
 {
     struct work_job *jobs[1024];
@@ -496,7 +541,9 @@ static int on_jobs(struct node *n, struct work_job *list)
     while (list) {
         for (nj = 0; list && nj < 1024; list = list->next)
             jobs[nj++] = list;
-        rc = admit_links(n, jobs, nj);
+        rc = claim_digests(n, jobs, nj);
+        if (!rc)
+            rc = admit_links(n, jobs, nj);
         for (k = 0; k < nj && !rc; k++)
             rc = finish_job(n, jobs[k]);
         if (!rc)

@@ -82,6 +82,9 @@ void node_print_summary(FILE *out, const struct node_stats *st,
             (unsigned long long)st->noise_cluster,
             (unsigned long long)st->noise_budget);
     print_dedup(out, st);
+    fprintf(out, "  content duplicates: %llu pages archived as revisits of an "
+                 "earlier copy (links not followed again)\n",
+            (unsigned long long)st->content_dups);
     fprintf(out, "  robots.txt: %llu fetched, %llu URLs disallowed\n",
             (unsigned long long)st->robots_fetches,
             (unsigned long long)st->robots_skipped);

@@ -52,6 +52,7 @@ void work_job_free(struct work_job *j)
     free(j->lease.url);
     free(j->lease.host);
     merge_built_release(&j->built);
+    free(j->dup_of_uri);
     free(j->links.blob);
     free(j->links.off);
     free(j->links.hoff);

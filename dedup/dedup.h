@@ -53,9 +53,9 @@
  * In front of Redis, a bounded in-process cache (struct dedup_cache)
  * answers most repeated "seen?" questions without a round trip. A URL is
  * put in the cache only once Redis has answered for it (new or not), so a
- * cache hit is always a URL the seen-set already holds. Eviction is by
- * weight, combining how often an entry was asked for and how recently
- * (see cache.c).
+ * cache hit is always a URL the seen-set already holds. Eviction combines
+ * how often an entry was asked for and how recently (segmented LRU, see
+ * cache.c).
  *
  * Thread rules: dedup_fingerprint and the key functions are reentrant; a
  * struct dedup_cache is owned by one thread.
@@ -107,28 +107,29 @@ int dedup_seen_key(const char *prefix, int partition, uint64_t fp, char *out,
 /* Member stored for fp: fp as a signed 64-bit decimal integer. */
 int dedup_seen_member(uint64_t fp, char *out, size_t cap);
 
-/* Bounded cache of fingerprints known to be in the seen-set. */
+/* Bounded cache of fingerprints known to be in the seen-set, with
+ * segmented-LRU eviction (cache.c): entries asked for again while cached
+ * are protected (up to DEDUP_CACHE_PROTECTED_PCT % of the capacity) and
+ * outlive one-offs; the least recent one-off is evicted first. */
 struct dedup_cache;
 struct dedup_cache_stats {
     uint64_t hits, misses, inserts, evictions, entries, capacity;
 };
-/* A cache of at most `entries` fingerprints (at least 16), evicting the
- * lowest-weight of DEDUP_CACHE_SAMPLES random entries. */
-#define DEDUP_CACHE_SAMPLES 8
+#define DEDUP_CACHE_PROTECTED_PCT 80
+/* A cache of at most `entries` fingerprints (at least 16). */
 struct dedup_cache *dedup_cache_new(size_t entries);
-/* The same with `samples` entries compared per eviction (1 to 64; a value
- * >= entries makes eviction exact: the lowest weight of all). */
-struct dedup_cache *dedup_cache_new_sampled(size_t entries, int samples);
-/* 1 if fp is cached (counted as a hit; its count and last-seen time are
- * updated), else 0 (counted as a miss). */
+/* The same with another protected share (0 to 95 %; 0 is plain LRU). */
+struct dedup_cache *dedup_cache_new_split(size_t entries, int protected_pct);
+/* 1 if fp is cached (counted as a hit; the entry is promoted to, or
+ * refreshed in, the protected segment), else 0 (counted as a miss). */
 int dedup_cache_hit(struct dedup_cache *c, uint64_t fp);
-/* Remember fp (evicting the lowest-weight sampled entry when full).
- * Returns 1 if an entry was evicted, else 0. */
+/* Remember fp in probation (evicting the least recent probation entry
+ * when full). Returns 1 if an entry was evicted, else 0. */
 int dedup_cache_put(struct dedup_cache *c, uint64_t fp);
 /* 1 if fp is cached, without counting or updating anything. */
 int dedup_cache_contains(const struct dedup_cache *c, uint64_t fp);
-/* Eviction weight of a cached fp now (higher stays longer), or -1. */
-double dedup_cache_weight(const struct dedup_cache *c, uint64_t fp);
+/* Segment of a cached fp: 0 probation, 1 protected; -1 if absent. */
+int dedup_cache_segment(const struct dedup_cache *c, uint64_t fp);
 void dedup_cache_stats(const struct dedup_cache *c, struct dedup_cache_stats *s);
 void dedup_cache_free(struct dedup_cache **c);
 

@@ -145,6 +145,17 @@ struct frontier_stats {
 };
 int frontier_stats(struct frontier *f, struct frontier_stats *st);
 
+/*
+ * Content dedup: claim each payload digest ("sha1:...") for (uri[i],
+ * ms[i]) unless already claimed. isdup[i] = 1 when another URL claimed it
+ * first; orig_uri[i] (caller frees, NULL on an unexpected reply) and
+ * orig_ms[i] name the first claimant. One pipelined round trip.
+ */
+int frontier_digest_claim(struct frontier *f, const char *const *digest,
+                          const char *const *uri, const int64_t *ms, size_t n,
+                          unsigned char *isdup, char **orig_uri,
+                          int64_t *orig_ms);
+
 /* Crawl-wide settings in <prefix>:meta (e.g. "max_depth"). get: DC_OK,
  * DC_ENOTFOUND when unset, DC_EREDIS; the value is truncated to cap-1. */
 int frontier_meta_set(struct frontier *f, const char *field, const char *value);

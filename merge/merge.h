@@ -67,11 +67,11 @@ struct merge_page {
     const char *error;     /* transport error text, or NULL */
     int truncated;         /* body cut at fetch.max_bytes */
     /* Content duplicate: the payload was seen before at dup_of_uri, fetched
-     * at dup_of_date (WARC date). Then a `revisit` record (profile
-     * identical-payload-digest, block = the HTTP headers only) is written
-     * instead of the response, and the JSON line has duplicate_of. */
+     * at dup_of_ms. Then a `revisit` record (profile identical-payload-
+     * digest, block = the HTTP headers only) is written instead of the
+     * response, and the JSON line has duplicate_of. */
     const char *dup_of_uri;
-    const char *dup_of_date;
+    int64_t dup_of_ms;
 };
 
 /* Bytes ready to append: the gzip members of the page's records. */

@@ -572,7 +572,8 @@ static int build_records(const struct merge_page *p, int level,
 {
     struct merge__buf head = { 0 };
     struct rec_head r = { 0 };
-    char date[40], bdig[MERGE_SHA1_STRLEN + 8], rdig[MERGE_SHA1_STRLEN + 8];
+    char date[40], odate[40], bdig[MERGE_SHA1_STRLEN + 8];
+    char rdig[MERGE_SHA1_STRLEN + 8];
     char req_id[64];
     int rc;
 
@@ -596,8 +597,9 @@ static int build_records(const struct merge_page *p, int level,
     r.truncated = revisit ? 0 : p->truncated;
     if (revisit) {
         r.profile = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+        merge__iso_time(p->dup_of_ms, odate, sizeof(odate));
         r.refers_uri = p->dup_of_uri;
-        r.refers_date = p->dup_of_date;
+        r.refers_date = odate;
     }
     r.len = head.len + body_len;
     b->response_off = out->len;

@@ -25,9 +25,9 @@
  * every block over the ratio is navigation. `repeated` adds a step between
  * the two stages (noise_repeat, per host, on the owning thread): a block
  * over the ratio is navigation only when it repeats across the host's
- * pages, that is when at least NOISE_REPEAT_SHARE of its links were seen
- * in over-ratio blocks of earlier pages of the same host; otherwise its
- * links stay content. A page's own table of contents (new links) is kept,
+ * pages, that is when at least NOISE_REPEAT_SHARE of its links were last
+ * seen together in one over-ratio block of an earlier page of the same
+ * host; otherwise its links stay content. A page's own table of contents (new links) is kept,
  * while the header, sidebar and footer that recur are dropped from the
  * host's second page on. On a host's first page nothing is known to repeat
  * yet, so its navigation is kept (the price: one page's worth of nav links
@@ -121,8 +121,8 @@ void noise_filter(struct noise *nz, const char *host, size_t hostlen,
  * links of one page of `host`: block[i] is link i's block (any numbering
  * unique within the page) and nav[i] != 0 marks links of over-ratio
  * blocks. Clears nav[i] for the links of every over-ratio block that does
- * not repeat (fewer than NOISE_REPEAT_SHARE of its links seen in
- * over-ratio blocks of the host's earlier pages; adds them to
+ * not repeat (fewer than NOISE_REPEAT_SHARE of its links last seen in one
+ * over-ratio block of the host's earlier pages; adds them to
  * st->kept_unrepeated), then records this page's over-ratio links. A no-op
  * for the ratio rule, when disabled, or when nav or block is NULL.
  */

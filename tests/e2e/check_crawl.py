@@ -78,6 +78,36 @@ if a.access_log:
         len(reqs), len(fetches)))
     report(not [u for u in reqs if "/private/" in u], "nginx log: no /private/ request")
 
+# content duplicates: every byte-identical copy fetched after its group's
+# first copy is a revisit pointing into its group (manifest groups)
+group_of = {}  # union-find: a copy of a copy is one group
+
+def root(u):
+    while group_of.get(u, u) != u:
+        u = group_of[u]
+    return u
+
+for first, copies in man.get("dup_content_groups", {}).items():
+    for u in [first] + copies:
+        group_of.setdefault(u, u)
+        group_of[root(u)] = root(first)
+group_of = {u: root(u) for u in group_of}
+dups = {}
+for path in sorted(glob.glob(os.path.join(a.out, "depth-*", "*.jsonl"))):
+    for line in open(path, errors="replace"):
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if rec.get("duplicate_of"):
+            dups[canonicalize(rec["url"], rec["url"])] = canonicalize(rec["duplicate_of"], rec["duplicate_of"])
+fetched_groups = collections.Counter(group_of[u] for u in ok200 if u in group_of)
+want = sum(c - 1 for c in fetched_groups.values())
+wrong = [u for u, o in dups.items() if group_of.get(u) is None or group_of.get(u) != group_of.get(o)]
+report(len(dups) == want and not wrong,
+       "content duplicates recorded as revisits of their group (%d, expected %d, wrong %d)" % (
+           len(dups), want, len(wrong)))
+
 merged = os.path.join(a.out, "merged", "pages.jsonl")
 if os.path.exists(merged):
     urls = [json.loads(l)["url"] for l in open(merged)]

@@ -35,4 +35,7 @@ sed -n 's/^\(response\|revisit\) //p' "$WORK/merged.uris" | sort >"$WORK/c"
 jsonl_urls "$out/merged/pages.jsonl" >"$WORK/d"
 check "merged: response URIs == pages.jsonl URLs ($(wc -l <"$WORK/c") vs $(wc -l <"$WORK/d"))" cmp -s "$WORK/c" "$WORK/d"
 check "responses were recorded" [ "$(wc -l <"$WORK/c")" -gt 300 ]
+nrev=$(grep -c '^revisit ' "$WORK/merged.uris")
+ndup=$(grep -c '"duplicate_of":"' "$out/merged/pages.jsonl")
+check "content duplicates are revisit records read by warcio ($nrev revisits, $ndup duplicate_of)" [ "$nrev" -gt 0 -a "$nrev" -eq "$ndup" ]
 finish
