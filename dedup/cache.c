@@ -46,7 +46,13 @@
 #define CACHE_MIN_ENTRIES 16
 #define CACHE_MAX_ENTRIES ((size_t)1 << 30)
 
-enum { SEG_PROBATION = 0, SEG_PROTECTED = 1 };
+enum { SEG_PROBATION = 0, SEG_PROTECTED = 1, SEG_WINDOW = 2 };
+#define SKETCH_ROWS 4
+
+static size_t pct_of(size_t n, int pct)
+{
+    return n / 100 * (size_t)pct + n % 100 * (size_t)pct / 100;
+}
 
 struct cache_node {
     uint64_t fp;
@@ -64,7 +70,12 @@ struct dedup_cache {
     uint64_t *slots;         /* tag << 32 | node; 0 = empty */
     size_t capacity, prot_cap, entries, mask;
     int bits;                /* log2(slot count) */
-    struct cache_list seg[2];
+    size_t win_cap;          /* window share; 0: no window, no filter */
+    struct cache_list seg[3];
+    /* frequency sketch (count-min, 4-bit saturating counters in bytes) */
+    unsigned char *cm;
+    size_t cm_mask, cm_adds, cm_period;
+    int cm_bits;
     struct dedup_cache_stats st;
 };
 
@@ -78,36 +89,45 @@ static size_t home_slot(const struct dedup_cache *c, uint64_t fp)
     return (size_t)(fp >> (64 - c->bits));
 }
 
-struct dedup_cache *dedup_cache_new_split(size_t entries, int protected_pct)
+struct dedup_cache *dedup_cache_new_tuned(size_t entries, int window_pct,
+                                          int protected_pct)
 {
     struct dedup_cache *c = xcalloc(1, sizeof(*c));
-    size_t nslots;
+    size_t nslots, main_cap;
 
     if (entries < CACHE_MIN_ENTRIES)
         entries = CACHE_MIN_ENTRIES;
     if (entries > CACHE_MAX_ENTRIES)
         entries = CACHE_MAX_ENTRIES;
-    if (protected_pct < 0)
-        protected_pct = 0;
-    if (protected_pct > 95)
-        protected_pct = 95;
+    protected_pct = protected_pct < 0 ? 0 : protected_pct > 95 ? 95 : protected_pct;
+    window_pct = window_pct < 0 ? 0 : window_pct > 100 ? 100 : window_pct;
     c->bits = 1;
     while (((size_t)1 << c->bits) < 2 * entries)
         c->bits++;
     nslots = (size_t)1 << c->bits;
     c->mask = nslots - 1;
     c->capacity = entries;
-    c->prot_cap = entries / 100 * (size_t)protected_pct +
-                  entries % 100 * (size_t)protected_pct / 100;
+    c->win_cap = pct_of(entries, window_pct);
+    if (window_pct > 0 && c->win_cap < 1)
+        c->win_cap = 1;
+    main_cap = entries - c->win_cap;
+    c->prot_cap = pct_of(main_cap, protected_pct);
     c->node = xmalloc((entries + 1) * sizeof(*c->node));
     c->slots = xcalloc(nslots, sizeof(*c->slots));
+    if (c->win_cap) {
+        c->cm_bits = c->bits - 1;
+        c->cm_mask = ((size_t)1 << c->cm_bits) - 1;
+        c->cm = xcalloc(SKETCH_ROWS << c->cm_bits, 1);
+        c->cm_period = 10 * entries;
+    }
     c->st.capacity = entries;
     return c;
 }
 
 struct dedup_cache *dedup_cache_new(size_t entries)
 {
-    return dedup_cache_new_split(entries, DEDUP_CACHE_PROTECTED_PCT);
+    return dedup_cache_new_tuned(entries, DEDUP_CACHE_WINDOW_PCT,
+                                 DEDUP_CACHE_PROTECTED_PCT);
 }
 
 void dedup_cache_free(struct dedup_cache **cp)
@@ -119,6 +139,7 @@ void dedup_cache_free(struct dedup_cache **cp)
     c = *cp;
     free(c->node);
     free(c->slots);
+    free(c->cm);
     free(c);
     *cp = NULL;
 }
@@ -195,6 +216,63 @@ static void slot_delete(struct dedup_cache *c, size_t i)
     c->slots[i] = 0;
 }
 
+/* ---- frequency sketch ---- */
+
+static size_t cm_index(const struct dedup_cache *c, uint64_t h, int row)
+{
+    uint64_t x = h + (uint64_t)row * ((h >> 32) | 1) * 0x9e3779b97f4a7c15ULL;
+    return ((size_t)row << c->cm_bits) | (size_t)(x >> (64 - c->cm_bits));
+}
+
+static uint64_t cm_hash(uint64_t fp)
+{
+    fp ^= fp >> 31;
+    fp *= 0x7fb5d329728ea185ULL;
+    fp ^= fp >> 27;
+    fp *= 0x81dadef4bc2dd44dULL;
+    return fp ^ (fp >> 33);
+}
+
+static unsigned cm_estimate(const struct dedup_cache *c, uint64_t fp)
+{
+    uint64_t h = cm_hash(fp);
+    unsigned m = 15;
+
+    for (int r = 0; r < SKETCH_ROWS; r++) {
+        unsigned v = c->cm[cm_index(c, h, r)];
+        if (v < m)
+            m = v;
+    }
+    return m;
+}
+
+/* Count one access (conservative update); halve everything every
+ * cm_period accesses so old popularity fades. */
+static void cm_add(struct dedup_cache *c, uint64_t fp)
+{
+    uint64_t h = cm_hash(fp);
+    size_t ix[SKETCH_ROWS];
+    unsigned m = 15;
+
+    if (!c->cm)
+        return;
+    for (int r = 0; r < SKETCH_ROWS; r++) {
+        ix[r] = cm_index(c, h, r);
+        if (c->cm[ix[r]] < m)
+            m = c->cm[ix[r]];
+    }
+    if (m < 15)
+        for (int r = 0; r < SKETCH_ROWS; r++)
+            if (c->cm[ix[r]] == m)
+                c->cm[ix[r]]++;
+    if (++c->cm_adds >= c->cm_period) {
+        size_t n = (size_t)SKETCH_ROWS << c->cm_bits;
+        for (size_t i = 0; i < n; i++)
+            c->cm[i] >>= 1;
+        c->cm_adds = 0;
+    }
+}
+
 /* ---- API ---- */
 
 int dedup_cache_contains(const struct dedup_cache *c, uint64_t fp)
@@ -219,7 +297,13 @@ int dedup_cache_hit(struct dedup_cache *c, uint64_t fp)
         return 0;
     }
     c->st.hits++;
+    cm_add(c, fp);
     x = (uint32_t)s;
+    if (c->node[x].seg == SEG_WINDOW) {
+        list_unlink(c, x);
+        list_push_mru(c, x, SEG_WINDOW);
+        return 1;
+    }
     if (c->seg[SEG_PROTECTED].mru == x)
         return 1;
     list_unlink(c, x);
@@ -232,28 +316,79 @@ int dedup_cache_hit(struct dedup_cache *c, uint64_t fp)
     return 1;
 }
 
+/* Drop node x from the table and its list. */
+static void evict(struct dedup_cache *c, uint32_t x)
+{
+    list_unlink(c, x);
+    slot_delete(c, probe(c, c->node[x].fp));
+    c->st.evictions++;
+}
+
+/* The main area's victim: least recent of probation, else of protected. */
+static uint32_t main_victim(const struct dedup_cache *c)
+{
+    return c->seg[SEG_PROBATION].n ? c->seg[SEG_PROBATION].lru
+                                   : c->seg[SEG_PROTECTED].lru;
+}
+
+/*
+ * Make room for one entry in a full cache; returns the node freed. With a
+ * window, its least recent entry (the candidate) moves on to probation if
+ * the sketch says it is asked for more often than the main victim, which
+ * is then evicted; else the candidate is evicted.
+ */
+static uint32_t make_room(struct dedup_cache *c)
+{
+    uint32_t cand, vict;
+
+    if (!c->win_cap || !c->seg[SEG_WINDOW].n) {
+        vict = main_victim(c);
+        evict(c, vict);
+        return vict;
+    }
+    cand = c->seg[SEG_WINDOW].lru;
+    if (c->seg[SEG_WINDOW].n < c->win_cap) {
+        vict = main_victim(c);
+    } else {
+        vict = c->seg[SEG_PROBATION].n + c->seg[SEG_PROTECTED].n
+                   ? main_victim(c) : cand;
+        if (vict != cand &&
+            cm_estimate(c, c->node[cand].fp) <= cm_estimate(c, c->node[vict].fp))
+            vict = cand;
+    }
+    evict(c, vict);
+    if (vict != cand) {
+        list_unlink(c, cand);
+        list_push_mru(c, cand, SEG_PROBATION);
+    }
+    return vict;
+}
+
 int dedup_cache_put(struct dedup_cache *c, uint64_t fp)
 {
     size_t i = probe(c, fp);
-    uint32_t x;
+    uint32_t x, lru;
     int evicted = 0;
 
     if (c->slots[i])
         return 0;
+    cm_add(c, fp);
     if (c->entries < c->capacity) {
         x = (uint32_t)++c->entries;
     } else {
-        x = c->seg[SEG_PROBATION].n ? c->seg[SEG_PROBATION].lru
-                                    : c->seg[SEG_PROTECTED].lru;
-        list_unlink(c, x);
-        slot_delete(c, probe(c, c->node[x].fp));
-        c->st.evictions++;
+        x = make_room(c);
         evicted = 1;
         /* The removal may have shifted slots: probe again. */
         i = probe(c, fp);
     }
     c->node[x].fp = fp;
-    list_push_mru(c, x, SEG_PROBATION);
+    list_push_mru(c, x, c->win_cap ? SEG_WINDOW : SEG_PROBATION);
+    if (c->win_cap && c->seg[SEG_WINDOW].n > c->win_cap) {
+        /* not full yet: the window's oldest moves on freely */
+        lru = c->seg[SEG_WINDOW].lru;
+        list_unlink(c, lru);
+        list_push_mru(c, lru, SEG_PROBATION);
+    }
     c->slots[i] = ((uint64_t)(uint32_t)fp << 32) | x;
     c->st.inserts++;
     return evicted;

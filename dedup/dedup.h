@@ -116,10 +116,14 @@ struct dedup_cache_stats {
     uint64_t hits, misses, inserts, evictions, entries, capacity;
 };
 #define DEDUP_CACHE_PROTECTED_PCT 80
+#define DEDUP_CACHE_WINDOW_PCT 1
 /* A cache of at most `entries` fingerprints (at least 16). */
 struct dedup_cache *dedup_cache_new(size_t entries);
-/* The same with another protected share (0 to 95 %; 0 is plain LRU). */
-struct dedup_cache *dedup_cache_new_split(size_t entries, int protected_pct);
+/* The same with other shares: window_pct % of the entries in the
+ * admission window (0: no window and no frequency filter), protected_pct
+ * % (0 to 95) of the rest protected. (0, 0) is plain LRU. */
+struct dedup_cache *dedup_cache_new_tuned(size_t entries, int window_pct,
+                                          int protected_pct);
 /* 1 if fp is cached (counted as a hit; the entry is promoted to, or
  * refreshed in, the protected segment), else 0 (counted as a miss). */
 int dedup_cache_hit(struct dedup_cache *c, uint64_t fp);
