@@ -6,7 +6,9 @@
 # /tmp/noise-real/), crawls each with noise off and with noise on under
 # both block rules (noise.block_rule=ratio, the default, and repeated) to
 # DEPTH (default 30) and prints pages reached and the share of the
-# noise-off set that each noise-on crawl keeps (goal >= 95 %).
+# noise-off set that each noise-on crawl keeps (goal >= 95 %); a third
+# noise-on crawl, repeated-nolook, shows the repeated rule with the cluster
+# stage's look-alike drop turned off (noise.similarity=1).
 set -uo pipefail
 DCRAWL=${1:-$(dirname "$0")/../build/dcrawl}
 DEPTH=${2:-30}
@@ -35,9 +37,12 @@ http {
 CONF
 nginx -c "$W/nginx.conf" -p "$W" || exit 1
 trap 'kill "$(cat "$W/nginx.pid")" 2>/dev/null' EXIT
-crawl() { # name url mode (off, ratio or repeated)
+crawl() { # name url mode (off, ratio, repeated or repeated-nolook)
     local set="--set noise.enabled=false"
-    [ "$3" != off ] && set="--set noise.enabled=true --set noise.block_rule=$3"
+    [ "$3" != off ] && set="--set noise.enabled=true --set noise.block_rule=${3%-nolook}"
+    # repeated-nolook: the cluster stage's look-alike drop off (similarity 1
+    # joins only equal URLs), to show what the block rule alone keeps
+    [ "$3" = repeated-nolook ] && set="$set --set noise.similarity=1"
     echo "$2" >"$W/$1.seeds"
     # shellcheck disable=SC2086
     timeout 600 "$DCRAWL" crawl --seeds "$W/$1.seeds" --depth "$DEPTH" \
@@ -48,7 +53,7 @@ crawl() { # name url mode (off, ratio or repeated)
 for site in python:http://127.0.0.2:8090/ postgres:http://127.0.0.3:8090/; do
     name=${site%%:*}; url=${site#*:}
     crawl "$name" "$url" off || exit 1
-    for rule in ratio repeated; do
+    for rule in ratio repeated repeated-nolook; do
         crawl "$name" "$url" "$rule" || exit 1
         python3 - "$name block_rule=$rule" "$W/$name-$rule/merged/pages.jsonl" \
             "$W/$name-off/merged/pages.jsonl" <<'PY'

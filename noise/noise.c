@@ -30,24 +30,23 @@
  * looks like navigation is cached until the nav set changes.
  *
  * Repeated rule (noise_repeat): per host a set of link fingerprints seen
- * in over-ratio blocks, each with the id of the block it was last seen in
- * (a per-host serial); NOISE_SEEN_MAX entries in 4-way buckets, a new
- * fingerprint replacing the entry of its bucket whose last sighting is
+ * in over-ratio blocks, NOISE_SEEN_MAX entries in 4-way buckets; a new
+ * fingerprint replaces the entry of its bucket whose last sighting is
  * oldest, so links that recur on every page (menus) stay while one-off
  * tables of contents age out. The page's over-ratio links are grouped by
  * block (sorted in a scratch array kept in struct noise); a block repeats
- * when at least NOISE_REPEAT_SHARE of its links were last seen in one and
- * the same earlier block, judged against the set as it was before the
- * page; then all of them are recorded with this page's block ids.
+ * when at least NOISE_REPEAT_SHARE of its links are in the set as it was
+ * before the page; then the links of the page's over-ratio blocks of at
+ * least NOISE_REPEAT_MIN links are recorded.
  *
- * Why "the same earlier block" and not "seen anywhere": on the Python
- * docs the module index (py-modindex.html, one table cell per module)
- * lists most links of the library's table of contents; counting links
- * seen in any over-ratio block made that table of contents look repeated
- * and cut off the section pages only it links (bench/README.md has the
- * numbers). A header or sidebar that recurs is, link for link, the block
- * of the previous page. A fingerprint is the FNV-1a hash of the canonical
- * URL; a collision can only make a block look repeated a little early.
+ * Why single-link blocks are judged but not recorded: a table whose cells
+ * each hold one link (the Python docs' module index, py-modindex.html) is
+ * a list, not a menu, yet it names most links of the library's table of
+ * contents; recording those cells made that table of contents look
+ * repeated and cut off the section pages only it links (Python docs kept
+ * 0.81 of the noise-off pages with single-link blocks recorded, 0.88
+ * without; bench/noise-real.sh). A fingerprint is the FNV-1a hash of the
+ * canonical URL; a collision can only make a block look repeated early.
  *
  * Tickets (noise_admitted): host slot (16 bits), cluster slot (16 bits),
  * low 32 bits of the cluster's serial; stale tickets fail the serial check.
@@ -89,7 +88,6 @@ struct memo_ent {
 struct seen_ent {
     uint64_t fp;   /* 0: empty */
     uint64_t page; /* host page number of the last sighting */
-    uint32_t blk;  /* host block id of the last sighting */
 };
 
 struct host {
@@ -101,7 +99,6 @@ struct host {
     struct memo_ent *memo;
     struct seen_ent *seen; /* SEEN_BUCKETS * SEEN_WAYS; repeated rule */
     uint64_t pages;        /* pages judged by noise_repeat */
-    uint32_t blocks;       /* over-ratio blocks recorded (ids) */
 };
 
 struct rep_ent {
@@ -117,8 +114,6 @@ struct noise {
     struct lcs_pat pat;
     struct rep_ent *rep; /* noise_repeat scratch */
     size_t rep_cap;
-    uint32_t *ids;
-    size_t ids_cap;
 };
 
 int noise_block_is_nav(double link_ratio, size_t text, size_t link_text)
@@ -427,19 +422,18 @@ void noise_filter(struct noise *nz, const char *host, size_t hostlen,
 
 /* ------------------------------------------------------------ repeat */
 
-/* The block id link fp was last seen in (0: not held). */
-static uint32_t seen_get(const struct host *h, uint64_t fp)
+static int seen_has(const struct host *h, uint64_t fp)
 {
     const struct seen_ent *b = &h->seen[(fp & (SEEN_BUCKETS - 1)) * SEEN_WAYS];
     size_t w;
 
     for (w = 0; w < SEEN_WAYS; w++)
         if (b[w].fp == fp)
-            return b[w].blk;
+            return 1;
     return 0;
 }
 
-static void seen_put(struct host *h, uint64_t fp, uint32_t blk)
+static void seen_put(struct host *h, uint64_t fp)
 {
     struct seen_ent *b = &h->seen[(fp & (SEEN_BUCKETS - 1)) * SEEN_WAYS];
     size_t w, old = 0;
@@ -455,14 +449,6 @@ static void seen_put(struct host *h, uint64_t fp, uint32_t blk)
         b[w].fp = fp;
     }
     b[w].page = h->pages;
-    b[w].blk = blk;
-}
-
-static int u32_cmp(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-    return x < y ? -1 : x > y;
 }
 
 static int rep_cmp(const void *a, const void *b)
@@ -474,35 +460,20 @@ static int rep_cmp(const void *a, const void *b)
     return x->i < y->i ? -1 : x->i > y->i;
 }
 
-/* Judge the over-ratio block e[0..k) (one block's links): repeated when
- * at least NOISE_REPEAT_SHARE of them were last seen in one and the same
- * earlier block. Sets e[j].fp. */
-static void repeat_block(struct noise *nz, const struct host *h,
-                         noise_url_fn url, void *ud, struct rep_ent *e,
-                         size_t k, unsigned char *nav, struct noise_stats *st)
+/* Judge the over-ratio block e[0..k) (one block's links); sets e[j].fp. */
+static void repeat_block(const struct host *h, noise_url_fn url, void *ud,
+                         struct rep_ent *e, size_t k, unsigned char *nav,
+                         struct noise_stats *st)
 {
-    size_t j, run, best = 0;
-    uint32_t *id = nz->ids;
+    size_t j, seen = 0;
     const char *u;
 
     for (j = 0; j < k; j++) {
         u = url(ud, e[j].i);
         e[j].fp = fp_bytes(u, strlen(u));
-        id[j] = seen_get(h, e[j].fp);
+        seen += (size_t)seen_has(h, e[j].fp);
     }
-    if (getenv("XMODE")) {
-    qsort(id, k, sizeof(*id), u32_cmp);
-    for (j = 0; j < k; j += run) {
-        for (run = 1; j + run < k && id[j + run] == id[j]; run++)
-            ;
-        if (id[j] && run > best)
-            best = run;
-    }
-    } else {
-        for (j = 0; j < k; j++)
-            best += id[j] != 0;
-    }
-    if ((double)best >= NOISE_REPEAT_SHARE * (double)k)
+    if ((double)seen >= NOISE_REPEAT_SHARE * (double)k)
         return;
     for (j = 0; j < k; j++)
         nav[e[j].i] = 0;
@@ -523,7 +494,6 @@ void noise_repeat(struct noise *nz, const char *host, size_t hostlen,
         !block || !n)
         return;
     xgrow((void **)&nz->rep, &nz->rep_cap, n, sizeof(*nz->rep));
-    xgrow((void **)&nz->ids, &nz->ids_cap, n, sizeof(*nz->ids));
     for (i = 0; i < n; i++) {
         if (!nav[i])
             continue;
@@ -537,18 +507,17 @@ void noise_repeat(struct noise *nz, const char *host, size_t hostlen,
     for (i = 0; i < k; i = j) {
         for (j = i + 1; j < k && nz->rep[j].block == nz->rep[i].block; j++)
             ;
-        repeat_block(nz, h, url, ud, nz->rep + i, j - i, nav, st);
+        repeat_block(h, url, ud, nz->rep + i, j - i, nav, st);
     }
-    /* record: this page's blocks get fresh ids (never 0) */
+    /* record the links of this page's blocks of NOISE_REPEAT_MIN or more */
     h->pages++;
     for (i = 0; i < k; i = j) {
         for (j = i + 1; j < k && nz->rep[j].block == nz->rep[i].block; j++)
             ;
-        h->blocks = h->blocks == UINT32_MAX ? 1 : h->blocks + 1;
-        if (j - i < (size_t)(getenv("XMIN") ? atoi(getenv("XMIN")) : 1))
+        if (j - i < NOISE_REPEAT_MIN)
             continue;
         for (; i < j; i++)
-            seen_put(h, nz->rep[i].fp, h->blocks);
+            seen_put(h, nz->rep[i].fp);
     }
 }
 
@@ -595,7 +564,6 @@ void noise_free(struct noise **nzp)
     free(nz->hosts);
     noise__pat_release(&nz->pat);
     free(nz->rep);
-    free(nz->ids);
     free(nz);
     *nzp = NULL;
 }

@@ -25,15 +25,16 @@
  * every block over the ratio is navigation. `repeated` adds a step between
  * the two stages (noise_repeat, per host, on the owning thread): a block
  * over the ratio is navigation only when it repeats across the host's
- * pages, that is when at least NOISE_REPEAT_SHARE of its links were last
- * seen together in one over-ratio block of an earlier page of the same
- * host; otherwise its links stay content. A page's own table of contents (new links) is kept,
- * while the header, sidebar and footer that recur are dropped from the
- * host's second page on. On a host's first page nothing is known to repeat
- * yet, so its navigation is kept (the price: one page's worth of nav links
- * per host enters the frontier; measured in bench/README.md). Memory: each
- * host keeps at most NOISE_SEEN_MAX link fingerprints (4-way buckets, the
- * entry seen longest ago replaced), hosts LRU as for the clusters.
+ * pages, that is when at least NOISE_REPEAT_SHARE of its links were seen
+ * in over-ratio blocks of NOISE_REPEAT_MIN or more links on earlier pages
+ * of the same host; otherwise its links stay content. A page's own table
+ * of contents (new links) is kept, while the header, sidebar and footer
+ * that recur are dropped from the host's second page on. On a host's
+ * first page nothing is known to repeat yet, so its navigation is kept
+ * (the price: about one page's worth of nav links per host enters the
+ * frontier; tests/e2e/noise.sh prints it). Memory: each host keeps at
+ * most NOISE_SEEN_MAX link fingerprints (4-way buckets, the entry seen
+ * longest ago replaced), hosts LRU as for the clusters.
  *
  * Template budgets: each surviving cluster counts the URLs the caller
  * reports as admitted into the frontier (noise_admitted); once a cluster
@@ -57,6 +58,7 @@
 #define NOISE_KEY_MAX 1024   /* bytes of a URL compared (longer: cut) */
 #define NOISE_SEEN_MAX 2048  /* link fingerprints per host (repeated rule) */
 #define NOISE_REPEAT_SHARE 0.5 /* seen share that makes a block repeated */
+#define NOISE_REPEAT_MIN 2     /* links a block needs to be recorded */
 
 /* noise.block_rule */
 enum noise_block_rule {
@@ -121,9 +123,10 @@ void noise_filter(struct noise *nz, const char *host, size_t hostlen,
  * links of one page of `host`: block[i] is link i's block (any numbering
  * unique within the page) and nav[i] != 0 marks links of over-ratio
  * blocks. Clears nav[i] for the links of every over-ratio block that does
- * not repeat (fewer than NOISE_REPEAT_SHARE of its links last seen in one
- * over-ratio block of the host's earlier pages; adds them to
- * st->kept_unrepeated), then records this page's over-ratio links. A no-op
+ * not repeat (fewer than NOISE_REPEAT_SHARE of its links seen in
+ * over-ratio blocks of the host's earlier pages; adds them to
+ * st->kept_unrepeated), then records the links of this page's over-ratio
+ * blocks of at least NOISE_REPEAT_MIN links. A no-op
  * for the ratio rule, when disabled, or when nav or block is NULL.
  */
 void noise_repeat(struct noise *nz, const char *host, size_t hostlen,

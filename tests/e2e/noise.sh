@@ -4,21 +4,25 @@
 # reachable through links that links.jsonl labels "content"): the crawl
 # must fetch >= 95 % of the content-only depth-3 set, and pages that only
 # navigation links reach (outside the content-only closure) must be <= 5 %
-# of what it fetched. The summary must carry the noise counters, and the
-# labelled evaluation (build/bench/noise_bench eval) must pass.
+# of what it fetched. Run once per block rule: noise.block_rule=ratio (the
+# default; both limits checked) and repeated (coverage checked; its
+# nav-only share is printed, not checked: a host's first page keeps its
+# navigation under that rule, about 12 % of the pages fetched here). The
+# summary must carry the noise counters, and the
+# labelled evaluation (build/bench/noise_bench eval, both rules) must pass.
 . "$(dirname "$0")/lib.sh"
 S=$(site 10 200) || exit 1
 serve "$S" || exit 1
-out=$WORK/out
-timeout 300 "$DCRAWL" crawl --seeds "$S/roots.txt" --depth 3 --out "$out" \
-    --set politeness.delay=0 >"$WORK/crawl.log" 2>&1
-rc=$?
-cat "$WORK/crawl.log"
+for rule in ratio repeated; do
+    timeout 300 "$DCRAWL" crawl --seeds "$S/roots.txt" --depth 3 \
+        --out "$WORK/out-$rule" --set politeness.delay=0 \
+        --set noise.block_rule=$rule >"$WORK/crawl-$rule.log" 2>&1
+    echo "$rule: exit $?" >"$WORK/rc-$rule"
+    cat "$WORK/crawl-$rule.log"
+done
 serve_stop
-check "dcrawl crawl exits 0" [ $rc -eq 0 ]
-check "summary has the noise counters" grep -q "noise: .* dropped by block" "$WORK/crawl.log"
-score() {
-    python3 - "$S/manifest-content.json" "$out/merged/pages.jsonl" <<'PY'
+score() { # rule max-nav-only-share
+    python3 - "$S/manifest-content.json" "$WORK/out-$1/merged/pages.jsonl" "$1" "$2" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
 c3 = set(m["within_depth"]["3"])
@@ -32,14 +36,26 @@ for line in open(sys.argv[2]):
         fetched.add(p["url"])
 cov = len(fetched & c3) / len(c3)
 nav_only = len(fetched - closure) / max(1, len(fetched))
-print("fetched %d; content-only depth-3 set %d, covered %.4f; nav-only %d = %.4f of fetched"
-      % (len(fetched), len(c3), cov, len(fetched - closure), nav_only))
-sys.exit(0 if cov >= 0.95 and nav_only <= 0.05 else 1)
+print("block_rule=%s: fetched %d; content-only depth-3 set %d, covered %.4f; nav-only %d = %.4f of fetched"
+      % (sys.argv[3], len(fetched), len(c3), cov, len(fetched - closure), nav_only))
+sys.exit(0 if cov >= 0.95 and nav_only <= float(sys.argv[4]) else 1)
 PY
 }
-check "content-only coverage >= 0.95, nav-only share <= 0.05" score
 BENCHBIN=$(dirname "$DCRAWL")/bench/noise_bench
-if [ -x "$BENCHBIN" ]; then
-    check "labelled evaluation: precision and recall >= 0.95" "$BENCHBIN" eval "$S"
-fi
+for rule in ratio repeated; do
+    check "$rule: dcrawl crawl exits 0" grep -q "exit 0" "$WORK/rc-$rule"
+    check "$rule: summary has the noise counters" \
+        grep -q "noise: .* dropped by block" "$WORK/crawl-$rule.log"
+    if [ "$rule" = ratio ]; then
+        check "$rule: content-only coverage >= 0.95, nav-only share <= 0.05" \
+            score "$rule" 0.05
+    else
+        check "$rule: content-only coverage >= 0.95 (nav-only share shown)" \
+            score "$rule" 1
+    fi
+    if [ -x "$BENCHBIN" ]; then
+        check "$rule: labelled evaluation: precision and recall >= 0.95" \
+            "$BENCHBIN" eval "$S" "$rule"
+    fi
+done
 finish
