@@ -8,7 +8,9 @@
  * Redis about the rest in one pipelined round trip (frontier_seen: the
  * same keys as the crawl's admit, so a URL printed here is never crawled
  * and a crawled URL is never printed), and prints the new URLs in input
- * order. Bad lines go to stderr as "NAME:LINE: reason: text".
+ * order. Bad lines go to stderr as "NAME:LINE: reason: text". Blocks are
+ * large (DEDUP_BLOCK = 65536 lines) so that each bucket group of the
+ * seen script carries several members: Redis's cost is mostly per call.
  *
  * Thread rules: the worker threads of a block share nothing but their
  * read-only slice of lines; the cache and frontier stay on the main thread.
@@ -25,7 +27,7 @@
 #include "frontier.h"
 #include "parser.h"
 
-#define DEDUP_BLOCK 8192
+#define DEDUP_BLOCK 65536
 #define DEDUP_MAX_JOBS 64
 
 struct dd_item {

@@ -74,13 +74,25 @@ static const struct command commands[] = {
      "  --exit-when-idle    exit when the crawl has nothing left to do\n"
      "  -q, --quiet         no summary\n" COMMON_HELP},
     {"merge", cmd_merge, "merge per-depth output into DIR/merged",
-     "usage: dcrawl merge DIR [--out OUTDIR]\n"
+     "usage: dcrawl merge DIR [--out OUTDIR] [--keep highest-score|shortest-url]\n"
+     "                       [--add FILE.warc.gz]... [--mem MB] [--tmp DIR]\n"
      "\n"
      "Reads DIR/depth-*/ of every node and writes OUTDIR (default DIR/merged):\n"
-     "depth-<d>.warc.gz per depth and pages.jsonl, one copy per URL (the most\n"
-     "recent). Torn records at a file's end are skipped with a warning.\n"
+     "depth-<d>.warc.gz per depth, pages.jsonl, index.cdxj (CDXJ, sorted) and\n"
+     "summary.json. One copy per URL (the most recent); one full copy per\n"
+     "payload digest, the other URLs with that payload become revisit records.\n"
+     "Memory stays bounded (external sort); outputs appear only when complete.\n"
+     "Torn records at a file's end are skipped with a warning.\n"
      "\n"
      "  --out OUTDIR        where to write (default DIR/merged)\n"
+     "  --keep POLICY       which content duplicate keeps its body:\n"
+     "                      highest-score (default: most in-links during the\n"
+     "                      crawl, then shortest URL) or shortest-url\n"
+     "  --add FILE          also merge a foreign WARC file (wget, Heritrix,\n"
+     "                      warcio; its pages go to depth 0); broken files are\n"
+     "                      reported and skipped; repeatable\n"
+     "  --mem MB            sort buffer budget (default 64)\n"
+     "  --tmp DIR           where sort runs go (default OUTDIR)\n"
      "  -h, --help          this help\n"},
     {"dedup", cmd_dedup, "print the URLs of a list that a crawl has not seen",
      "usage: dcrawl dedup --redis URL [--check-only] [-j N] [options] [FILE...|-]\n"

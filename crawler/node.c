@@ -391,10 +391,18 @@ static int write_job(struct node *n, struct work_job *j)
     struct merge_page pg;
     struct merge_writer *w = writer_for(n, j->depth);
     struct fetch_result *r = j->res;
+    const char **links;
+    size_t i;
     int rc;
     if (!w)
         return DC_EIO;
     work_job_page(j, &pg);
+    /* the page's canonical links, for its metadata record and JSON line */
+    links = xmalloc((j->links.n + 1) * sizeof(*links));
+    for (i = 0; i < j->links.n; i++)
+        links[i] = j->links.blob + j->links.off[i];
+    pg.outlinks = links;
+    pg.noutlinks = j->links.n;
     pg.decoded_len = j->decoded_len;
     pg.links_found = j->links_found;
     pg.links_new = j->links_new_count;
@@ -407,11 +415,14 @@ static int write_job(struct node *n, struct work_job *j)
         pg.dup_of_ms = j->dup_of_ms;
         merge_built_release(&j->built);
         rc = merge_record_build(&pg, n->c->output_gzip_level, &j->built);
-        if (rc)
+        if (rc) {
+            free(links);
             return rc;
+        }
         n->st->content_dups++;
     }
     rc = merge_writer_append(w, &pg, &j->built, n->id);
+    free(links);
     n->st->pages++;
     n->st->bytes += r->body_len;
     n->st->links_found += j->links_found;

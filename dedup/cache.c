@@ -1,39 +1,63 @@
 /*
- * cache.c: a bounded set of 64-bit fingerprints with segmented-LRU
- * eviction. See dedup.h for what the cache means to the crawler.
+ * cache.c: a bounded set of 64-bit fingerprints whose eviction combines
+ * repetition and recency. See dedup.h for what the cache means to the
+ * crawler.
  *
- * Weight = repetition and recency, as two segments (SLRU):
- *   probation  entries asked for once (put, never hit since), LRU order;
- *   protected  entries asked for again while cached, LRU order, at most
- *              `prot_cap` (DEDUP_CACHE_PROTECTED_PCT of the capacity).
- * A put enters probation at the most-recent end. A hit in probation
- * promotes the entry to the most-recent end of protected; a hit in
- * protected moves it to that end again. When protected is over its cap,
- * its least recent entry is demoted to the most-recent end of probation
- * (a second chance, not an eviction). When the cache is full the victim is
- * the least recent entry of probation (of protected only if probation is
- * empty). So an entry's rank combines how often it was asked for (one
- * level: once, or more than once) and how recently: an old one-off goes
- * first, a repeated entry outlives any number of one-offs until it stops
- * being asked for and ages out of protected, then out of probation. While
- * nothing is ever hit, probation is the whole cache and the policy is
- * exactly LRU; protected never takes more than its cap, so a stream of
- * pure recency keeps at least the remaining share as an LRU window.
- * Every operation is O(1): a hash probe and a few list-link updates.
+ * Policy: a window in front of a segmented LRU, with a frequency filter
+ * between them (the W-TinyLFU arrangement; the filter is a count-min
+ * sketch of recent accesses). Three LRU lists:
+ *   window     newly put entries (win_cap of the capacity);
+ *   probation  entries that left the window, or were demoted;
+ *   protected  entries hit while in probation or protected, at most
+ *              prot_cap (DEDUP_CACHE_PROTECTED_PCT of the non-window part).
+ * A put enters the window at its most-recent end. A hit refreshes a window
+ * entry in place, and moves a main entry to the most-recent end of
+ * protected; protected over its cap demotes its least recent entry to the
+ * most-recent end of probation (a second chance, not an eviction). When
+ * the cache is full, the window's least recent entry (the candidate) and
+ * the main victim (least recent of probation; of protected if probation
+ * is empty) are compared by how often the sketch has seen them: the rarer
+ * is evicted, on a tie the victim (the candidate is more recent). A victim
+ * that wins goes back to probation's recent end, so one entry whose
+ * counters collisions inflated cannot turn every candidate away. So a
+ * one-off that is old goes before one that is recent, and an entry asked
+ * for often outlives newer ones asked for rarely; one that stops being
+ * asked for ages out of protected, then probation, as its counters halve.
+ *
+ * Sketch: one 64-bit word of sixteen 4-bit counters per hash, four of them
+ * chosen by the hash; count-min estimate, conservative increment (only the
+ * smallest grow), every counter halved each 10 * capacity accesses so
+ * popularity fades. One cache line per access, 4 to 8 bytes per entry.
+ *
+ * Shares: the window is DEDUP_CACHE_WINDOW_PCT of the capacity, so most
+ * of the cache is plain recency and a small main area, behind the filter,
+ * keeps what is asked for often over a long time (a site's navigation
+ * links). bench/dedup measured at 50 M links, 1 M entries, against plain
+ * LRU (57.06 % on the bench stream, 61.75 % on its recency-only variant):
+ * window 80 %: +1.01 / -0.51 points; 90 %: +0.76 / -0.23; 95 %: +0.48 /
+ * -0.11; 98 %: +0.21 / -0.04; no window (segmented LRU alone): +0.06. A
+ * window adapted by hill climbing on the hit rate did worse than these
+ * fixed shares on both streams, so the shares are fixed.
+ *
+ * Every operation is O(1): a hash probe, a few list-link updates and one
+ * sketch word (halving: O(capacity) every 10 * capacity accesses).
  *
  * Lookup: an open-addressing table `slots` of 2^bits >= 2 * capacity slots.
- * A slot holds the fingerprint's low 32 bits as a tag (high half) and node
- * number (low half, 1-based; 0 = empty), so a probe rarely touches a node.
+ * A slot holds 32 bits of the fingerprint's hash as a tag (high half; its
+ * top bits are the home slot) and the node number (low half, 1-based; 0 =
+ * empty), so a probe rarely touches a node and a deletion's backward
+ * shift never does.
  * Fingerprint 0 is an ordinary member. Linear probing, load <= 1/2;
  * removal by backward-shift deletion, so there are no tombstones.
  *
- * Nodes 1..capacity live in one array; the two lists are doubly linked by
- * node number (0 = none). Memory: 24 bytes per entry plus 16 to 32 of
- * table, allocated once at creation.
+ * Nodes 1..capacity live in one array; the lists are doubly linked by node
+ * number (0 = none). Memory, allocated at creation: 24 bytes per entry
+ * plus 16 to 32 of table plus the sketch.
  *
- * Invariants: entries = probation + protected <= capacity; protected <=
- * prot_cap; nodes 1..entries are in use, each referenced by exactly one
- * slot and on exactly one list; inserts - evictions == entries.
+ * Invariants: entries = window + probation + protected <= capacity; nodes
+ * 1..entries are in use, each referenced by exactly one slot and on
+ * exactly one list; inserts - evictions == entries; window <= win_cap;
+ * protected <= prot_cap.
  *
  * Thread rules: a cache belongs to one thread; there is no locking.
  */
@@ -48,6 +72,7 @@
 
 enum { SEG_PROBATION = 0, SEG_PROTECTED = 1, SEG_WINDOW = 2 };
 #define SKETCH_ROWS 4
+#define SKETCH_MIN_BITS 10 /* at least 1024 words (8 KB) */
 
 static size_t pct_of(size_t n, int pct)
 {
@@ -72,21 +97,28 @@ struct dedup_cache {
     int bits;                /* log2(slot count) */
     size_t win_cap;          /* window share; 0: no window, no filter */
     struct cache_list seg[3];
-    /* frequency sketch (count-min, 4-bit saturating counters in bytes) */
-    unsigned char *cm;
-    size_t cm_mask, cm_adds, cm_period;
+    /* frequency sketch: count-min, 4 of the 16 4-bit counters of one
+     * 64-bit word per fingerprint (one cache line per access) */
+    uint64_t *cm;            /* words of 16 counters */
+    size_t cm_adds, cm_period;
     int cm_bits;
     struct dedup_cache_stats st;
 };
 
-static size_t home_slot(const struct dedup_cache *c, uint64_t fp)
+/* 32 hash bits of fp: the slot's tag, and its top bits the home slot. */
+static uint32_t slot_hash(uint64_t fp)
 {
     fp ^= fp >> 33;
     fp *= 0xff51afd7ed558ccdULL;
     fp ^= fp >> 33;
     fp *= 0xc4ceb9fe1a85ec53ULL;
     fp ^= fp >> 33;
-    return (size_t)(fp >> (64 - c->bits));
+    return (uint32_t)(fp >> 32);
+}
+
+static size_t home_of(const struct dedup_cache *c, uint32_t h)
+{
+    return (size_t)(h >> (32 - c->bits));
 }
 
 struct dedup_cache *dedup_cache_new_tuned(size_t entries, int window_pct,
@@ -104,6 +136,7 @@ struct dedup_cache *dedup_cache_new_tuned(size_t entries, int window_pct,
     c->bits = 1;
     while (((size_t)1 << c->bits) < 2 * entries)
         c->bits++;
+    /* CACHE_MAX_ENTRIES keeps bits <= 31: the home is a tag prefix */
     nslots = (size_t)1 << c->bits;
     c->mask = nslots - 1;
     c->capacity = entries;
@@ -115,9 +148,9 @@ struct dedup_cache *dedup_cache_new_tuned(size_t entries, int window_pct,
     c->node = xmalloc((entries + 1) * sizeof(*c->node));
     c->slots = xcalloc(nslots, sizeof(*c->slots));
     if (c->win_cap) {
-        c->cm_bits = c->bits - 1;
-        c->cm_mask = ((size_t)1 << c->cm_bits) - 1;
-        c->cm = xcalloc(SKETCH_ROWS << c->cm_bits, 1);
+        c->cm_bits = c->bits - 2 > SKETCH_MIN_BITS ? c->bits - 2
+                                                   : SKETCH_MIN_BITS;
+        c->cm = xcalloc((size_t)1 << c->cm_bits, sizeof(*c->cm));
         c->cm_period = 10 * entries;
     }
     c->st.capacity = entries;
@@ -183,8 +216,8 @@ static void list_push_mru(struct dedup_cache *c, uint32_t x, uint32_t seg)
 /* Slot holding fp, or the empty slot where the probe for it stops. */
 static size_t probe(const struct dedup_cache *c, uint64_t fp)
 {
-    size_t i = home_slot(c, fp);
-    uint32_t tag = (uint32_t)fp;
+    uint32_t tag = slot_hash(fp);
+    size_t i = home_of(c, tag);
 
     for (;;) {
         uint64_t s = c->slots[i];
@@ -205,7 +238,7 @@ static void slot_delete(struct dedup_cache *c, size_t i)
         j = (j + 1) & c->mask;
         if (!c->slots[j])
             break;
-        home = home_slot(c, c->node[(uint32_t)c->slots[j]].fp);
+        home = home_of(c, (uint32_t)(c->slots[j] >> 32));
         /* The entry at j may move to i unless its home lies cyclically in
          * (i, j]: then i is before where its probe starts. */
         if (((j - home) & c->mask) >= ((j - i) & c->mask)) {
@@ -218,59 +251,69 @@ static void slot_delete(struct dedup_cache *c, size_t i)
 
 /* ---- frequency sketch ---- */
 
-static size_t cm_index(const struct dedup_cache *c, uint64_t h, int row)
-{
-    uint64_t x = h + (uint64_t)row * ((h >> 32) | 1) * 0x9e3779b97f4a7c15ULL;
-    return ((size_t)row << c->cm_bits) | (size_t)(x >> (64 - c->cm_bits));
-}
-
-static uint64_t cm_hash(uint64_t fp)
+/* The sketch word of fp and, in h, the bits choosing its 4 counters. */
+static uint64_t *cm_word(const struct dedup_cache *c, uint64_t fp,
+                         uint64_t *h)
 {
     fp ^= fp >> 31;
     fp *= 0x7fb5d329728ea185ULL;
     fp ^= fp >> 27;
     fp *= 0x81dadef4bc2dd44dULL;
-    return fp ^ (fp >> 33);
+    fp ^= fp >> 33;
+    *h = fp;
+    return &c->cm[fp >> (64 - c->cm_bits)];
+}
+
+/* Counter r (0..3) of a word: nibble number from 4 bits of h. */
+static unsigned cm_shift(uint64_t h, int r)
+{
+    return (unsigned)((h >> (4 * r)) & 15) * 4;
 }
 
 static unsigned cm_estimate(const struct dedup_cache *c, uint64_t fp)
 {
-    uint64_t h = cm_hash(fp);
+    uint64_t h, w = *cm_word(c, fp, &h);
     unsigned m = 15;
 
     for (int r = 0; r < SKETCH_ROWS; r++) {
-        unsigned v = c->cm[cm_index(c, h, r)];
+        unsigned v = (unsigned)(w >> cm_shift(h, r)) & 15;
         if (v < m)
             m = v;
     }
     return m;
 }
 
-/* Count one access (conservative update); halve everything every
- * cm_period accesses so old popularity fades. */
+/* Count one access (conservative update: only the smallest of fp's
+ * counters grow); halve everything every cm_period accesses so old
+ * popularity fades. */
 static void cm_add(struct dedup_cache *c, uint64_t fp)
 {
-    uint64_t h = cm_hash(fp);
-    size_t ix[SKETCH_ROWS];
-    unsigned m = 15;
+    uint64_t h, *w;
+    unsigned m;
 
     if (!c->cm)
         return;
-    for (int r = 0; r < SKETCH_ROWS; r++) {
-        ix[r] = cm_index(c, h, r);
-        if (c->cm[ix[r]] < m)
-            m = c->cm[ix[r]];
-    }
+    w = cm_word(c, fp, &h);
+    m = cm_estimate(c, fp);
     if (m < 15)
         for (int r = 0; r < SKETCH_ROWS; r++)
-            if (c->cm[ix[r]] == m)
-                c->cm[ix[r]]++;
+            if (((*w >> cm_shift(h, r)) & 15) == m)
+                *w += (uint64_t)1 << cm_shift(h, r);
     if (++c->cm_adds >= c->cm_period) {
-        size_t n = (size_t)SKETCH_ROWS << c->cm_bits;
+        size_t n = (size_t)1 << c->cm_bits;
         for (size_t i = 0; i < n; i++)
-            c->cm[i] >>= 1;
+            c->cm[i] = (c->cm[i] >> 1) & 0x7777777777777777ULL;
         c->cm_adds = 0;
     }
+}
+
+void dedup_cache_prefetch(const struct dedup_cache *c, uint64_t fp)
+{
+    uint64_t h;
+
+    __builtin_prefetch(&c->slots[home_of(c, slot_hash(fp))]);
+    if (c->cm)
+        __builtin_prefetch(cm_word(c, fp, &h));
 }
 
 /* ---- API ---- */
@@ -333,34 +376,35 @@ static uint32_t main_victim(const struct dedup_cache *c)
 
 /*
  * Make room for one entry in a full cache; returns the node freed. With a
- * window, its least recent entry (the candidate) moves on to probation if
- * the sketch says it is asked for more often than the main victim, which
- * is then evicted; else the candidate is evicted.
+ * window, its least recent entry (the candidate) moves on to probation
+ * unless the sketch says the main victim is asked for more often (then
+ * the candidate is evicted); on a tie the more recent candidate wins.
  */
 static uint32_t make_room(struct dedup_cache *c)
 {
     uint32_t cand, vict;
 
-    if (!c->win_cap || !c->seg[SEG_WINDOW].n) {
-        vict = main_victim(c);
+    if (!c->win_cap || c->seg[SEG_WINDOW].n < c->win_cap ||
+        (!c->seg[SEG_PROBATION].n && !c->seg[SEG_PROTECTED].n)) {
+        vict = c->seg[SEG_PROBATION].n || c->seg[SEG_PROTECTED].n
+                   ? main_victim(c) : c->seg[SEG_WINDOW].lru;
         evict(c, vict);
         return vict;
     }
     cand = c->seg[SEG_WINDOW].lru;
-    if (c->seg[SEG_WINDOW].n < c->win_cap) {
-        vict = main_victim(c);
-    } else {
-        vict = c->seg[SEG_PROBATION].n + c->seg[SEG_PROTECTED].n
-                   ? main_victim(c) : cand;
-        if (vict != cand &&
-            cm_estimate(c, c->node[cand].fp) <= cm_estimate(c, c->node[vict].fp))
-            vict = cand;
+    vict = main_victim(c);
+    if (cm_estimate(c, c->node[cand].fp) < cm_estimate(c, c->node[vict].fp)) {
+        /* The victim stays, and goes round probation once more: an entry
+         * whose counters are inflated by sketch collisions cannot block
+         * every candidate from the same place. */
+        list_unlink(c, vict);
+        list_push_mru(c, vict, SEG_PROBATION);
+        evict(c, cand);
+        return cand;
     }
     evict(c, vict);
-    if (vict != cand) {
-        list_unlink(c, cand);
-        list_push_mru(c, cand, SEG_PROBATION);
-    }
+    list_unlink(c, cand);
+    list_push_mru(c, cand, SEG_PROBATION);
     return vict;
 }
 
@@ -383,13 +427,14 @@ int dedup_cache_put(struct dedup_cache *c, uint64_t fp)
     }
     c->node[x].fp = fp;
     list_push_mru(c, x, c->win_cap ? SEG_WINDOW : SEG_PROBATION);
+    /* Over its share while the cache fills: the window's oldest moves on
+     * to probation. */
     if (c->win_cap && c->seg[SEG_WINDOW].n > c->win_cap) {
-        /* not full yet: the window's oldest moves on freely */
         lru = c->seg[SEG_WINDOW].lru;
         list_unlink(c, lru);
         list_push_mru(c, lru, SEG_PROBATION);
     }
-    c->slots[i] = ((uint64_t)(uint32_t)fp << 32) | x;
+    c->slots[i] = ((uint64_t)slot_hash(fp) << 32) | x;
     c->st.inserts++;
     return evicted;
 }

@@ -16,30 +16,31 @@
  * happens exactly once whoever asks. This module defines where a
  * fingerprint lives (dedup_seen_key / dedup_seen_member):
  *   key    "<prefix>:{<p>}:s:<b>"  p = the URL's host partition (so the
- *          admit script touches one hash slot), b = the top 4 bits of the
- *          fingerprint (DEDUP_SUBBUCKETS = 16 buckets per partition);
+ *          admit script touches one hash slot), b = the top 8 bits of the
+ *          fingerprint (DEDUP_SUBBUCKETS = 256 buckets per partition);
  *   member the whole fingerprint as a signed 64-bit decimal integer.
- * Integer members keep each bucket in Redis's intset encoding: 8 bytes per
- * URL plus allocator slack, plus about 100 bytes per bucket key. With the
- * default 1024 partitions there are 16384 buckets, so at 100 M URLs a
- * bucket holds about 6100 URLs on average and Redis needs about 9 bytes per
- * URL (bench/dedup measures it at 15 M). Few, full buckets also let batch
- * dedup send many members per command (frontier_seen), which is what makes
- * it fast: Redis's cost is per command far more than per member. A bucket
- * stays an intset while it holds at most set-max-intset-entries members;
- * the project's Redis runs with DEDUP_INTSET_ENTRIES = 8192, enough for
- * 134 M URLs spread evenly. Hosts are not spread evenly: one partition holds
- * 16 * 8192 = 131072 URLs compactly; past that its fuller buckets still
- * work but become hash tables (about 50 bytes per member), which the crawl
- * summary reports as buckets not intset. Raising set-max-intset-entries
- * buys room at the price of slower inserts (an intset insert moves half
- * the set: 8192 entries are 64 KB).
+ * (Recorded in <prefix>:meta as layout "b256-i64".) Integer members keep
+ * each bucket in Redis's intset encoding: 8 bytes per URL plus allocator
+ * slack, plus about 80 bytes per bucket key. With the default 1024
+ * partitions there are 262144 buckets: at 15 M URLs the keys add about
+ * 1.4 bytes per URL, at 100 M about 0.2. A bucket stays an intset while it
+ * holds at most set-max-intset-entries members; the project's Redis runs
+ * with DEDUP_INTSET_ENTRIES = 8192, so one partition holds 256 * 8192 = 2 M
+ * URLs compactly: hosts are not spread evenly (the busiest host of a crawl
+ * can carry several % of its links), and 16 buckets per partition (the
+ * earlier layout) overflowed into hash tables (about 50 bytes per member)
+ * at a few million URLs. Small buckets also make inserts cheap (an intset
+ * insert moves the members after it) and cost nothing in commands: batch
+ * dedup (frontier_seen) sends one script call per partition, which routes
+ * members to their buckets inside Redis. Past 2 M URLs in one partition
+ * its fuller buckets still work but become hash tables, which the crawl
+ * summary reports as buckets not intset.
  *
- * Why not members of 32 bits (4 bytes)? The key implies only the 4 bucket
+ * Why not members of 32 bits (4 bytes)? The key implies only the 8 bucket
  * bits and the partition (a hash of the host, not of the URL), so 32-bit
- * members would mean 36-bit fingerprints per host partition: a new URL
- * would be wrongly "seen" with probability (URLs in its partition) / 2^36,
- * tens of thousands of lost URLs at 10^9. The layout keeps all 64 bits.
+ * members would mean 40-bit fingerprints per host partition: a new URL
+ * would be wrongly "seen" with probability (URLs in its partition) / 2^40,
+ * thousands of lost URLs at 10^9. The layout keeps all 64 bits.
  *
  * False positives (fingerprint collisions). Two distinct URLs share a
  * fingerprint with probability 2^-64. After n URLs are stored, a new URL is
@@ -95,7 +96,7 @@ void dedup_sha1_base32(const void *data, size_t len, char *out);
 void dedup_sha1_format(const unsigned char digest[20], char *out);
 
 /* Seen-set layout (see the top of this file). */
-#define DEDUP_SUBBUCKET_BITS 4
+#define DEDUP_SUBBUCKET_BITS 8
 #define DEDUP_SUBBUCKETS (1 << DEDUP_SUBBUCKET_BITS)
 /* set-max-intset-entries the layout is sized for. */
 #define DEDUP_INTSET_ENTRIES 8192
@@ -107,16 +108,19 @@ int dedup_seen_key(const char *prefix, int partition, uint64_t fp, char *out,
 /* Member stored for fp: fp as a signed 64-bit decimal integer. */
 int dedup_seen_member(uint64_t fp, char *out, size_t cap);
 
-/* Bounded cache of fingerprints known to be in the seen-set, with
- * segmented-LRU eviction (cache.c): entries asked for again while cached
- * are protected (up to DEDUP_CACHE_PROTECTED_PCT % of the capacity) and
- * outlive one-offs; the least recent one-off is evicted first. */
+/* Bounded cache of fingerprints known to be in the seen-set. Eviction
+ * combines repetition and recency (cache.c): new entries go through a
+ * recency window (DEDUP_CACHE_WINDOW_PCT % of the entries), then a
+ * frequency filter decides
+ * whether the window's oldest or the main area's least recent entry
+ * stays; entries asked for again are protected (up to
+ * DEDUP_CACHE_PROTECTED_PCT % of the main area). */
 struct dedup_cache;
 struct dedup_cache_stats {
     uint64_t hits, misses, inserts, evictions, entries, capacity;
 };
 #define DEDUP_CACHE_PROTECTED_PCT 80
-#define DEDUP_CACHE_WINDOW_PCT 1
+#define DEDUP_CACHE_WINDOW_PCT 98
 /* A cache of at most `entries` fingerprints (at least 16). */
 struct dedup_cache *dedup_cache_new(size_t entries);
 /* The same with other shares: window_pct % of the entries in the
@@ -130,9 +134,13 @@ int dedup_cache_hit(struct dedup_cache *c, uint64_t fp);
 /* Remember fp in probation (evicting the least recent probation entry
  * when full). Returns 1 if an entry was evicted, else 0. */
 int dedup_cache_put(struct dedup_cache *c, uint64_t fp);
+/* Start loading the memory a lookup of fp will touch (call a few
+ * lookups ahead to hide cache misses; no effect on the contents). */
+void dedup_cache_prefetch(const struct dedup_cache *c, uint64_t fp);
 /* 1 if fp is cached, without counting or updating anything. */
 int dedup_cache_contains(const struct dedup_cache *c, uint64_t fp);
-/* Segment of a cached fp: 0 probation, 1 protected; -1 if absent. */
+/* Segment of a cached fp: 0 probation, 1 protected, 2 window; -1 if
+ * absent. */
 int dedup_cache_segment(const struct dedup_cache *c, uint64_t fp);
 void dedup_cache_stats(const struct dedup_cache *c, struct dedup_cache_stats *s);
 void dedup_cache_free(struct dedup_cache **c);

@@ -47,6 +47,7 @@ enum frontier_script {
     FRONTIER_SCRIPT_POP,
     FRONTIER_SCRIPT_COMPLETE,
     FRONTIER_SCRIPT_RECLAIM,
+    FRONTIER_SCRIPT_SEEN,
     FRONTIER_NSCRIPTS
 };
 
@@ -108,7 +109,9 @@ void frontier__calls_free(struct frontier_call *c, size_t n);
 
 /* seen.c */
 /* Layout string recorded in <prefix>:meta seen_layout. */
-#define FRONTIER_SEEN_LAYOUT "b16-i64"
+#define FRONTIER_SEEN_LAYOUT "b256-i64"
+/* Most members the seen script gets for one bucket in one group. */
+#define FRONTIER_SEEN_GROUP_MAX 1024
 void frontier__probe_intset(struct frontier *f);
 
 /* scripts.c */

@@ -74,6 +74,46 @@ static const char script_admit[] =
     "return res\n";
 
 /*
+ * seen (frontier_seen: the seen-set without the queues). KEYS: the
+ * partition's bucket-key prefix "<prefix>:{p}:s:"; the script appends the
+ * bucket number, as pop appends hosts (the prefix carries the hash tag, so
+ * every key it builds is in the partition's slot). ARGV: mode ('1' check
+ * only, '0' insert), then groups: bucket, count, count members (signed
+ * 64-bit decimals, no repeats; the client caps a group at
+ * FRONTIER_SEEN_GROUP_MAX so unpack stays within Lua's stack). Returns ONE
+ * bulk string, a '1' (new) or '0' (seen) per member in ARGV order: one
+ * reply object per call instead of an array of integers. A group of one
+ * member costs one SADD (or SISMEMBER); a larger one SMISMEMBER, then one
+ * SADD of the absent members.
+ */
+static const char script_seen[] =
+    "local add, out, i, n = ARGV[1] == '0', {}, 2, #ARGV\n"
+    "while i < n do\n"
+    "  local key, cnt, first = KEYS[1] .. ARGV[i], tonumber(ARGV[i + 1]), i + 2\n"
+    "  if cnt == 1 then\n"
+    "    local r\n"
+    "    if add then r = redis.call('SADD', key, ARGV[first])\n"
+    "    else r = 1 - redis.call('SISMEMBER', key, ARGV[first]) end\n"
+    "    out[#out + 1] = r == 1 and '1' or '0'\n"
+    "  else\n"
+    "    local ms = redis.call('SMISMEMBER', key,\n"
+    "                          unpack(ARGV, first, first + cnt - 1))\n"
+    "    local new = {}\n"
+    "    for j = 1, cnt do\n"
+    "      if ms[j] == 0 then\n"
+    "        out[#out + 1] = '1'\n"
+    "        new[#new + 1] = ARGV[first + j - 1]\n"
+    "      else\n"
+    "        out[#out + 1] = '0'\n"
+    "      end\n"
+    "    end\n"
+    "    if add and #new > 0 then redis.call('SADD', key, unpack(new)) end\n"
+    "  end\n"
+    "  i = first + cnt\n"
+    "end\n"
+    "return table.concat(out)\n";
+
+/*
  * pop. KEYS: h:<d>, next, act, lease, queue prefix "<prefix>:{p}:q:<d>:".
  * ARGV: now, depth, max, lease deadline, host_connections, node.
  * Returns { next ready ms at d or -1, lease entry... }.
@@ -212,7 +252,7 @@ static const char script_reclaim[] =
     "return count\n";
 
 static const char *const bodies[FRONTIER_NSCRIPTS] = {
-    script_admit, script_pop, script_complete, script_reclaim
+    script_admit, script_pop, script_complete, script_reclaim, script_seen
 };
 
 const char *frontier__script_body(int script)

@@ -3,19 +3,25 @@
  * what layout is in use and whether Redis keeps it compact
  * (frontier_seen_layout), and how big it is (frontier_seen_usage).
  *
- * frontier_seen groups a batch by bucket key (a counting sort) and sends,
- * in one pipeline, MULTI, then per key SMISMEMBER key m1..mk and SADD key
- * m1..mk, then EXEC. MULTI/EXEC runs the whole batch atomically, so what
- * SMISMEMBER reports absent is exactly what the SADD after it inserts: a
- * member is "new" to one caller only, whoever else asks (other batches,
- * the admit script). Redis's cost is mostly per command, so variadic
- * commands of many members make this several times cheaper per URL than a
- * SADD (or a script call) each. A fingerprint twice in one batch is sent
- * once; its later copies are answered "not new". The keys and members are
- * those of the admit script (dedup.h), so a URL marked by one is "seen" to
- * the other. The RESP text is formatted here into one buffer. (In a Redis
- * Cluster the transaction would have to be split per partition, as the
- * admit script is.)
+ * frontier_seen sorts a batch by partition and bucket (two counting sorts)
+ * and sends, in one pipeline, one call of the seen script per partition
+ * touched, its members grouped by bucket as arguments; the script builds
+ * the bucket keys from the partition's "<prefix>:{p}:s:" prefix (as the
+ * pop script builds queue keys) and answers with one bulk string of '0' /
+ * '1' flags, one reply object per partition, cheap to parse. Many small
+ * buckets (DEDUP_SUBBUCKETS per partition) keep every set a small intset
+ * even under host skew, and small intsets make each insert cheap (an
+ * intset insert moves the members after it); routing members in the
+ * script keeps the number of commands sent per partition, not per bucket.
+ * Each call is atomic: what SMISMEMBER reports absent is what the SADD
+ * after it inserts, and a fingerprint lives in one key of one partition,
+ * so a member is "new" to one caller only, whoever else asks (other
+ * batches, the admit script). A (key, fingerprint) twice in one batch is
+ * sent once; its later copies are answered "not new". The keys and members
+ * are those of the admit script (dedup.h), so a URL marked by one is
+ * "seen" to the other. The RESP text is formatted here into one buffer.
+ * (Every key a call touches carries its partition's hash tag, so it stays
+ * in one Redis Cluster slot.)
  *
  * Thread rules: as struct frontier.
  */
@@ -30,7 +36,7 @@
 #include "frontier-internal.h"
 
 /* Keys polled per pipeline by frontier_seen_usage. */
-#define USAGE_BATCH 4096
+#define USAGE_BATCH 8192
 
 /* CONFIG GET set-max-intset-entries; -1 when the server refuses (managed
  * Redis often disables CONFIG). */
@@ -79,13 +85,18 @@ uint64_t frontier_roundtrips(const struct frontier *f)
 
 /* ---- frontier_seen ---- */
 
-/* A batch grouped by bucket key: order[] lists URL indexes key by key,
- * key k's run is order[start[k] .. start[k + 1]). */
-struct seen_groups {
+/* A batch sorted by bucket key: order[] lists URL indexes by partition,
+ * then bucket; sent[i] = 0 for a repeat of an earlier (key, fp) of the
+ * batch, which is answered "not new" without asking. */
+struct seen_plan {
     size_t *order;
-    size_t *start;      /* nkeys + 1 */
     uint32_t *keyid;    /* per URL: partition * DEDUP_SUBBUCKETS + bucket */
-    size_t nkeys;
+    unsigned char *sent;
+};
+
+/* One script call: the URLs order[from .. to) of one partition. */
+struct seen_call {
+    size_t from, to, members;
 };
 
 struct resp {
@@ -137,6 +148,13 @@ static void resp_bulk(struct resp *r, const char *s, size_t n)
     resp_raw(r, "\r\n", 2);
 }
 
+static void resp_uint(struct resp *r, uint64_t v)
+{
+    char tmp[24], *p = put_u64(tmp + sizeof(tmp), v);
+
+    resp_bulk(r, p, (size_t)(tmp + sizeof(tmp) - p));
+}
+
 /* fp as a signed decimal (dedup_seen_member's format, without printf). */
 static void resp_member(struct resp *r, uint64_t fp)
 {
@@ -147,83 +165,171 @@ static void resp_member(struct resp *r, uint64_t fp)
     resp_bulk(r, p, (size_t)(tmp + sizeof(tmp) - p));
 }
 
-/* Counting sort of the batch by bucket key (O(n + keys)). */
-static void group(struct frontier *f, const struct frontier_url *u, size_t n,
-                  struct seen_groups *g)
+struct fp_idx {
+    uint64_t fp;
+    size_t i;
+};
+
+static int fp_idx_cmp(const void *a, const void *b)
 {
-    g->nkeys = (size_t)f->nparts * DEDUP_SUBBUCKETS;
-    g->start = xcalloc(g->nkeys + 1, sizeof(*g->start));
-    g->order = xmalloc(n * sizeof(*g->order));
-    g->keyid = xmalloc(n * sizeof(*g->keyid));
+    const struct fp_idx *x = a, *y = b;
+
+    if (x->fp != y->fp)
+        return x->fp < y->fp ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Repeats in the key run order[a .. b) (ascending URL index): sent[i] = 1
+ * for the first URL of each fingerprint. Short runs compare pairwise
+ * (no memory touched beyond the run), long ones sort. */
+static void mark_run(const struct frontier_url *u, const size_t *order,
+                     size_t a, size_t b, unsigned char *sent,
+                     struct fp_idx **tmp, size_t *cap)
+{
+    if (b - a <= 32) {
+        for (size_t j = a; j < b; j++) {
+            sent[order[j]] = 1;
+            for (size_t q = a; q < j; q++)
+                if (u[order[q]].fp == u[order[j]].fp) {
+                    sent[order[j]] = 0;
+                    break;
+                }
+        }
+        return;
+    }
+    if (b - a > *cap)
+        xgrow((void **)tmp, cap, b - a, sizeof(**tmp));
+    for (size_t j = a; j < b; j++)
+        (*tmp)[j - a] = (struct fp_idx){u[order[j]].fp, order[j]};
+    qsort(*tmp, b - a, sizeof(**tmp), fp_idx_cmp);
+    for (size_t k = 0; k < b - a; k++)
+        sent[(*tmp)[k].i] = k == 0 || (*tmp)[k].fp != (*tmp)[k - 1].fp;
+}
+
+/* sent[i] = 1 for the first URL of each (key, fingerprint) of the batch. */
+static void mark_firsts(const struct frontier_url *u, struct seen_plan *pl,
+                        size_t n)
+{
+    struct fp_idx *tmp = NULL;
+    size_t cap = 0;
+
+    for (size_t a = 0, b; a < n; a = b) {
+        for (b = a + 1; b < n && pl->keyid[pl->order[b]] ==
+                                     pl->keyid[pl->order[a]]; b++)
+            ;
+        mark_run(u, pl->order, a, b, pl->sent, &tmp, &cap);
+    }
+    free(tmp);
+}
+
+/* Counting sort by bucket, then a stable one by partition: O(n + keys). */
+static void plan_make(struct frontier *f, const struct frontier_url *u,
+                      size_t n, struct seen_plan *pl)
+{
+    size_t nb = DEDUP_SUBBUCKETS, np = (size_t)f->nparts;
+    size_t *cnt = xcalloc((np > nb ? np : nb) + 1, sizeof(*cnt));
+    size_t *tmp = xmalloc(n * sizeof(*tmp));
+
+    pl->order = xmalloc(n * sizeof(*pl->order));
+    pl->keyid = xmalloc(n * sizeof(*pl->keyid));
+    pl->sent = xmalloc(n);
     for (size_t i = 0; i < n; i++) {
         int p = frontier_partition(f, u[i].host, u[i].hostlen);
-        g->keyid[i] = (uint32_t)p * DEDUP_SUBBUCKETS + dedup_seen_bucket(u[i].fp);
-        g->start[g->keyid[i] + 1]++;
+        pl->keyid[i] = (uint32_t)p * DEDUP_SUBBUCKETS + dedup_seen_bucket(u[i].fp);
+        cnt[(pl->keyid[i] % nb) + 1]++;
     }
-    for (size_t k = 0; k < g->nkeys; k++)
-        g->start[k + 1] += g->start[k];
-    size_t *fill = xmalloc(g->nkeys * sizeof(*fill));
-    memcpy(fill, g->start, g->nkeys * sizeof(*fill));
+    for (size_t k = 0; k < nb; k++)
+        cnt[k + 1] += cnt[k];
     for (size_t i = 0; i < n; i++)
-        g->order[fill[g->keyid[i]]++] = i;
-    free(fill);
+        tmp[cnt[pl->keyid[i] % nb]++] = i;
+    memset(cnt, 0, ((np > nb ? np : nb) + 1) * sizeof(*cnt));
+    for (size_t i = 0; i < n; i++)
+        cnt[(pl->keyid[i] / nb) + 1]++;
+    for (size_t k = 0; k < np; k++)
+        cnt[k + 1] += cnt[k];
+    for (size_t j = 0; j < n; j++)
+        pl->order[cnt[pl->keyid[tmp[j]] / nb]++] = tmp[j];
+    free(tmp);
+    free(cnt);
+    mark_firsts(u, pl, n);
 }
 
-static void groups_release(struct seen_groups *g)
+static void plan_release(struct seen_plan *pl)
 {
-    free(g->order);
-    free(g->start);
-    free(g->keyid);
+    free(pl->order);
+    free(pl->keyid);
+    free(pl->sent);
 }
 
-/* 1 if URL order[j]'s fingerprint appeared earlier in its key's run. */
-static int dup_in_run(const struct frontier_url *u, const size_t *order,
-                      size_t from, size_t j)
+/* Split the sorted batch into one call per partition. */
+static size_t plan_calls(const struct seen_plan *pl, size_t n,
+                         struct seen_call **out)
 {
-    for (size_t i = from; i < j; i++)
-        if (u[order[i]].fp == u[order[j]].fp)
-            return 1;
-    return 0;
+    size_t nc = 0, cap = 0;
+    struct seen_call *c = NULL;
+
+    for (size_t j = 0; j < n; j++) {
+        uint32_t p = pl->keyid[pl->order[j]] / DEDUP_SUBBUCKETS;
+        if (j == 0 || p != pl->keyid[pl->order[j - 1]] / DEDUP_SUBBUCKETS) {
+            if (nc == cap)
+                xgrow((void **)&c, &cap, nc + 1, sizeof(*c));
+            c[nc].from = j;
+            c[nc].members = 0;
+            nc++;
+        }
+        c[nc - 1].to = j + 1;
+        c[nc - 1].members += pl->sent[pl->order[j]];
+    }
+    *out = c;
+    return nc;
 }
 
 /*
- * MULTI, then per key with URLs: SMISMEMBER key m... and (unless
- * check_only) SADD key m..., then EXEC. Members repeated in the batch are
- * sent once (sent[i] = 0 for the copies). Returns the commands queued.
+ * Append one seen-script call (EVALSHA, or EVAL with the body) for the
+ * URLs of c: KEYS[1] = "<prefix>:{p}:s:", ARGV = mode, then per bucket
+ * (split at FRONTIER_SEEN_GROUP_MAX) the bucket, a count and the members.
  */
-static size_t build(struct frontier *f, const struct frontier_url *u,
-                    const struct seen_groups *g, int check_only,
-                    unsigned char *sent, struct resp *r)
+static void build_call(struct frontier *f, const struct frontier_url *u,
+                       const struct seen_plan *pl, const struct seen_call *c,
+                       int check_only, int eval, struct resp *r)
 {
+    struct resp args = {NULL, 0, 0};
+    size_t nargs = 1, j = c->from;
     char key[512];
-    size_t ncmd = 0;
+    int n;
 
-    resp_raw(r, "*1\r\n$5\r\nMULTI\r\n", 15);
-    for (size_t k = 0; k < g->nkeys; k++) {
-        size_t from = g->start[k], to = g->start[k + 1], m = 0;
-        if (from == to)
-            continue;
-        for (size_t j = from; j < to; j++)
-            m += sent[g->order[j]] = !dup_in_run(u, g->order, from, j);
-        dedup_seen_key(f->prefix, (int)(k / DEDUP_SUBBUCKETS),
-                       (uint64_t)(k % DEDUP_SUBBUCKETS)
-                           << (64 - DEDUP_SUBBUCKET_BITS),
-                       key, sizeof(key));
-        for (int c = 0; c < (check_only ? 1 : 2); c++) {
-            resp_head(r, '*', m + 2);
-            if (c == 0)
-                resp_bulk(r, "SMISMEMBER", 10);
-            else
-                resp_bulk(r, "SADD", 4);
-            resp_bulk(r, key, strlen(key));
-            for (size_t j = from; j < to; j++)
-                if (sent[g->order[j]])
-                    resp_member(r, u[g->order[j]].fp);
-            ncmd++;
+    resp_bulk(&args, check_only ? "1" : "0", 1);
+    while (j < c->to) {
+        uint32_t k = pl->keyid[pl->order[j]];
+        size_t m = 0, e = j;
+        while (e < c->to && pl->keyid[pl->order[e]] == k &&
+               m + pl->sent[pl->order[e]] <= FRONTIER_SEEN_GROUP_MAX)
+            m += pl->sent[pl->order[e++]];
+        if (m) {
+            resp_uint(&args, k % DEDUP_SUBBUCKETS);
+            resp_uint(&args, m);
+            for (size_t x = j; x < e; x++)
+                if (pl->sent[pl->order[x]])
+                    resp_member(&args, u[pl->order[x]].fp);
+            nargs += 2 + m;
         }
+        j = e;
     }
-    resp_raw(r, "*1\r\n$4\r\nEXEC\r\n", 14);
-    return ncmd;
+    n = snprintf(key, sizeof(key), "%s:{%u}:s:", f->prefix,
+                 (unsigned)(pl->keyid[pl->order[c->from]] / DEDUP_SUBBUCKETS));
+    resp_head(r, '*', 4 + nargs);
+    if (eval) {
+        const char *body = frontier__script_body(FRONTIER_SCRIPT_SEEN);
+        resp_bulk(r, "EVAL", 4);
+        resp_bulk(r, body, strlen(body));
+    } else {
+        resp_bulk(r, "EVALSHA", 7);
+        resp_bulk(r, f->sha[FRONTIER_SCRIPT_SEEN], 40);
+    }
+    resp_bulk(r, "1", 1);
+    resp_bulk(r, key, n > 0 && (size_t)n < sizeof(key) ? (size_t)n : 0);
+    resp_raw(r, args.b, args.len);
+    free(args.b);
 }
 
 static int seen_io_error(struct frontier *f)
@@ -235,96 +341,101 @@ static int seen_io_error(struct frontier *f)
     return DC_EREDIS;
 }
 
-/* Read MULTI's +OK, ncmd +QUEUED and EXEC's array; on success *exec is
- * the EXEC reply (caller frees). */
-static int read_replies(struct frontier *f, size_t ncmd, redisReply **exec)
+static int is_noscript(const redisReply *r)
 {
-    int rc = DC_OK;
-
-    *exec = NULL;
-    for (size_t i = 0; i < ncmd + 2; i++) {
-        redisReply *r = NULL;
-        if (redisGetReply(f->rc, (void **)&r) != REDIS_OK || !r)
-            return seen_io_error(f);
-        if (r->type == REDIS_REPLY_ERROR && !rc)
-            rc = frontier__seterr(f, DC_EREDIS, "redis: %s", r->str);
-        if (i == ncmd + 1 && !rc)
-            *exec = r;
-        else
-            freeReplyObject(r);
-    }
-    if (!rc && ((*exec)->type != REDIS_REPLY_ARRAY ||
-                (*exec)->elements != ncmd)) {
-        freeReplyObject(*exec);
-        *exec = NULL;
-        rc = frontier__seterr(f, DC_EREDIS, "seen: bad EXEC reply");
-    }
-    return rc;
+    return r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "NOSCRIPT", 8);
 }
 
-/* SMISMEMBER's answers (every other EXEC element unless check_only). */
-static int answer(struct frontier *f, const struct seen_groups *g,
-                  const unsigned char *sent, int check_only,
-                  const redisReply *exec, unsigned char *isnew)
+/* The flags of call c into isnew. */
+static int answer(struct frontier *f, const struct seen_plan *pl,
+                  const struct seen_call *c, const redisReply *r,
+                  unsigned char *isnew)
 {
-    size_t e = 0;
+    size_t m = 0;
 
-    for (size_t k = 0; k < g->nkeys; k++) {
-        size_t from = g->start[k], to = g->start[k + 1], m = 0;
-        const redisReply *a;
-        if (from == to)
-            continue;
-        a = exec->element[e];
-        e += check_only ? 1 : 2;
-        for (size_t j = from; j < to; j++) {
-            size_t i = g->order[j];
-            if (!sent[i]) {
-                isnew[i] = 0;
-                continue;
-            }
-            if (a->type != REDIS_REPLY_ARRAY || m >= a->elements ||
-                a->element[m]->type != REDIS_REPLY_INTEGER)
-                return frontier__seterr(f, DC_EREDIS, "seen: bad reply");
-            isnew[i] = a->element[m++]->integer == 0;
-        }
+    if (r->type == REDIS_REPLY_ERROR)
+        return frontier__seterr(f, DC_EREDIS, "redis: %s", r->str);
+    if (r->type != REDIS_REPLY_STRING || (size_t)r->len != c->members)
+        return frontier__seterr(f, DC_EREDIS, "seen: bad reply");
+    for (size_t j = c->from; j < c->to; j++) {
+        size_t i = pl->order[j];
+        isnew[i] = pl->sent[i] && r->str[m++] == '1';
     }
     return DC_OK;
+}
+
+/*
+ * Send calls (those with redo[k] set, when redo is given) in one pipeline
+ * and answer them. A NOSCRIPT reply sets redo[k] (the script cache was
+ * flushed): the caller sends those again with EVAL.
+ */
+static int send_calls(struct frontier *f, const struct frontier_url *u,
+                      const struct seen_plan *pl, struct seen_call *c,
+                      size_t nc, int check_only, unsigned char *redo,
+                      int eval, unsigned char *isnew)
+{
+    struct resp r = {NULL, 0, 0};
+    size_t sent = 0;
+    int rc = DC_OK;
+
+    for (size_t k = 0; k < nc; k++)
+        if (!eval || redo[k]) {
+            build_call(f, u, pl, &c[k], check_only, eval, &r);
+            sent++;
+        }
+    if (redisAppendFormattedCommand(f->rc, r.b, r.len) != REDIS_OK) {
+        free(r.b);
+        return seen_io_error(f);
+    }
+    free(r.b);
+    f->roundtrips++;
+    for (size_t k = 0; k < nc; k++) {
+        redisReply *rep = NULL;
+        if (eval && !redo[k])
+            continue;
+        redo[k] = 0;
+        if (redisGetReply(f->rc, (void **)&rep) != REDIS_OK || !rep)
+            return seen_io_error(f);
+        if (!eval && is_noscript(rep))
+            redo[k] = 1;
+        else if (!rc)
+            rc = answer(f, pl, &c[k], rep, isnew);
+        freeReplyObject(rep);
+    }
+    return rc;
 }
 
 int frontier_seen(struct frontier *f, const struct frontier_url *urls,
                   size_t n, int check_only, unsigned char *isnew)
 {
-    struct seen_groups g;
-    struct resp r = {NULL, 0, 0};
-    redisReply *exec = NULL;
-    unsigned char *sent;
-    size_t ncmd;
-    int rc = DC_OK;
+    struct seen_plan pl;
+    struct seen_call *c = NULL;
+    unsigned char *redo;
+    size_t nc, again = 0;
+    int rc;
 
     if (n == 0)
         return DC_OK;
+    if (n > UINT32_MAX - 1)
+        return frontier__seterr(f, DC_EINVAL, "seen: batch too large");
+    if (strlen(f->prefix) > 400)
+        return frontier__seterr(f, DC_EINVAL, "seen key too long");
     for (size_t i = 0; i < n; i++)
         if (!urls[i].host || urls[i].hostlen == 0)
             return frontier__seterr(f, DC_EINVAL, "seen: bad URL entry");
     if (!f->rc && frontier__connect(f, NULL, 0) != DC_OK)
         return DC_EREDIS;
-    group(f, urls, n, &g);
-    sent = xcalloc(n, 1);
-    ncmd = build(f, urls, &g, check_only, sent, &r);
-    if (redisAppendFormattedCommand(f->rc, r.b, r.len) != REDIS_OK)
-        rc = seen_io_error(f);
-    free(r.b);
-    if (!rc) {
-        f->roundtrips++;
-        rc = read_replies(f, ncmd, &exec);
-    }
-    if (!rc)
-        rc = answer(f, &g, sent, check_only, exec, isnew);
-
-    if (exec)
-        freeReplyObject(exec);
-    free(sent);
-    groups_release(&g);
+    plan_make(f, urls, n, &pl);
+    nc = plan_calls(&pl, n, &c);
+    redo = xcalloc(nc, 1);
+    rc = send_calls(f, urls, &pl, c, nc, check_only, redo, 0, isnew);
+    for (size_t k = 0; k < nc; k++)
+        again += redo[k];
+    if (!rc && again)
+        rc = send_calls(f, urls, &pl, c, nc, check_only, redo, 1, isnew);
+    free(redo);
+    free(c);
+    plan_release(&pl);
     return rc;
 }
 

@@ -9,17 +9,20 @@
  * \uFFFD, so the output is always valid UTF-8 JSON.
  *
  * Parsing: only what the lines hold: one object, string / number / true /
- * false / null values, no nesting. \uXXXX escapes (surrogate pairs too) are
+ * false / null values, and one level of arrays of those (the "outlinks"
+ * array), no objects inside. \uXXXX escapes (surrogate pairs too) are
  * decoded to UTF-8; a lone surrogate decodes to U+FFFD. Every value also
  * keeps a pointer to its raw JSON text so a line can be re-emitted with a
  * few values replaced and the rest untouched.
  *
- * Also here: the growable byte buffer (struct merge__buf). All reentrant.
+ * Also here: the growable byte buffer (struct merge__buf) and SURT keys
+ * for the CDXJ index (merge_surt). All reentrant.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "conf.h"
 #include "merge-internal.h"
@@ -329,7 +332,92 @@ static int jp_word(struct jp *j, const char *w)
     return DC_OK;
 }
 
+static int jp_scalar(struct jp *j, struct merge__jkv *kv);
+
+/* An array of scalars: checked and skipped; the raw text is its value. */
+static int jp_array(struct jp *j)
+{
+    struct merge__jkv e;
+    int rc;
+
+    j->s++;
+    jp_ws(j);
+    if (j->s < j->end && *j->s == ']') {
+        j->s++;
+        return DC_OK;
+    }
+    for (;;) {
+        jp_ws(j);
+        memset(&e, 0, sizeof(e));
+        rc = jp_scalar(j, &e);
+        free(e.str);
+        if (rc)
+            return rc;
+        jp_ws(j);
+        if (j->s < j->end && *j->s == ',') {
+            j->s++;
+            continue;
+        }
+        if (j->s < j->end && *j->s == ']') {
+            j->s++;
+            return DC_OK;
+        }
+        return DC_EPARSE;
+    }
+}
+
+int merge__json_array_next(const char *raw, size_t len, size_t *pos,
+                           char **out)
+{
+    struct jp j = { raw + *pos, raw + len };
+    struct merge__jkv e;
+
+    *out = NULL;
+    if (*pos == 0) {
+        jp_ws(&j);
+        if (j.s >= j.end || *j.s != '[')
+            return DC_EPARSE;
+        j.s++;
+    }
+    for (;;) {
+        jp_ws(&j);
+        if (j.s < j.end && *j.s == ',') {
+            j.s++;
+            jp_ws(&j);
+        }
+        if (j.s >= j.end)
+            return DC_EPARSE;
+        if (*j.s == ']')
+            return DC_ENOTFOUND;
+        memset(&e, 0, sizeof(e));
+        if (jp_scalar(&j, &e)) {
+            free(e.str);
+            return DC_EPARSE;
+        }
+        *pos = (size_t)(j.s - raw);
+        if (e.type == MJ_STR) {
+            *out = e.str;
+            return DC_OK;
+        }
+    }
+}
+
 static int jp_value(struct jp *j, struct merge__jkv *kv)
+{
+    const char *start = j->s;
+    int rc;
+
+    if (j->s < j->end && *j->s == '[') {
+        kv->type = MJ_ARR;
+        rc = jp_array(j);
+        kv->raw = start;
+        kv->raw_len = (size_t)(j->s - start);
+        return rc;
+    }
+    return jp_scalar(j, kv);
+}
+
+static int jp_scalar(struct jp *j, struct merge__jkv *kv)
 {
     const char *start = j->s;
     int rc;
@@ -437,4 +525,141 @@ const struct merge__jkv *merge__jobj_get(const struct merge__jobj *o,
         if (strcmp(o->kv[i].key, key) == 0)
             return &o->kv[i];
     return NULL;
+}
+
+/* ------------------------------------------------------------ SURT keys */
+
+struct sbuf {
+    char *out;
+    size_t cap, n;
+};
+
+static void sb_add(struct sbuf *b, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++, b->n++) {
+        if (b->n + 1 < b->cap) {
+            char c = s[i];
+            b->out[b->n] = c >= 'A' && c <= 'Z' ? (char)(c + 32) : c;
+        }
+    }
+    if (b->cap)
+        b->out[b->n < b->cap ? b->n : b->cap - 1] = '\0';
+}
+
+/* host[0..n) reversed by labels, comma-joined, without a "www" label. */
+static void surt_host(struct sbuf *b, const char *host, size_t n)
+{
+    size_t end = n, first = 1;
+
+    if (n > 4 && strncasecmp(host, "www.", 4) == 0) {
+        host += 4;
+        end = n - 4;
+    }
+    while (end > 0) {
+        size_t start = end;
+        while (start > 0 && host[start - 1] != '.')
+            start--;
+        if (!first)
+            sb_add(b, ",", 1);
+        first = 0;
+        sb_add(b, host + start, end - start);
+        end = start ? start - 1 : 0;
+    }
+}
+
+static int cmp_arg(const void *a, const void *b)
+{
+    const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+    size_t lx = strcspn(x, "&"), ly = strcspn(y, "&");
+    int c = strncmp(x, y, lx < ly ? lx : ly);
+
+    return c ? c : (lx > ly) - (lx < ly);
+}
+
+/* The query's arguments in sorted order. */
+static void surt_query(struct sbuf *b, const char *q, size_t n)
+{
+    char *copy = xstrndup(q, n);
+    const char **arg = xmalloc((n + 1) * sizeof(*arg));
+    size_t na = 0, first = 1;
+
+    for (char *p = copy;; p++) {
+        arg[na++] = p;
+        p += strcspn(p, "&");
+        if (!*p)
+            break;
+    }
+    qsort(arg, na, sizeof(*arg), cmp_arg);
+    sb_add(b, "?", 1);
+    for (size_t i = 0; i < na; i++) {
+        size_t l = strcspn(arg[i], "&");
+        if (!l)
+            continue;
+        if (!first)
+            sb_add(b, "&", 1);
+        first = 0;
+        sb_add(b, arg[i], l);
+    }
+    free(arg);
+    free(copy);
+}
+
+size_t merge_surt(const char *url, char *out, size_t cap)
+{
+    struct sbuf b = { out, cap, 0 };
+    const char *p = strstr(url, "://"), *auth, *host_end, *path;
+    size_t alen, hlen;
+    int https;
+
+    if (cap)
+        out[0] = '\0';
+    if (!p) {
+        sb_add(&b, url, strcspn(url, "#"));
+        return b.n;
+    }
+    https = (size_t)(p - url) == 5 && strncasecmp(url, "https", 5) == 0;
+    auth = p + 3;
+    alen = strcspn(auth, "/?#");
+    path = auth + alen;
+    if (memchr(auth, '@', alen)) { /* drop user info */
+        const char *at = auth;
+        while (memchr(at, '@', alen - (size_t)(at - auth)))
+            at = (const char *)memchr(at, '@', alen - (size_t)(at - auth)) + 1;
+        alen -= (size_t)(at - auth);
+        auth = at;
+    }
+    host_end = auth + alen;
+    for (const char *c = auth + alen; c > auth && c[-1] != ']'; c--)
+        if (c[-1] == ':') {
+            host_end = c - 1;
+            break;
+        }
+    hlen = (size_t)(host_end - auth);
+    if ((hlen && auth[0] == '[') || strspn(auth, "0123456789.") >= hlen)
+        sb_add(&b, auth, hlen);
+    else
+        surt_host(&b, auth, hlen);
+    if (host_end < auth + alen) {
+        const char *port = host_end + 1;
+        size_t pl = (size_t)(auth + alen - port);
+        if (!(pl == 2 && !https && !strncmp(port, "80", 2)) &&
+            !(pl == 3 && https && !strncmp(port, "443", 3)) && pl) {
+            sb_add(&b, ":", 1);
+            sb_add(&b, port, pl);
+        }
+    }
+    sb_add(&b, ")", 1);
+    {
+        size_t plen = strcspn(path, "?#");
+        if (!plen)
+            sb_add(&b, "/", 1);
+        sb_add(&b, path, plen);
+        if (path[plen] == '?') {
+            const char *q = path + plen + 1;
+            size_t ql = strcspn(q, "#");
+            if (ql)
+                surt_query(&b, q, ql);
+        }
+    }
+    return b.n;
 }

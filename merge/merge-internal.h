@@ -63,7 +63,7 @@ int merge__mkdirs(const char *path);
 
 /* ------------------------------------------------------ flat JSON objects */
 
-enum merge__jtype { MJ_NULL, MJ_BOOL, MJ_NUM, MJ_STR };
+enum merge__jtype { MJ_NULL, MJ_BOOL, MJ_NUM, MJ_STR, MJ_ARR };
 
 struct merge__jkv {
     char *key;              /* decoded key (owned) */
@@ -80,8 +80,9 @@ struct merge__jobj {
     size_t n, cap;
 };
 
-/* Parse one JSON object whose values are strings, numbers, booleans or
- * null (no nesting) from line[0..len). Surrounding white space allowed.
+/* Parse one JSON object whose values are strings, numbers, booleans,
+ * null or arrays of those (MJ_ARR: only raw/raw_len are set; read its
+ * strings with merge__json_array_next) from line[0..len). Surrounding white space allowed.
  * DC_OK or DC_EPARSE; o is filled (raw pointers into line) and must be
  * released with merge__jobj_release even on error. */
 int merge__json_parse(const char *line, size_t len, struct merge__jobj *o);
@@ -89,5 +90,37 @@ void merge__jobj_release(struct merge__jobj *o);
 /* The value of key, or NULL. */
 const struct merge__jkv *merge__jobj_get(const struct merge__jobj *o,
                                          const char *key);
+
+/* The next string of the array raw[0..len) (an MJ_ARR value) after
+ * position *pos (0 to start): DC_OK with *out malloc'd, DC_ENOTFOUND at the
+ * end, DC_EPARSE. Non-string elements are skipped. */
+int merge__json_array_next(const char *raw, size_t len, size_t *pos,
+                           char **out);
+
+/* ------------------------------------------------------ record building */
+
+/* The gzip member of a revisit record (profile identical-payload-digest)
+ * whose block is the HTTP header block head[0..head_len). */
+struct merge__revisit {
+    const char *id, *date, *uri, *ip, *payload_digest;
+    const char *refers_uri, *refers_date, *refers_id;
+    const void *head;
+    size_t head_len;
+};
+int merge__revisit_member(struct merge__buf *out, int level,
+                          const struct merge__revisit *v);
+
+/* Every record of a page, recompressed: one gzip member of header + block
+ * + CRLF CRLF (for foreign files whose records share members). */
+int merge__record_member(struct merge__buf *out, int level,
+                         const void *head, size_t head_len,
+                         const void *block, size_t block_len);
+
+/* The current record's WARC header block (decompressed), and whether its
+ * gzip member holds it alone (copy_raw would succeed). */
+void merge__reader_head(const struct merge_reader *r,
+                        const struct merge_record *rec,
+                        const unsigned char **head, size_t *len);
+int merge__reader_raw_ok(const struct merge_reader *r);
 
 #endif

@@ -1,54 +1,64 @@
 /*
- * merge.c: merging every node's per-depth output into one copy per URL.
+ * merge.c: merging every node's per-depth output into one copy per URL and
+ * one full copy per payload, in bounded memory.
  *
  * Input: DIR/depth-D/NAME.jsonl (one JSON object per fetched URL) and the
- * WARC files those lines point to (warc_file, warc_offset, warc_length,
- * warc_record_id).
- * Output, in outdir (DIR/merged by default):
- *   depth-D.warc.gz  a new warcinfo record, then for each kept page its
- *                    response record and the request record concurrent to
- *                    it, copied as the original gzip members (no
- *                    recompression)
- *   pages.jsonl      the kept lines, ordered by depth and offset, with
- *                    warc_file / warc_offset / warc_length pointing into
- *                    the merged files
+ * WARC byte ranges those lines name (warc_file, warc_offset, warc_length,
+ * warc_response_length, warc_record_id), plus foreign WARC files (adds).
+ * Output, in outdir (DIR/merged by default), all under temporary names
+ * renamed at the end (a failed or killed merge leaves the old output):
+ *   depth-D.warc.gz  a new warcinfo record, then per kept page its records
+ *                    (response or revisit, request, metadata) copied as the
+ *                    original gzip members; a page that became a content
+ *                    duplicate here gets a revisit record built from its
+ *                    response's HTTP header block (same WARC-Record-ID, so
+ *                    its request and metadata records still point at it)
+ *   pages.jsonl      the kept lines, by depth and offset, warc_* fields
+ *                    pointing into the merged files, "outlinks" replaced by
+ *                    "score", duplicate_of set for content duplicates
+ *   index.cdxj       one line per response/revisit (pywb's CDXJ: SURT key,
+ *                    14-digit time stamp, JSON url, mime, status, digest,
+ *                    length, offset, filename), sorted
+ *   summary.json     pages per depth, duplicates by kind, bytes, statuses
  *
- * Passes:
- *  1. Read every .jsonl line (depth directories in numeric order, files in
- *     name order). Per URL keep the line with the latest fetched_at; on a
- *     tie the one read later wins. Malformed lines are skipped with a
- *     warning "FILE:LINE: ...".
- *  2a. Fast path: a line with warc_file, warc_offset and warc_length names
- *     the byte range of its gzip members (response, then request; see
- *     warc-write.c). Those pages are sorted by (file, offset) and each range
- *     is copied as is, every source file opened once and read front to
- *     back, nothing inflated. The only checks: the range lies inside the
- *     file and starts with a gzip member header (1f 8b 08). A range that
- *     runs past the end of the file is a torn record (the node was killed
- *     while writing it): warned about, counted in st->torn, skipped. A
- *     range failing the magic check goes to the slow path.
- *  2b. Slow path, for the rest (lines written before warc_length existed,
- *     or failing the check): index those pages by response record id and
- *     read each WARC file they name once, sequentially, inflating it. A
- *     response whose id is indexed is copied to its depth's output; a
- *     request whose WARC-Concurrent-To names such a response follows it (if
- *     the request comes first in the source it is held in memory until its
- *     response has been written).
- *  3. Write pages.jsonl. A page whose response was not found (torn record,
- *     missing file) keeps its line with warc_file/offset/length/record id
- *     null. warc_length is null too when the slow path could not place the
- *     request right after its response.
+ * Everything that grows with the input goes through an external sort
+ * (struct xsort: records appended to a buffer of at most mem_bytes / 2,
+ * sorted and spilled as a run file when full, then k-way merged with a
+ * heap). In memory: the file table, the sort buffers, one line, one copy
+ * buffer. Passes:
+ *  1. Scan every .jsonl line. Key U = url, newest fetch first; value: where
+ *     the line is and what the later passes need (struct ent). Key L =
+ *     outlink target + source URL, for every outlink of every line. A line
+ *     without a usable range (older output without warc_length, or a range
+ *     not starting with a gzip member) is located by inflating its WARC file
+ *     and matching warc_record_id (per .jsonl file, after reading it).
+ *  2. Walk U and L together (both sorted by URL). The first line of each URL
+ *     is kept (URL duplicates: the most recent wins; on equal times the one
+ *     read later); score = distinct source URLs linking to it. Pages with a
+ *     complete 2xx response and a payload digest go to key D = digest, then
+ *     "is a full response" first, then the policy's rank; the rest straight
+ *     to key O.
+ *  3. Walk D. In each digest group the first entry is kept if it is a full
+ *     response (a revisit from the crawl has no body to keep); the others
+ *     become revisits of it. Everything goes to key O = depth, source file,
+ *     source offset.
+ *  4. Walk O, copying each page's range (or building its revisit) into the
+ *     depth's output, writing pages.jsonl and the CDXJ key sorter C.
+ *  5. Walk C into index.cdxj; write summary.json.
  *
- * The fast path trusts the writer's order (WARC bytes flushed before the
- * JSON line), so a line's range is on disk unless the file was cut
- * afterwards; the range check catches that. Records inside a range are not
- * parsed, so st->records counts a range as two records (the response and
- * its request, as the writer builds them).
+ * Score: in-links seen during the crawl, counted as distinct crawled pages
+ * (every fetched copy's "outlinks") that link to the URL. Content
+ * duplicates, whose links were not extracted, contribute none.
  *
- * Outputs are written under temporary names and renamed at the end, so a
- * failed merge never leaves half a file under the final name.
- * Memory: one entry (the JSON line) per URL, one copy buffer, one record at
- * a time on the slow path.
+ * Foreign files (adds): read record by record (every digest verified);
+ * each response or revisit record, with the records right after it that
+ * are WARC-Concurrent-To it, is a page at depth 0. Their members go to a
+ * temporary WARC in outdir (recompressed when the file is a plain .warc),
+ * with a synthetic .jsonl line each, and then through the passes above. A
+ * file that cannot be read to its end, or whose records share gzip
+ * members (not one member per record), is reported and skipped entirely;
+ * a record failing its digest check is reported and skipped.
+ *
  * Not thread safe; warnings go to the caller's FILE.
  */
 #include <dirent.h>
@@ -59,66 +69,352 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
 #include "conf.h"
 #include "merge-internal.h"
 
-#define LINE_MAX_BYTES (1u << 20)
+#define LINE_MAX_BYTES (1u << 24)
 #define COPY_CHUNK ((size_t)1 << 20)
 #define RANGE_MAX ((int64_t)1 << 53) /* exact in a JSON number (double) */
+#define NOFILE UINT32_MAX
+#define MEM_DEFAULT ((size_t)64 << 20)
+#define HEAD_MAX ((size_t)256 << 10) /* WARC + HTTP head of a response */
 
-struct page {
-    char *url;
-    char *line;          /* the JSON line, without newline */
-    int64_t at_ms;
-    uint64_t order;
-    int depth;
-    char *warc_file;     /* source WARC relative to dir, or NULL */
-    char *record_id;     /* response record id, or NULL */
-    int64_t src_off;     /* warc_offset / warc_length, -1 if absent */
-    int64_t src_len;
-    int64_t out_off;     /* offset in the merged file, -1 if none */
-    int64_t out_len;     /* bytes of its members there, -1 if unknown */
-    int torn;            /* range past the end of its file: no records */
-    int src_opened;      /* its file was opened by the fast path */
-    int src_torn;        /* ... which found a torn range in it */
-    int req_done;
-    char *req_raw;       /* request member held until its response */
-    size_t req_len;
-};
+/* ------------------------------------------------------- external sort */
 
-struct out_file {
-    int depth;
+/*
+ * Records are [u32 klen][u32 vlen][key][value], compared by memcmp of the
+ * keys (shorter first on a tie). Keys here are built so that this order is
+ * the wanted one (big-endian numbers, NUL after strings).
+ */
+struct run {
     FILE *f;
-    int64_t pos;
-    char tmp[PATH_MAX], final[PATH_MAX];
+    char *rec;   /* current record */
+    size_t cap;
+    uint32_t klen, vlen;
 };
 
-/* Open addressing: string -> page index. */
-struct index {
-    int64_t *slot;
-    size_t cap, n;
+struct xsort {
+    const char *tmpdir;
+    const char *tag;
+    size_t budget;
+    char *buf;
+    size_t len, cap;
+    char **ptr;        /* records of buf, sorted */
+    size_t n, capptr;
+    char **paths;      /* spilled runs */
+    size_t nruns;
+    struct run *runs;  /* reading */
+    size_t *heap, nheap;
+    size_t mem_next;   /* next in-memory record when nothing spilled */
+    int reading;
+    uint64_t *spills;
+};
+
+static int rec_cmp(const char *a, const char *b)
+{
+    uint32_t ka, kb;
+    int c;
+
+    memcpy(&ka, a, 4);
+    memcpy(&kb, b, 4);
+    c = memcmp(a + 8, b + 8, ka < kb ? ka : kb);
+    return c ? c : (ka > kb) - (ka < kb);
+}
+
+static int cmp_ptr(const void *a, const void *b)
+{
+    return rec_cmp(*(char *const *)a, *(char *const *)b);
+}
+
+static size_t rec_size(const char *r)
+{
+    uint32_t k, v;
+
+    memcpy(&k, r, 4);
+    memcpy(&v, r + 4, 4);
+    return 8 + (size_t)k + v;
+}
+
+static void xs_index(struct xsort *s)
+{
+    size_t off = 0;
+
+    s->n = 0;
+    while (off < s->len) {
+        if (s->n == s->capptr) {
+            void *t = s->ptr;
+            xgrow(&t, &s->capptr, s->n + 1, sizeof(*s->ptr));
+            s->ptr = t;
+        }
+        s->ptr[s->n++] = s->buf + off;
+        off += rec_size(s->buf + off);
+    }
+    if (s->n)
+        qsort(s->ptr, s->n, sizeof(*s->ptr), cmp_ptr);
+}
+
+static int xs_spill(struct xsort *s)
+{
+    char path[PATH_MAX];
+    FILE *f;
+    int bad = 0;
+
+    xs_index(s);
+    snprintf(path, sizeof(path), "%s/.sort-%ld-%s-%zu.run", s->tmpdir,
+             (long)getpid(), s->tag, s->nruns);
+    f = fopen(path, "wb");
+    if (!f)
+        return DC_EIO;
+    for (size_t i = 0; i < s->n && !bad; i++)
+        bad = fwrite(s->ptr[i], 1, rec_size(s->ptr[i]), f) !=
+              rec_size(s->ptr[i]);
+    if (fclose(f) != 0 || bad) {
+        remove(path);
+        return DC_EIO;
+    }
+    s->paths = xrealloc(s->paths, (s->nruns + 1) * sizeof(*s->paths));
+    s->paths[s->nruns++] = xstrdup(path);
+    if (s->spills)
+        (*s->spills)++;
+    s->len = s->n = 0;
+    return DC_OK;
+}
+
+static int xs_add(struct xsort *s, const void *k, size_t kl, const void *v,
+                  size_t vl)
+{
+    uint32_t k32 = (uint32_t)kl, v32 = (uint32_t)vl;
+    size_t need = 8 + kl + vl;
+
+    if (kl > UINT32_MAX / 2 || vl > UINT32_MAX / 2)
+        return DC_ETOOBIG;
+    if (s->len && s->len + need + (s->n + 1) * sizeof(char *) > s->budget) {
+        int rc = xs_spill(s);
+        if (rc)
+            return rc;
+    }
+    if (s->cap - s->len < need) {
+        void *t = s->buf;
+        xgrow(&t, &s->cap, s->len + need, 1);
+        s->buf = t;
+    }
+    memcpy(s->buf + s->len, &k32, 4);
+    memcpy(s->buf + s->len + 4, &v32, 4);
+    memcpy(s->buf + s->len + 8, k, kl);
+    if (vl)
+        memcpy(s->buf + s->len + 8 + kl, v, vl);
+    s->len += need;
+    s->n++; /* counted for the budget; rebuilt by xs_index */
+    return DC_OK;
+}
+
+/* Read the next record of run i; 0 at its end. */
+static int run_read(struct run *r)
+{
+    uint32_t h[2];
+    size_t need;
+
+    if (fread(h, 4, 2, r->f) != 2)
+        return 0;
+    need = 8 + (size_t)h[0] + h[1];
+    if (need > r->cap) {
+        r->rec = xrealloc(r->rec, need);
+        r->cap = need;
+    }
+    memcpy(r->rec, h, 8);
+    if (fread(r->rec + 8, 1, need - 8, r->f) != need - 8)
+        return 0;
+    r->klen = h[0];
+    r->vlen = h[1];
+    return 1;
+}
+
+static int heap_less(struct xsort *s, size_t a, size_t b)
+{
+    return rec_cmp(s->runs[s->heap[a]].rec, s->runs[s->heap[b]].rec) < 0;
+}
+
+static void heap_down(struct xsort *s, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i, t;
+        if (l < s->nheap && heap_less(s, l, m))
+            m = l;
+        if (r < s->nheap && heap_less(s, r, m))
+            m = r;
+        if (m == i)
+            return;
+        t = s->heap[i];
+        s->heap[i] = s->heap[m];
+        s->heap[m] = t;
+        i = m;
+    }
+}
+
+/* Done adding: sort what is in memory, or spill it and open every run. */
+static int xs_finish(struct xsort *s)
+{
+    int rc;
+
+    s->reading = 1;
+    if (!s->nruns) {
+        xs_index(s);
+        s->mem_next = 0;
+        return DC_OK;
+    }
+    if (s->len && (rc = xs_spill(s)) != DC_OK)
+        return rc;
+    free(s->buf);
+    s->buf = NULL;
+    s->cap = 0;
+    s->runs = xcalloc(s->nruns, sizeof(*s->runs));
+    s->heap = xmalloc(s->nruns * sizeof(*s->heap));
+    for (size_t i = 0; i < s->nruns; i++) {
+        s->runs[i].f = fopen(s->paths[i], "rb");
+        if (!s->runs[i].f)
+            return DC_EIO;
+        setvbuf(s->runs[i].f, NULL, _IOFBF, 1 << 16);
+        if (run_read(&s->runs[i]))
+            s->heap[s->nheap++] = i;
+    }
+    for (size_t i = s->nheap; i-- > 0;)
+        heap_down(s, i);
+    return DC_OK;
+}
+
+struct xrec {
+    const char *k, *v;
+    size_t kl, vl;
+};
+
+static void xrec_of(const char *r, struct xrec *x)
+{
+    uint32_t k, v;
+
+    memcpy(&k, r, 4);
+    memcpy(&v, r + 4, 4);
+    x->k = r + 8;
+    x->kl = k;
+    x->v = r + 8 + k;
+    x->vl = v;
+}
+
+/*
+ * The next record in order into *x, valid until the next call (the run's
+ * buffer is copied to `hold` first, so x survives the refill). 1, or 0 at
+ * the end.
+ */
+struct xcursor {
+    struct xsort *s;
+    char *hold;
+    size_t cap;
+};
+
+static int xs_next(struct xcursor *c, struct xrec *x)
+{
+    struct xsort *s = c->s;
+    struct run *r;
+    size_t sz;
+
+    if (!s->nruns) {
+        if (s->mem_next >= s->n)
+            return 0;
+        xrec_of(s->ptr[s->mem_next++], x);
+        return 1;
+    }
+    if (!s->nheap)
+        return 0;
+    r = &s->runs[s->heap[0]];
+    sz = rec_size(r->rec);
+    if (sz > c->cap) {
+        c->hold = xrealloc(c->hold, sz);
+        c->cap = sz;
+    }
+    memcpy(c->hold, r->rec, sz);
+    xrec_of(c->hold, x);
+    if (!run_read(r))
+        s->heap[0] = s->heap[--s->nheap];
+    heap_down(s, 0);
+    return 1;
+}
+
+static void xs_free(struct xsort *s)
+{
+    for (size_t i = 0; i < s->nruns; i++) {
+        if (s->runs && s->runs[i].f)
+            fclose(s->runs[i].f);
+        if (s->runs)
+            free(s->runs[i].rec);
+        remove(s->paths[i]);
+        free(s->paths[i]);
+    }
+    free(s->paths);
+    free(s->runs);
+    free(s->heap);
+    free(s->buf);
+    free(s->ptr);
+    memset(s, 0, sizeof(*s));
+}
+
+static void put_be(unsigned char *p, uint64_t v, int bytes)
+{
+    for (int i = bytes - 1; i >= 0; i--, v >>= 8)
+        p[i] = (unsigned char)v;
+}
+
+/* ----------------------------------------------------------- the state */
+
+enum {
+    F_REC = 1,      /* has a record range */
+    F_TORN = 2,     /* range past the end of its file */
+    F_REVISIT = 4,  /* the line is a content duplicate already */
+    F_TRUNC = 8,    /* truncated body */
+    F_MKREV = 16,   /* decision: write as a revisit of refers_* */
+    F_INFL = 32     /* located by inflating */
+};
+
+/* What the passes carry per line (the sort values). */
+struct ent {
+    uint32_t jsonl, warc;
+    uint32_t line_len, flags;
+    int32_t depth, status;
+    uint64_t line_off, order, score;
+    int64_t src_off, src_len, resp_len; /* -1: unknown */
+    int64_t ms, refers_ms;
+    char digest[48];
+};
+
+struct file {
+    char *path;
+    int foreign;        /* a synthetic .jsonl: warc_file is under outdir */
+    int64_t size;       /* -1 until stat'ed; -2 missing */
 };
 
 struct merger {
     const char *dir, *outdir;
+    const struct merge_opts *o;
     FILE *warn;
     struct merge_stats *st;
-    struct page *pages;
-    size_t npages, cappages;
-    struct index by_url, by_id;
-    struct out_file *outs;
-    size_t nouts, capouts;
+    struct file *files;
+    size_t nfiles, capfiles;
+    struct xsort u, l, d, out, cdx;
     uint64_t order;
     char *err;
     size_t errlen;
-    int fatal;           /* first error from fail() */
+    int fatal;
+    int cache_fd;       /* one open file for preads */
+    uint32_t cache_idx;
+    uint32_t last_file;  /* file_add's last answer */
+    char **temps;       /* synthetic files under outdir, removed at the end */
+    size_t ntemps;
 };
-
-/* ------------------------------------------------------------ helpers */
 
 static void warnf(struct merger *m, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -151,81 +447,72 @@ static int fail(struct merger *m, int rc, const char *fmt, ...)
     return rc;
 }
 
-static uint64_t hash_str(const char *s)
+static uint32_t file_add(struct merger *m, const char *path, int foreign)
 {
-    uint64_t h = 1469598103934665603ull;
-
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
+    if (m->last_file < m->nfiles &&
+        strcmp(m->files[m->last_file].path, path) == 0)
+        return m->last_file;
+    for (size_t i = m->nfiles; i-- > 0;)
+        if (strcmp(m->files[i].path, path) == 0)
+            return m->last_file = (uint32_t)i;
+    if (m->nfiles == m->capfiles) {
+        void *t = m->files;
+        xgrow(&t, &m->capfiles, m->nfiles + 1, sizeof(*m->files));
+        m->files = t;
+    }
+    m->files[m->nfiles].path = xstrdup(path);
+    m->files[m->nfiles].foreign = foreign;
+    m->files[m->nfiles].size = -1;
+    m->st->files++;
+    return m->last_file = (uint32_t)m->nfiles++;
 }
 
-typedef const char *(*key_fn)(const struct page *);
-
-static const char *key_url(const struct page *p) { return p->url; }
-static const char *key_id(const struct page *p) { return p->record_id; }
-
-/* Slot of key: holds its page index, or -1 where it would go. */
-static size_t index_find(const struct merger *m, const struct index *ix,
-                         key_fn key, const char *k)
+static int64_t file_size(struct merger *m, uint32_t i)
 {
-    size_t i = hash_str(k) & (ix->cap - 1);
+    struct stat sb;
 
-    while (ix->slot[i] >= 0 && strcmp(key(&m->pages[ix->slot[i]]), k) != 0)
-        i = (i + 1) & (ix->cap - 1);
-    return i;
+    if (m->files[i].size == -1)
+        m->files[i].size = stat(m->files[i].path, &sb) == 0 &&
+                                   S_ISREG(sb.st_mode)
+                               ? (int64_t)sb.st_size
+                               : -2;
+    return m->files[i].size;
 }
 
-static void index_grow(struct merger *m, struct index *ix, key_fn key)
+/* An fd for file i (one kept open at a time). */
+static int file_fd(struct merger *m, uint32_t i)
 {
-    struct index old = *ix;
-
-    ix->cap = old.cap ? old.cap * 2 : 1024;
-    ix->slot = xmalloc(ix->cap * sizeof(*ix->slot));
-    for (size_t i = 0; i < ix->cap; i++)
-        ix->slot[i] = -1;
-    for (size_t i = 0; i < old.cap; i++)
-        if (old.slot[i] >= 0)
-            ix->slot[index_find(m, ix, key, key(&m->pages[old.slot[i]]))] =
-                old.slot[i];
-    free(old.slot);
+    if (m->cache_fd >= 0 && m->cache_idx == i)
+        return m->cache_fd;
+    if (m->cache_fd >= 0)
+        close(m->cache_fd);
+    m->cache_fd = open(m->files[i].path, O_RDONLY | O_CLOEXEC);
+    m->cache_idx = i;
+    return m->cache_fd;
 }
 
-/* Page index of key, or -1. */
-static int64_t index_get(const struct merger *m, const struct index *ix,
-                         key_fn key, const char *k)
+static int pread_all(int fd, void *buf, size_t n, int64_t off)
 {
-    if (!ix->cap || !k)
-        return -1;
-    return ix->slot[index_find(m, ix, key, k)];
+    size_t got = 0;
+
+    while (got < n) {
+        ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)off + (off_t)got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return DC_EIO;
+        got += (size_t)r;
+    }
+    return DC_OK;
 }
 
-static void index_put(struct merger *m, struct index *ix, key_fn key,
-                      int64_t page)
-{
-    if ((ix->n + 1) * 2 > ix->cap)
-        index_grow(m, ix, key);
-    ix->slot[index_find(m, ix, key, key(&m->pages[page]))] = page;
-    ix->n++;
-}
+/* --------------------------------------------------- pass 1: the lines */
 
-static void page_clear(struct page *p)
-{
-    free(p->url);
-    free(p->line);
-    free(p->warc_file);
-    free(p->record_id);
-    free(p->req_raw);
-    memset(p, 0, sizeof(*p));
-}
-
-/* ---------------------------------------------------- pass 1: the lines */
-
-static char *opt_str(const struct merge__jobj *o, const char *key)
+static const char *opt_s(const struct merge__jobj *o, const char *key)
 {
     const struct merge__jkv *kv = merge__jobj_get(o, key);
 
-    return kv && kv->type == MJ_STR && kv->str[0] ? xstrdup(kv->str) : NULL;
+    return kv && kv->type == MJ_STR && kv->str[0] ? kv->str : NULL;
 }
 
 /* A whole number in [min, RANGE_MAX), or -1. */
@@ -241,101 +528,315 @@ static int64_t opt_count(const struct merge__jobj *o, const char *key,
     return (int64_t)kv->num;
 }
 
-/* Fill p from one line; DC_EPARSE with a reason in *why. */
-static int page_parse(struct page *p, const char *line, size_t len,
-                      int dir_depth, const char **why)
+/* A warc_file value that stays inside its directory. */
+static int file_ok(const char *file)
+{
+    return file[0] != '/' && !strstr(file, "..");
+}
+
+/* Does file w hold a gzip member at off? */
+static int magic_at(struct merger *m, uint32_t w, int64_t off)
+{
+    unsigned char b[3];
+    int fd = file_fd(m, w);
+
+    return fd >= 0 && pread_all(fd, b, 3, off) == DC_OK && b[0] == 0x1f &&
+           b[1] == 0x8b && b[2] == 0x08;
+}
+
+/* One line waiting to be located by inflating (older output). */
+struct pending {
+    struct ent e;
+    char *url, *id, **links;
+    size_t nlinks;
+};
+
+struct scan {
+    uint32_t jsonl;
+    const char *path;
+    int dir_depth;
+    struct pending *pend;
+    size_t npend, cappend;
+};
+
+static int emit_u(struct merger *m, const struct ent *e, const char *url,
+                  char *const *links, size_t nlinks)
+{
+    size_t ul = strlen(url);
+    char *k = xmalloc(ul + 17);
+    int rc;
+
+    memcpy(k, url, ul + 1);
+    put_be((unsigned char *)k + ul + 1, ~(uint64_t)(e->ms + (INT64_C(1) << 62)),
+           8);
+    put_be((unsigned char *)k + ul + 9, ~e->order, 8);
+    rc = xs_add(&m->u, k, ul + 17, e, sizeof(*e));
+    free(k);
+    for (size_t i = 0; i < nlinks && rc == DC_OK; i++) {
+        size_t tl = strlen(links[i]);
+        char *lk = xmalloc(tl + ul + 2);
+        memcpy(lk, links[i], tl + 1);
+        memcpy(lk + tl + 1, url, ul + 1);
+        rc = xs_add(&m->l, lk, tl + ul + 2, NULL, 0);
+        free(lk);
+    }
+    return rc ? fail(m, rc, "sort: cannot write a run in %s",
+                     m->u.tmpdir) : DC_OK;
+}
+
+static char **parse_links(const struct merge__jobj *o, size_t *n)
+{
+    const struct merge__jkv *kv = merge__jobj_get(o, "outlinks");
+    char **v = NULL, *s;
+    size_t pos = 0, cap = 0;
+
+    *n = 0;
+    if (!kv || kv->type != MJ_ARR)
+        return NULL;
+    while (merge__json_array_next(kv->raw, kv->raw_len, &pos, &s) == DC_OK) {
+        if (!s[0]) {
+            free(s);
+            continue;
+        }
+        if (*n == cap) {
+            void *t = v;
+            xgrow(&t, &cap, *n + 1, sizeof(*v));
+            v = t;
+        }
+        v[(*n)++] = s;
+    }
+    return v;
+}
+
+static void free_links(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* The range part of e from the line; 1 if it must be located by id. */
+static int line_range(struct merger *m, struct scan *sc,
+                      const struct merge__jobj *o, struct ent *e)
+{
+    const char *wf = opt_s(o, "warc_file"), *id = opt_s(o, "warc_record_id");
+    char path[PATH_MAX];
+    int64_t size;
+
+    e->warc = NOFILE;
+    e->src_off = opt_count(o, "warc_offset", 0);
+    e->src_len = opt_count(o, "warc_length", 1);
+    e->resp_len = opt_count(o, "warc_response_length", 1);
+    if (!wf || !id || !file_ok(wf))
+        return 0;
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s",
+                         m->files[sc->jsonl].foreign ? m->outdir : m->dir,
+                         wf) >= sizeof(path))
+        return 0;
+    e->warc = file_add(m, path, 0);
+    size = file_size(m, e->warc);
+    if (size < 0)
+        return 0;
+    if (e->src_off < 0 || e->src_len < 0)
+        return 1;
+    if (e->src_off > size || e->src_len > size - e->src_off) {
+        e->flags |= F_TORN;
+        return 0;
+    }
+    if (!magic_at(m, e->warc, e->src_off))
+        return 1;
+    if (e->resp_len > e->src_len)
+        e->resp_len = -1;
+    e->flags |= F_REC;
+    return 0;
+}
+
+static int line_scan(struct merger *m, struct scan *sc, const char *line,
+                     size_t len, uint64_t off, const char **why)
 {
     struct merge__jobj o;
-    const struct merge__jkv *url, *at, *depth;
-    int rc = DC_EPARSE;
+    const struct merge__jkv *depth, *st, *tr;
+    const char *url, *at, *dig;
+    struct ent e;
+    char **links = NULL;
+    size_t nlinks = 0;
+    int rc = DC_EPARSE, locate;
 
+    memset(&e, 0, sizeof(e));
     *why = "not a flat JSON object";
     if (merge__json_parse(line, len, &o))
         goto out;
-    url = merge__jobj_get(&o, "url");
-    at = merge__jobj_get(&o, "fetched_at");
-    depth = merge__jobj_get(&o, "depth");
+    url = opt_s(&o, "url");
+    at = opt_s(&o, "fetched_at");
     *why = "no url";
-    if (!url || url->type != MJ_STR || !url->str[0])
+    if (!url)
         goto out;
     *why = "bad fetched_at";
-    if (!at || at->type != MJ_STR || merge__parse_iso(at->str, &p->at_ms))
+    if (!at || merge__parse_iso(at, &e.ms))
         goto out;
-    p->depth = dir_depth;
-    if (depth && depth->type == MJ_NUM && depth->num >= 0 &&
-        depth->num <= 1e6)
-        p->depth = (int)depth->num;
-    p->url = xstrdup(url->str);
-    p->line = xstrndup(line, len);
-    p->warc_file = opt_str(&o, "warc_file");
-    p->record_id = opt_str(&o, "warc_record_id");
-    p->src_off = opt_count(&o, "warc_offset", 0);
-    p->src_len = opt_count(&o, "warc_length", 1);
-    if (p->src_off < 0 || p->src_len < 0)
-        p->src_off = p->src_len = -1;
-    p->out_off = p->out_len = -1;
+    e.jsonl = sc->jsonl;
+    e.line_off = off;
+    e.line_len = (uint32_t)len;
+    e.order = m->order++;
+    e.depth = sc->dir_depth;
+    depth = merge__jobj_get(&o, "depth");
+    if (depth && depth->type == MJ_NUM && depth->num >= 0 && depth->num <= 1e6)
+        e.depth = (int32_t)depth->num;
+    st = merge__jobj_get(&o, "status");
+    if (st && st->type == MJ_NUM && st->num >= 0 && st->num < 1000)
+        e.status = (int32_t)st->num;
+    tr = merge__jobj_get(&o, "truncated");
+    if (tr && tr->type == MJ_BOOL && tr->boolean)
+        e.flags |= F_TRUNC;
+    if (opt_s(&o, "duplicate_of"))
+        e.flags |= F_REVISIT;
+    dig = opt_s(&o, "digest");
+    if (dig && strlen(dig) < sizeof(e.digest))
+        memcpy(e.digest, dig, strlen(dig) + 1);
+    links = parse_links(&o, &nlinks);
+    locate = line_range(m, sc, &o, &e);
     rc = DC_OK;
+    if (locate) {
+        struct pending *p;
+        if (sc->npend == sc->cappend) {
+            void *t = sc->pend;
+            xgrow(&t, &sc->cappend, sc->npend + 1, sizeof(*sc->pend));
+            sc->pend = t;
+        }
+        p = &sc->pend[sc->npend++];
+        p->e = e;
+        p->url = xstrdup(url);
+        p->id = xstrdup(opt_s(&o, "warc_record_id"));
+        p->links = links;
+        p->nlinks = nlinks;
+        links = NULL;
+    } else {
+        rc = emit_u(m, &e, url, links, nlinks);
+        if (rc)
+            *why = NULL;
+    }
 out:
+    free_links(links, nlinks);
     merge__jobj_release(&o);
     return rc;
 }
 
-static void page_keep(struct merger *m, struct page *np)
+/* Locate the pending lines of one WARC file by inflating it. */
+static void locate_in(struct merger *m, struct scan *sc, uint32_t w)
 {
-    int64_t i = index_get(m, &m->by_url, key_url, np->url);
+    struct merge_reader *r;
+    struct merge_record rec;
+    struct pending *cur = NULL;
+    int rc;
 
-    np->order = m->order++;
-    if (i >= 0) {
-        struct page *old = &m->pages[i];
-        m->st->url_duplicates++;
-        if (np->at_ms < old->at_ms) {
-            page_clear(np);
-            return;
-        }
-        page_clear(old);
-        *old = *np;
+    if (merge_reader_open(&r, m->files[w].path) != DC_OK) {
+        warnf(m, "%s: cannot open, its pages lose their records",
+              m->files[w].path);
         return;
     }
-    if (m->npages == m->cappages) {
-        void *t = m->pages;
-        xgrow(&t, &m->cappages, m->npages + 1, sizeof(*m->pages));
-        m->pages = t;
+    while ((rc = merge_reader_next(r, &rec)) == DC_OK) {
+        int raw = merge__reader_raw_ok(r) && rec.offset + rec.member_len > 0;
+        if (cur && raw && rec.concurrent_to &&
+            strcmp(rec.concurrent_to, cur->id) == 0 &&
+            (int64_t)rec.offset == cur->e.src_off + cur->e.src_len) {
+            cur->e.src_len += (int64_t)rec.member_len;
+            continue;
+        }
+        cur = NULL;
+        if (!rec.record_id || !raw)
+            continue;
+        for (size_t i = 0; i < sc->npend; i++) {
+            struct pending *p = &sc->pend[i];
+            if (p->e.warc != w || (p->e.flags & F_REC) ||
+                strcmp(p->id, rec.record_id) != 0)
+                continue;
+            p->e.src_off = (int64_t)rec.offset;
+            p->e.src_len = p->e.resp_len = (int64_t)rec.member_len;
+            p->e.flags |= F_REC | F_INFL;
+            m->st->inflated++;
+            cur = p;
+            break;
+        }
     }
-    m->pages[m->npages] = *np;
-    index_put(m, &m->by_url, key_url, (int64_t)m->npages++);
+    if (rc == DC_ETRUNCATED) {
+        warnf(m, "%s: torn record at the end, skipped", m->files[w].path);
+        m->st->torn++;
+    } else if (rc != DC_ENOTFOUND) {
+        warnf(m, "%s: %s, rest of the file skipped", m->files[w].path,
+              dc_strerror(rc));
+    }
+    merge_reader_close(&r);
 }
 
-static int read_jsonl(struct merger *m, const char *path, int dir_depth)
+static int flush_pending(struct merger *m, struct scan *sc)
 {
+    int rc = DC_OK;
+
+    for (size_t i = 0; i < sc->npend; i++) {
+        uint32_t w = sc->pend[i].e.warc;
+        int seen = 0;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = sc->pend[k].e.warc == w;
+        if (!seen)
+            locate_in(m, sc, w);
+    }
+    for (size_t i = 0; i < sc->npend; i++) {
+        struct pending *p = &sc->pend[i];
+        if (!(p->e.flags & F_REC))
+            warnf(m, "%s: response %s not found in %s, page kept without "
+                  "records", p->url, p->id, m->files[p->e.warc].path);
+        if (rc == DC_OK)
+            rc = emit_u(m, &p->e, p->url, p->links, p->nlinks);
+        free(p->url);
+        free(p->id);
+        free_links(p->links, p->nlinks);
+    }
+    free(sc->pend);
+    sc->pend = NULL;
+    sc->npend = sc->cappend = 0;
+    return rc;
+}
+
+static int read_jsonl(struct merger *m, const char *path, int dir_depth,
+                      int foreign)
+{
+    struct scan sc = { 0 };
     FILE *f = fopen(path, "r");
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
-    uint64_t lineno = 0;
+    uint64_t lineno = 0, off = 0;
+    int rc = DC_OK;
 
     if (!f)
         return fail(m, DC_EIO, "%s: %s", path, strerror(errno));
-    m->st->files++;
-    while ((n = getline(&line, &cap, f)) >= 0) {
-        struct page p = { 0 };
+    sc.jsonl = file_add(m, path, foreign);
+    sc.path = path;
+    sc.dir_depth = dir_depth;
+    while (rc == DC_OK && (n = getline(&line, &cap, f)) >= 0) {
+        uint64_t at = off;
         const char *why = "line too long";
+        size_t len = (size_t)n;
+        off += (uint64_t)n;
         lineno++;
-        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-            n--;
-        if (n == 0)
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            len--;
+        if (len == 0)
             continue;
-        if ((size_t)n > LINE_MAX_BYTES ||
-            page_parse(&p, line, (size_t)n, dir_depth, &why)) {
-            page_clear(&p);
+        if (len > LINE_MAX_BYTES ||
+            (rc = line_scan(m, &sc, line, len, at, &why)) == DC_EPARSE) {
             warnf(m, "%s:%llu: %s, line skipped", path,
                   (unsigned long long)lineno, why);
-            continue;
+            rc = DC_OK;
         }
-        page_keep(m, &p);
     }
     free(line);
     fclose(f);
-    return DC_OK;
+    if (rc == DC_OK)
+        rc = flush_pending(m, &sc);
+    else
+        flush_pending(m, &sc);
+    return rc ? rc : m->fatal;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -357,7 +858,7 @@ static char **list_dir(const char *dir, const char *suffix, size_t *n)
         return NULL;
     while ((e = readdir(d)) != NULL) {
         size_t l = strlen(e->d_name);
-        if (suffix ? (l <= strlen(suffix) ||
+        if (suffix ? (l <= strlen(suffix) || e->d_name[0] == '.' ||
                       strcmp(e->d_name + l - strlen(suffix), suffix) != 0)
                    : (strncmp(e->d_name, "depth-", 6) != 0 || l == 6 ||
                       l > 14 || strspn(e->d_name + 6, "0123456789") != l - 6))
@@ -395,7 +896,7 @@ static int read_depth(struct merger *m, const char *name)
         if ((size_t)snprintf(path, sizeof(path), "%s/%s", sub, files[i]) >=
             sizeof(path))
             continue;
-        rc = read_jsonl(m, path, depth);
+        rc = read_jsonl(m, path, depth, 0);
     }
     free_list(files, n);
     return rc;
@@ -427,516 +928,1063 @@ static int read_lines(struct merger *m)
     return rc;
 }
 
-/* ------------------------------------------------- pass 2: the records */
+/* ---------------------------------------------- foreign files (adds) */
 
-static struct out_file *out_get(struct merger *m, int depth)
+/* The value of header `name` in a header block (CRLF or LF lines), or
+ * NULL; malloc'd. */
+static char *head_get(const unsigned char *h, size_t n, const char *name)
 {
-    for (size_t i = 0; i < m->nouts; i++)
-        if (m->outs[i].depth == depth)
-            return &m->outs[i];
+    size_t nl = strlen(name), pos = 0;
+
+    while (pos < n) {
+        const unsigned char *e = memchr(h + pos, '\n', n - pos);
+        size_t l = e ? (size_t)(e - (h + pos)) : n - pos;
+        if (l > nl && h[pos + nl] == ':' &&
+            strncasecmp((const char *)h + pos, name, nl) == 0) {
+            size_t s = pos + nl + 1, t = pos + l;
+            while (s < t && (h[s] == ' ' || h[s] == '\t'))
+                s++;
+            while (t > s && (h[t - 1] == '\r' || h[t - 1] == ' '))
+                t--;
+            return xstrndup((const char *)h + s, t - s);
+        }
+        if (l == 0 || (l == 1 && h[pos] == '\r'))
+            break;
+        pos += l + 1;
+    }
     return NULL;
 }
 
-static int out_open(struct merger *m, int depth)
+static size_t http_head_len(const unsigned char *b, size_t n)
 {
-    struct out_file *o;
-    struct merge__buf info = { 0 };
-    char name[64];
+    for (size_t i = 0; i + 3 < n; i++)
+        if (b[i] == '\r' && b[i + 1] == '\n' && b[i + 2] == '\r' &&
+            b[i + 3] == '\n')
+            return i + 4;
+    return 0;
+}
+
+/* A foreign file being turned into a synthetic page list. */
+struct addf {
+    const char *src;
+    int gz;
+    FILE *warc, *jsonl;
+    char warc_rel[64];
+    int64_t pos;
+    struct merge__buf page;  /* the current page's members */
+    struct merge__buf line;  /* its JSON line, without range fields */
+    char *id;                /* its response id */
+    int64_t resp_len;
+    size_t pages;
+};
+
+static int add_flush(struct addf *a)
+{
+    if (!a->id)
+        return DC_OK;
+    merge__buf_printf(&a->line, ",\"warc_file\":\"%s\",\"warc_offset\":%lld,"
+                      "\"warc_length\":%zu,\"warc_response_length\":%lld,"
+                      "\"warc_record_id\":", a->warc_rel, (long long)a->pos,
+                      a->page.len, (long long)a->resp_len);
+    merge_json_str(&a->line.p, &a->line.len, &a->line.cap, a->id);
+    merge__buf_str(&a->line, ",\"outlinks\":[]}\n");
+    if (fwrite(a->page.p, 1, a->page.len, a->warc) != a->page.len ||
+        fwrite(a->line.p, 1, a->line.len, a->jsonl) != a->line.len)
+        return DC_EIO;
+    a->pos += (int64_t)a->page.len;
+    a->pages++;
+    free(a->id);
+    a->id = NULL;
+    a->page.len = a->line.len = 0;
+    return DC_OK;
+}
+
+/* This record's member (copied or recompressed) onto a->page. */
+static int add_member(struct addf *a, struct merge_reader *r,
+                      const struct merge_record *rec)
+{
+    const unsigned char *h;
+    size_t hl;
+    FILE *mf;
+    char *raw = NULL;
+    size_t rl = 0;
     int rc;
 
-    if (out_get(m, depth))
-        return DC_OK;
-    if (m->nouts == m->capouts) {
-        void *t = m->outs;
-        xgrow(&t, &m->capouts, m->nouts + 1, sizeof(*m->outs));
-        m->outs = t;
+    if (!a->gz) {
+        merge__reader_head(r, rec, &h, &hl);
+        return merge__record_member(&a->page, 6, h, hl, rec->block,
+                                    rec->block_len);
     }
-    o = &m->outs[m->nouts++];
-    memset(o, 0, sizeof(*o));
-    o->depth = depth;
-    snprintf(name, sizeof(name), "depth-%d.warc.gz", depth);
-    snprintf(o->final, sizeof(o->final), "%s/%s", m->outdir, name);
-    snprintf(o->tmp, sizeof(o->tmp), "%s/.%s.tmp", m->outdir, name);
-    o->f = fopen(o->tmp, "wb");
-    if (!o->f)
-        return fail(m, DC_EIO, "%s: %s", o->tmp, strerror(errno));
-    rc = merge__warcinfo(&info, name, "dcrawl merge",
-                         "merged output: one copy per URL", 6);
-    if (rc == DC_OK && fwrite(info.p, 1, info.len, o->f) != info.len)
-        rc = fail(m, DC_EIO, "%s: write failed", o->tmp);
-    o->pos = (int64_t)info.len;
-    free(info.p);
+    mf = open_memstream(&raw, &rl);
+    if (!mf)
+        return DC_ENOMEM;
+    rc = merge_reader_copy_raw(r, mf);
+    fclose(mf);
+    if (rc == DC_OK)
+        merge__buf_add(&a->page, raw, rl);
+    free(raw);
     return rc;
 }
 
-/* Copy the current record's member to depth's output; *at gets its offset
- * there. */
-static int copy_record(struct merger *m, struct merge_reader *r,
-                       const struct merge_record *rec, int depth,
-                       int64_t *at)
+/* A "sha1:<40 hex>" digest rewritten in base32 into dig (so equal
+ * payloads group whatever the writer's notation); dig "" when it is not
+ * hex. Returns 0. */
+static int revisit_hex(const char *spec, char *dig)
 {
-    struct out_file *o = out_get(m, depth);
-    int rc;
+    unsigned char md[20];
+    const char *h = spec + 5;
 
-    *at = o->pos;
-    rc = merge_reader_copy_raw(r, o->f);
-    if (rc == DC_EINVAL) {
-        warnf(m, "record %s is not a gzip member of its own, skipped",
-              rec->record_id);
-        return DC_EINVAL;
+    dig[0] = '\0';
+    if (strlen(h) != 40 || strspn(h, "0123456789abcdefABCDEF") != 40)
+        return 0;
+    for (int i = 0; i < 20; i++) {
+        char two[3] = { h[2 * i], h[2 * i + 1], 0 };
+        md[i] = (unsigned char)strtoul(two, NULL, 16);
     }
-    if (rc)
-        return fail(m, rc, "%s: write failed", o->tmp);
-    o->pos += (int64_t)rec->member_len;
-    m->st->records++;
-    return DC_OK;
+    memcpy(dig, "sha1:", 5);
+    merge__base32(md, 20, dig + 5);
+    return 0;
 }
 
-/* The request member of p was written at `at`, len bytes: p's range in the
- * output grows when it follows the response directly. */
-static void request_placed(struct page *p, int64_t at, int64_t len)
+static void add_line(struct addf *a, struct merge_reader *r,
+                     const struct merge_record *rec)
 {
-    if (p->out_len >= 0 && at == p->out_off + p->out_len)
-        p->out_len += len;
+    const unsigned char *h, *pay;
+    size_t hl, http, plen;
+    char *refers, *ctype = NULL, dig[MERGE_SHA1_STRLEN + 8];
+    int64_t ms = 0;
+    int status = 0, revisit = strcmp(rec->type, "revisit") == 0;
+
+    merge__reader_head(r, rec, &h, &hl);
+    refers = head_get(h, hl, "WARC-Refers-To-Target-URI");
+    http = http_head_len(rec->block, rec->block_len);
+    if (rec->block_len > 12 && !memcmp(rec->block, "HTTP/", 5)) {
+        const char *sp = memchr(rec->block, ' ', 12);
+        if (sp)
+            status = atoi(sp + 1);
+        ctype = head_get(rec->block, http ? http : rec->block_len,
+                         "Content-Type");
+    }
+    pay = rec->block + http;
+    plen = rec->block_len - http;
+    if (!rec->payload_digest || strncasecmp(rec->payload_digest, "sha1:", 5) ||
+        revisit_hex(rec->payload_digest, dig))
+        merge__sha1_b32(plen ? (const void *)pay : "", plen, dig);
+    else if (!dig[0])
+        snprintf(dig, sizeof(dig), "%s", rec->payload_digest);
+    if (!rec->date || merge__parse_iso(rec->date, &ms))
+        ms = 0;
+    merge__buf_str(&a->line, "{\"url\":");
+    merge_json_str(&a->line.p, &a->line.len, &a->line.cap, rec->target_uri);
+    merge__buf_str(&a->line, ",\"final_url\":");
+    merge_json_str(&a->line.p, &a->line.len, &a->line.cap, rec->target_uri);
+    merge__buf_printf(&a->line, ",\"depth\":0,\"status\":%d,"
+                      "\"content_type\":", status);
+    if (ctype)
+        merge_json_str(&a->line.p, &a->line.len, &a->line.cap, ctype);
     else
-        p->out_len = -1;
-    p->req_done = 1;
+        merge__buf_str(&a->line, "null");
+    merge__buf_printf(&a->line, ",\"length\":%zu,\"digest\":\"%s\","
+                      "\"fetched_at\":", plen, dig);
+    {
+        char at[40];
+        merge__iso_time(ms, at, sizeof(at));
+        merge_json_str(&a->line.p, &a->line.len, &a->line.cap, at);
+    }
+    merge__buf_str(&a->line, ",\"node\":\"add\",\"source\":");
+    merge_json_str(&a->line.p, &a->line.len, &a->line.cap, a->src);
+    merge__buf_str(&a->line, ",\"duplicate_of\":");
+    if (revisit)
+        merge_json_str(&a->line.p, &a->line.len, &a->line.cap,
+                       refers ? refers : rec->target_uri);
+    else
+        merge__buf_str(&a->line, "null");
+    merge__buf_str(&a->line, ",\"truncated\":false");
+    free(refers);
+    free(ctype);
 }
 
-static int held_request(struct merger *m, struct page *p)
+/* One record of a foreign file. DC_EDIGEST skips the record. */
+static int add_record(struct merger *m, struct addf *a, struct merge_reader *r,
+                      const struct merge_record *rec)
 {
-    struct out_file *o = out_get(m, p->depth);
-
-    if (!p->req_raw)
-        return DC_OK;
-    if (fwrite(p->req_raw, 1, p->req_len, o->f) != p->req_len)
-        return fail(m, DC_EIO, "%s: write failed", o->tmp);
-    request_placed(p, o->pos, (int64_t)p->req_len);
-    o->pos += (int64_t)p->req_len;
-    m->st->records++;
-    free(p->req_raw);
-    p->req_raw = NULL;
-    return DC_OK;
-}
-
-static int on_response(struct merger *m, struct merge_reader *r,
-                       const struct merge_record *rec, const char *file)
-{
-    int64_t i = index_get(m, &m->by_id, key_id, rec->record_id);
-    struct page *p;
+    int page = (strcmp(rec->type, "response") == 0 ||
+                strcmp(rec->type, "revisit") == 0) &&
+               rec->target_uri && rec->record_id;
     int rc;
 
-    if (i < 0)
+    if (a->gz && !merge__reader_raw_ok(r))
+        return DC_EPARSE;
+    if (merge_record_verify(rec) != DC_OK) {
+        warnf(m, "%s: record %s (%s) fails its digest check, skipped",
+              a->src, rec->record_id ? rec->record_id : "?", rec->type);
         return DC_OK;
-    p = &m->pages[i];
-    if (p->out_off >= 0 || strcmp(p->warc_file, file) != 0)
+    }
+    if (page) {
+        size_t before;
+        rc = add_flush(a);
+        if (rc)
+            return rc;
+        a->id = xstrdup(rec->record_id);
+        add_line(a, r, rec);
+        before = a->page.len;
+        rc = add_member(a, r, rec);
+        a->resp_len = (int64_t)(a->page.len - before);
+        return rc;
+    }
+    if (a->id && rec->concurrent_to && strcmp(rec->concurrent_to, a->id) == 0)
+        return add_member(a, r, rec);
+    return add_flush(a);
+}
+
+static int is_gzip_file(const char *path)
+{
+    unsigned char b[2] = { 0, 0 };
+    FILE *f = fopen(path, "rb");
+    int gz;
+
+    if (!f)
+        return 0;
+    gz = fread(b, 1, 2, f) == 2 && b[0] == 0x1f && b[1] == 0x8b;
+    fclose(f);
+    return gz;
+}
+
+static int add_temp(struct merger *m, const char *name, char *path,
+                    size_t cap)
+{
+    snprintf(path, cap, "%s/%s", m->outdir, name);
+    m->temps = xrealloc(m->temps, (m->ntemps + 1) * sizeof(*m->temps));
+    m->temps[m->ntemps++] = xstrdup(path);
+    return DC_OK;
+}
+
+/* Read the foreign file k into synthetic files; a broken file is
+ * reported and leaves nothing behind. */
+static int add_file(struct merger *m, size_t k)
+{
+    struct addf a = { 0 };
+    struct merge_reader *r;
+    struct merge_record rec;
+    char wpath[PATH_MAX], jpath[PATH_MAX], name[64];
+    int rc, bad = 0;
+
+    a.src = m->o->adds[k];
+    if (merge_reader_open(&r, a.src) != DC_OK) {
+        warnf(m, "%s: cannot open, skipped", a.src);
+        m->st->added_bad++;
         return DC_OK;
-    rc = copy_record(m, r, rec, p->depth, &p->out_off);
-    if (rc == DC_EINVAL) {
-        p->out_off = -1;
+    }
+    a.gz = is_gzip_file(a.src);
+    snprintf(a.warc_rel, sizeof(a.warc_rel), ".add-%zu.warc.gz", k);
+    add_temp(m, a.warc_rel, wpath, sizeof(wpath));
+    snprintf(name, sizeof(name), ".add-%zu.jsonl", k);
+    add_temp(m, name, jpath, sizeof(jpath));
+    a.warc = fopen(wpath, "wb");
+    a.jsonl = fopen(jpath, "w");
+    if (!a.warc || !a.jsonl)
+        rc = fail(m, DC_EIO, "%s: cannot create", wpath);
+    else
+        while ((rc = merge_reader_next(r, &rec)) == DC_OK &&
+               (rc = add_record(m, &a, r, &rec)) == DC_OK)
+            ;
+    if (rc == DC_ENOTFOUND)
+        rc = add_flush(&a);
+    else if (!m->fatal) {
+        warnf(m, "%s: %s, file skipped", a.src,
+              rc == DC_EPARSE && a.gz
+                  ? "not a WARC with one gzip member per record"
+                  : dc_strerror(rc));
+        bad = 1;
+        rc = DC_OK;
+    }
+    merge_reader_close(&r);
+    if (a.warc && fclose(a.warc) != 0)
+        rc = fail(m, DC_EIO, "%s: write failed", wpath);
+    if (a.jsonl && fclose(a.jsonl) != 0)
+        rc = fail(m, DC_EIO, "%s: write failed", jpath);
+    free(a.page.p);
+    free(a.line.p);
+    free(a.id);
+    if (bad) {
+        m->st->added_bad++;
         return DC_OK;
     }
     if (rc)
         return rc;
-    p->out_len = (int64_t)rec->member_len;
-    m->st->inflated++;
-    return held_request(m, p);
+    m->st->added_files++;
+    m->st->added_pages += a.pages;
+    return read_jsonl(m, jpath, 0, 1);
 }
 
-static int on_request(struct merger *m, struct merge_reader *r,
-                      const struct merge_record *rec)
+/* ------------------------------------------ pass 2: URLs and scores */
+
+static int emit_d(struct merger *m, const struct ent *e, const char *url)
 {
-    int64_t i = index_get(m, &m->by_id, key_id, rec->concurrent_to);
-    struct page *p;
-    char *raw = NULL;
-    size_t len = 0;
-    int64_t at;
-    FILE *mf;
+    size_t ul = strlen(url), dl = strlen(e->digest), kl;
+    unsigned char *k = xmalloc(dl + ul + 16);
+    uint64_t inv = ~e->score;
     int rc;
 
-    if (i < 0 || m->pages[i].req_done || m->pages[i].req_raw)
-        return DC_OK;
-    p = &m->pages[i];
-    if (p->out_off >= 0) {
-        rc = copy_record(m, r, rec, p->depth, &at);
-        if (rc == DC_OK)
-            request_placed(p, at, (int64_t)rec->member_len);
-        return rc == DC_EINVAL ? DC_OK : rc;
+    memcpy(k, e->digest, dl + 1);
+    k[dl + 1] = (e->flags & F_REVISIT) ? 1 : 0;
+    kl = dl + 2;
+    if (m->o->keep == MERGE_KEEP_SHORTEST) {
+        put_be(k + kl, ul, 4);
+        put_be(k + kl + 4, inv, 8);
+    } else {
+        put_be(k + kl, inv, 8);
+        put_be(k + kl + 8, ul, 4);
     }
-    mf = open_memstream(&raw, &len);
-    if (!mf)
-        return fail(m, DC_ENOMEM, "open_memstream failed");
-    rc = merge_reader_copy_raw(r, mf);
-    fclose(mf);
-    if (rc == DC_OK && len) {
-        p->req_raw = raw;
-        p->req_len = len;
-        return DC_OK;
+    kl += 12;
+    memcpy(k + kl, url, ul);
+    rc = xs_add(&m->d, k, kl + ul, e, sizeof(*e));
+    free(k);
+    return rc;
+}
+
+/* O: depth, records first, source file, offset, order. Value: ent, then
+ * the URL, the refers-to URL and record id (NUL-terminated). */
+static int emit_o(struct merger *m, const struct ent *e, const char *url,
+                  const char *ref_url, const char *ref_id)
+{
+    unsigned char k[32];
+    struct merge__buf v = { 0 };
+    int rec = (e->flags & F_REC) != 0, rc;
+
+    put_be(k, (uint64_t)(uint32_t)e->depth, 4);
+    k[4] = rec ? 0 : 1;
+    put_be(k + 5, rec ? e->warc : 0, 4);
+    put_be(k + 9, rec ? (uint64_t)e->src_off : 0, 8);
+    put_be(k + 17, e->order, 8);
+    merge__buf_add(&v, e, sizeof(*e));
+    merge__buf_add(&v, url, strlen(url) + 1);
+    merge__buf_add(&v, ref_url ? ref_url : "", strlen(ref_url ? ref_url : "") + 1);
+    merge__buf_add(&v, ref_id ? ref_id : "", strlen(ref_id ? ref_id : "") + 1);
+    rc = xs_add(&m->out, k, 25, v.p, v.len);
+    free(v.p);
+    return rc;
+}
+
+static int content_candidate(const struct ent *e)
+{
+    return (e->flags & F_REC) && e->digest[0] && e->status >= 200 &&
+           e->status <= 299 && !(e->flags & F_TRUNC);
+}
+
+/* Distinct sources of links to url in L, advancing the cursor. */
+struct lcur {
+    struct xcursor c;
+    struct xrec x;
+    int have;
+};
+
+static uint64_t score_of(struct lcur *lc, const char *url)
+{
+    uint64_t n = 0;
+    char *prev = NULL;
+
+    while (lc->have && strcmp(lc->x.k, url) < 0)
+        lc->have = xs_next(&lc->c, &lc->x);
+    while (lc->have && strcmp(lc->x.k, url) == 0) {
+        const char *src = lc->x.k + strlen(lc->x.k) + 1;
+        if (!prev || strcmp(prev, src) != 0) {
+            n++;
+            free(prev);
+            prev = xstrdup(src);
+        }
+        lc->have = xs_next(&lc->c, &lc->x);
     }
-    free(raw);
+    free(prev);
+    return n;
+}
+
+static int pass_urls(struct merger *m)
+{
+    struct xcursor uc = { &m->u, NULL, 0 };
+    struct lcur lc = { { &m->l, NULL, 0 }, { 0 }, 0 };
+    struct xrec x;
+    char *last = NULL;
+    int rc = DC_OK;
+
+    if (xs_finish(&m->u) || xs_finish(&m->l))
+        return fail(m, DC_EIO, "sort: cannot read runs");
+    lc.have = xs_next(&lc.c, &lc.x);
+    while (rc == DC_OK && xs_next(&uc, &x)) {
+        struct ent e;
+        if (last && strcmp(last, x.k) == 0) {
+            m->st->url_duplicates++;
+            continue;
+        }
+        free(last);
+        last = xstrdup(x.k);
+        memcpy(&e, x.v, sizeof(e));
+        e.score = score_of(&lc, last);
+        rc = content_candidate(&e) ? emit_d(m, &e, last)
+                                   : emit_o(m, &e, last, NULL, NULL);
+    }
+    free(last);
+    free(uc.hold);
+    free(lc.c.hold);
+    xs_free(&m->u);
+    xs_free(&m->l);
+    return rc ? fail(m, rc, "sort: cannot write a run") : DC_OK;
+}
+
+/* ----------------------------------------- pass 3: content duplicates */
+
+/* The warc_record_id of a line, malloc'd, or NULL. */
+static char *line_field(struct merger *m, const struct ent *e, const char *key)
+{
+    char *buf = xmalloc((size_t)e->line_len + 1), *v = NULL;
+    struct merge__jobj o = { 0 };
+    int fd = file_fd(m, e->jsonl);
+
+    if (fd >= 0 && pread_all(fd, buf, e->line_len, (int64_t)e->line_off) ==
+                       DC_OK &&
+        merge__json_parse(buf, e->line_len, &o) == DC_OK) {
+        const char *s = opt_s(&o, key);
+        v = s ? xstrdup(s) : NULL;
+    }
+    merge__jobj_release(&o);
+    free(buf);
+    return v;
+}
+
+static int pass_content(struct merger *m)
+{
+    struct xcursor dc = { &m->d, NULL, 0 };
+    struct xrec x;
+    char *group = NULL, *kept_url = NULL, *kept_id = NULL;
+    int64_t kept_ms = 0;
+    int rc = DC_OK;
+
+    if (xs_finish(&m->d))
+        return fail(m, DC_EIO, "sort: cannot read runs");
+    while (rc == DC_OK && xs_next(&dc, &x)) {
+        struct ent e;
+        size_t at = strlen(x.k) + 14; /* digest, NUL, flag, rank */
+        char *u = xstrndup(x.k + at, x.kl - at);
+        memcpy(&e, x.v, sizeof(e));
+        if (!group || strcmp(group, x.k) != 0) {
+            free(group);
+            free(kept_url);
+            free(kept_id);
+            group = xstrdup(x.k);
+            kept_url = kept_id = NULL;
+            if (!(e.flags & F_REVISIT)) { /* a full response: kept */
+                kept_url = xstrdup(u);
+                kept_id = line_field(m, &e, "warc_record_id");
+                kept_ms = e.ms;
+                rc = emit_o(m, &e, u, NULL, NULL);
+                free(u);
+                continue;
+            }
+        }
+        m->st->content_duplicates++;
+        if (kept_url && kept_id) {
+            char *dup = (e.flags & F_REVISIT)
+                            ? line_field(m, &e, "duplicate_of") : NULL;
+            if (!dup || strcmp(dup, kept_url) != 0) {
+                e.flags |= F_MKREV;
+                e.refers_ms = kept_ms;
+            }
+            free(dup);
+        }
+        rc = emit_o(m, &e, u, (e.flags & F_MKREV) ? kept_url : NULL,
+                    (e.flags & F_MKREV) ? kept_id : NULL);
+        free(u);
+    }
+    free(group);
+    free(kept_url);
+    free(kept_id);
+    free(dc.hold);
+    xs_free(&m->d);
+    return rc ? fail(m, rc, "sort: cannot write a run") : DC_OK;
+}
+
+/* ------------------------------------------------ pass 4: the output */
+
+struct outw {
+    int depth;
+    FILE *f;
+    int64_t pos;
+    char name[64], tmp[PATH_MAX], final[PATH_MAX];
+};
+
+struct pass4 {
+    struct outw cur;
+    FILE *pages;
+    char ptmp[PATH_MAX];
+    unsigned char *buf;
+    char **done;        /* finished outputs: "tmp\0final" pairs */
+    size_t ndone;
+};
+
+static int out_close(struct merger *m, struct pass4 *p4)
+{
+    struct outw *o = &p4->cur;
+    char *pair;
+
+    if (!o->f)
+        return DC_OK;
+    if (fclose(o->f) != 0) {
+        o->f = NULL;
+        return fail(m, DC_EIO, "%s: write failed", o->tmp);
+    }
+    o->f = NULL;
+    pair = xmalloc(strlen(o->tmp) + strlen(o->final) + 2);
+    strcpy(pair, o->tmp);
+    strcpy(pair + strlen(o->tmp) + 1, o->final);
+    p4->done = xrealloc(p4->done, (p4->ndone + 1) * sizeof(*p4->done));
+    p4->done[p4->ndone++] = pair;
     return DC_OK;
 }
 
-/* A warc_file value that stays inside DIR. */
-static int file_ok(const char *file)
+static int out_open(struct merger *m, struct pass4 *p4, int depth)
 {
-    return file[0] != '/' && !strstr(file, "..");
-}
-
-/* Read one file on the slow path. counted: the fast path already counted
- * the file in st->files; torn_seen: and reported a torn range in it. */
-static int read_warc(struct merger *m, const char *file, int counted,
-                     int torn_seen)
-{
-    char path[PATH_MAX];
-    struct merge_reader *r;
-    struct merge_record rec;
+    struct outw *o = &p4->cur;
+    struct merge__buf info = { 0 };
     int rc;
 
-    snprintf(path, sizeof(path), "%s/%s", m->dir, file);
-    if (!file_ok(file) || merge_reader_open(&r, path) != DC_OK) {
-        warnf(m, "%s: cannot open, its pages lose their records", path);
+    if (o->f && o->depth == depth)
         return DC_OK;
-    }
-    if (!counted)
-        m->st->files++;
-    while ((rc = merge_reader_next(r, &rec)) == DC_OK) {
-        if (strcmp(rec.type, "response") == 0 ||
-            strcmp(rec.type, "revisit") == 0)
-            rc = on_response(m, r, &rec, file);
-        else if (strcmp(rec.type, "request") == 0)
-            rc = on_request(m, r, &rec);
-        if (rc)
-            break;
-    }
-    if (rc == DC_ETRUNCATED && !torn_seen) {
-        warnf(m, "%s: torn record at the end, skipped", path);
-        m->st->torn++;
-    } else if (rc != DC_ENOTFOUND && rc != DC_OK && !m->fatal) {
-        warnf(m, "%s: %s, rest of the file skipped", path, dc_strerror(rc));
-    }
-    merge_reader_close(&r);
-    return m->fatal;
+    rc = out_close(m, p4);
+    if (rc)
+        return rc;
+    o->depth = depth;
+    snprintf(o->name, sizeof(o->name), "depth-%d.warc.gz", depth);
+    snprintf(o->final, sizeof(o->final), "%s/%s", m->outdir, o->name);
+    snprintf(o->tmp, sizeof(o->tmp), "%s/.%s.tmp", m->outdir, o->name);
+    o->f = fopen(o->tmp, "wb");
+    if (!o->f)
+        return fail(m, DC_EIO, "%s: %s", o->tmp, strerror(errno));
+    rc = merge__warcinfo(&info, o->name, "dcrawl merge",
+                         "merged output: one copy per URL, content "
+                         "duplicates as revisits", 6);
+    if (rc == DC_OK && fwrite(info.p, 1, info.len, o->f) != info.len)
+        rc = fail(m, DC_EIO, "%s: write failed", o->tmp);
+    o->pos = (int64_t)info.len;
+    m->st->bytes_out += info.len;
+    free(info.p);
+    m->st->depths++;
+    return rc;
 }
 
-/* ------------------------------------------ pass 2a: raw byte ranges */
-
-/* Pages by source file, then offset, then reading order. */
-static int cmp_src(const void *a, const void *b)
+/* Copy [off, off+len) of file w to the output. */
+static int copy_bytes(struct merger *m, struct pass4 *p4, uint32_t w,
+                      int64_t off, int64_t len)
 {
-    const struct page *x = *(struct page *const *)a;
-    const struct page *y = *(struct page *const *)b;
-    int c = strcmp(x->warc_file, y->warc_file);
+    int fd = file_fd(m, w);
 
-    if (c)
-        return c;
-    if (x->src_off != y->src_off)
-        return x->src_off < y->src_off ? -1 : 1;
-    return x->order < y->order ? -1 : x->order > y->order;
-}
-
-/* One source file, opened once. */
-struct src {
-    int fd;
-    int64_t size;
-    char path[PATH_MAX];
-};
-
-static int range_torn(struct merger *m, struct page *p, const struct src *s)
-{
-    warnf(m, "%s: %s: records at %lld, %lld bytes, run past the end of the "
-          "file (%lld bytes): torn record, skipped", s->path, p->url,
-          (long long)p->src_off, (long long)p->src_len, (long long)s->size);
-    m->st->torn++;
-    p->torn = 1;
+    if (fd < 0)
+        return fail(m, DC_EIO, "%s: %s", m->files[w].path, strerror(errno));
+    while (len > 0) {
+        size_t want = len < (int64_t)COPY_CHUNK ? (size_t)len : COPY_CHUNK;
+        if (pread_all(fd, p4->buf, want, off))
+            return fail(m, DC_EIO, "%s: read failed at %lld",
+                        m->files[w].path, (long long)off);
+        if (fwrite(p4->buf, 1, want, p4->cur.f) != want)
+            return fail(m, DC_EIO, "%s: write failed", p4->cur.tmp);
+        off += (int64_t)want;
+        len -= (int64_t)want;
+        p4->cur.pos += (int64_t)want;
+        m->st->bytes_out += want;
+        m->st->bytes_in += want;
+    }
     return DC_OK;
 }
 
 /*
- * Copy p's range from s to its depth's output, unchanged. Leaves p as it
- * was (for the slow path) when the range does not start with a gzip
- * member; marks it torn when the range is past the end of the file.
+ * Inflate the gzip member at off of file w: its compressed length into
+ * *clen, and up to cap bytes of its start into out (*olen). DC_OK, or
+ * DC_EPARSE when it is not one whole member.
  */
-static int range_copy(struct merger *m, struct page *p, const struct src *s,
-                      unsigned char *buf)
+static int member_read(struct merger *m, uint32_t w, int64_t off,
+                       unsigned char *out, size_t cap, size_t *olen,
+                       int64_t *clen)
 {
-    struct out_file *o = out_get(m, p->depth);
-    int64_t off = p->src_off, left = p->src_len;
+    z_stream zs;
+    unsigned char in[65536], sink[65536];
+    int fd = file_fd(m, w), zr = Z_OK;
+    int64_t pos = off;
 
-    if (p->src_off > s->size || p->src_len > s->size - p->src_off)
-        return range_torn(m, p, s);
-    while (left > 0) {
-        size_t want = left < (int64_t)COPY_CHUNK ? (size_t)left : COPY_CHUNK;
-        ssize_t n = pread(s->fd, buf, want, (off_t)off);
-        if (n < 0 && errno == EINTR)
-            continue;
+    memset(&zs, 0, sizeof(zs));
+    *olen = 0;
+    if (fd < 0 || inflateInit2(&zs, 31) != Z_OK)
+        return DC_EIO;
+    while (zr != Z_STREAM_END) {
+        ssize_t n = pread(fd, in, sizeof(in), (off_t)pos);
         if (n <= 0)
-            return fail(m, DC_EIO, "%s: read failed at %lld", s->path,
-                        (long long)off);
-        if (off == p->src_off &&
-            (n < 3 || buf[0] != 0x1f || buf[1] != 0x8b || buf[2] != 0x08))
-            return DC_OK; /* nothing written: the slow path looks for it */
-        if (fwrite(buf, 1, (size_t)n, o->f) != (size_t)n)
-            return fail(m, DC_EIO, "%s: write failed", o->tmp);
-        off += n;
-        left -= n;
-    }
-    p->out_off = o->pos;
-    p->out_len = p->src_len;
-    o->pos += p->src_len;
-    m->st->records += 2;
-    m->st->ranges++;
-    return DC_OK;
-}
-
-/* Copy the ranges of v[0..n) (sorted by cmp_src, one file). A file that
- * cannot be opened leaves its pages to the slow path, which warns. */
-static int ranges_of_file(struct merger *m, struct page **v, size_t n,
-                          unsigned char *buf)
-{
-    struct src s;
-    struct stat st;
-    uint64_t torn = m->st->torn;
-    int rc = DC_OK;
-
-    if (!file_ok(v[0]->warc_file) ||
-        (size_t)snprintf(s.path, sizeof(s.path), "%s/%s", m->dir,
-                         v[0]->warc_file) >= sizeof(s.path))
-        return DC_OK;
-    s.fd = open(s.path, O_RDONLY | O_CLOEXEC);
-    if (s.fd < 0)
-        return DC_OK;
-    if (fstat(s.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(s.fd);
-        return DC_OK;
-    }
-    s.size = (int64_t)st.st_size;
-#ifdef POSIX_FADV_SEQUENTIAL
-    posix_fadvise(s.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-#endif
-    m->st->files++;
-    for (size_t i = 0; i < n && rc == DC_OK; i++) {
-        v[i]->src_opened = 1;
-        rc = range_copy(m, v[i], &s, buf);
-    }
-    close(s.fd);
-    for (size_t i = 0; i < n && m->st->torn != torn; i++)
-        v[i]->src_torn = 1;
-    return rc;
-}
-
-static int copy_ranges(struct merger *m, struct page **v, size_t n)
-{
-    unsigned char *buf;
-    int rc = DC_OK;
-    size_t i, j;
-
-    if (!n)
-        return DC_OK;
-    qsort(v, n, sizeof(*v), cmp_src);
-    buf = xmalloc(COPY_CHUNK);
-    for (i = 0; i < n && rc == DC_OK; i = j) {
-        for (j = i + 1; j < n && strcmp(v[j]->warc_file, v[i]->warc_file) == 0;
-             j++)
-            ;
-        rc = ranges_of_file(m, v + i, j - i, buf);
-    }
-    free(buf);
-    return rc;
-}
-
-/* ------------------------------------------------ pass 2b: inflating */
-
-static int cmp_file(const void *a, const void *b)
-{
-    return strcmp((*(struct page *const *)a)->warc_file,
-                  (*(struct page *const *)b)->warc_file);
-}
-
-/* Read each file named by the pages v[0..n) once, finding them by id. */
-static int copy_slow(struct merger *m, struct page **v, size_t n)
-{
-    int rc = DC_OK;
-    size_t i, j;
-
-    for (i = 0; i < n; i++) {
-        int64_t k = v[i] - m->pages;
-        if (index_get(m, &m->by_id, key_id, v[i]->record_id) < 0)
-            index_put(m, &m->by_id, key_id, k);
-    }
-    if (n)
-        qsort(v, n, sizeof(*v), cmp_file);
-    for (i = 0; i < n && rc == DC_OK; i = j) {
-        int counted = v[i]->src_opened, torn = v[i]->src_torn;
-        for (j = i + 1; j < n && strcmp(v[j]->warc_file, v[i]->warc_file) == 0;
-             j++) {
-            counted |= v[j]->src_opened;
-            torn |= v[j]->src_torn;
+            break;
+        zs.next_in = in;
+        zs.avail_in = (uInt)n;
+        while (zs.avail_in && zr != Z_STREAM_END) {
+            int into = *olen < cap;
+            zs.next_out = into ? out + *olen : sink;
+            zs.avail_out = into ? (uInt)(cap - *olen) : sizeof(sink);
+            zr = inflate(&zs, Z_NO_FLUSH);
+            if (into)
+                *olen = cap - zs.avail_out;
+            if (zr != Z_OK && zr != Z_STREAM_END)
+                break;
         }
-        rc = read_warc(m, v[i]->warc_file, counted, torn);
+        if (zr != Z_OK && zr != Z_STREAM_END)
+            break;
+        pos += n - (ssize_t)zs.avail_in;
     }
-    return rc;
+    *clen = pos - off;
+    inflateEnd(&zs);
+    return zr == Z_STREAM_END ? DC_OK : DC_EPARSE;
 }
 
-static int copy_records(struct merger *m)
+/* Write e's revisit of ref_url/ref_id built from its response's head,
+ * then the rest of its range. */
+static int write_revisit(struct merger *m, struct pass4 *p4, struct ent *e,
+                         const char *ref_url, const char *ref_id)
 {
-    struct page **v = xmalloc((m->npages + 1) * sizeof(*v));
-    size_t n = 0;
-    int rc = DC_OK;
+    unsigned char *h = xmalloc(HEAD_MAX);
+    size_t hl, wl, httpl;
+    int64_t clen;
+    struct merge__revisit v = { 0 };
+    struct merge__buf out = { 0 };
+    char *id = NULL, *date = NULL, *uri = NULL, *ip = NULL, rdate[40];
+    int rc = member_read(m, e->warc, e->src_off, h, HEAD_MAX, &hl, &clen);
 
-    for (size_t i = 0; i < m->npages && rc == DC_OK; i++) {
-        struct page *p = &m->pages[i];
-        rc = out_open(m, p->depth);
-        if (p->warc_file && p->src_off >= 0)
-            v[n++] = p;
+    wl = rc ? 0 : http_head_len(h, hl);
+    httpl = wl ? http_head_len(h + wl, hl - wl) : 0;
+    if (!httpl) {
+        free(h);
+        return DC_EPARSE;
     }
-    if (rc == DC_OK)
-        rc = copy_ranges(m, v, n);
-    n = 0;
-    for (size_t i = 0; i < m->npages && rc == DC_OK; i++) {
-        struct page *p = &m->pages[i];
-        if (p->record_id && p->warc_file && p->out_off < 0 && !p->torn)
-            v[n++] = p;
+    id = head_get(h, wl, "WARC-Record-ID");
+    date = head_get(h, wl, "WARC-Date");
+    uri = head_get(h, wl, "WARC-Target-URI");
+    ip = head_get(h, wl, "WARC-IP-Address");
+    merge__iso_time(e->refers_ms, rdate, sizeof(rdate));
+    v = (struct merge__revisit){ id, date, uri, ip, e->digest, ref_url,
+                                 rdate, ref_id, h + wl, httpl };
+    rc = id && date && uri ? merge__revisit_member(&out, 6, &v) : DC_EPARSE;
+    if (rc == DC_OK && fwrite(out.p, 1, out.len, p4->cur.f) != out.len)
+        rc = fail(m, DC_EIO, "%s: write failed", p4->cur.tmp);
+    if (rc == DC_OK) {
+        p4->cur.pos += (int64_t)out.len;
+        m->st->bytes_out += out.len;
+        e->resp_len = (int64_t)out.len;
+        if (clen < e->src_len)
+            rc = copy_bytes(m, p4, e->warc, e->src_off + clen,
+                            e->src_len - clen);
+        e->src_len = (int64_t)out.len + (e->src_len - clen);
     }
-    if (rc == DC_OK)
-        rc = copy_slow(m, v, n);
-    free(v);
+    free(out.p);
+    free(id);
+    free(date);
+    free(uri);
+    free(ip);
+    free(h);
     return rc;
 }
 
-/* ---------------------------------------------------- pass 3: the lines */
+/* The response member's compressed length when the line did not say. */
+static int64_t resp_len_of(struct merger *m, const struct ent *e)
+{
+    unsigned char none[1];
+    size_t ol;
+    int64_t clen;
+
+    if (e->resp_len > 0)
+        return e->resp_len;
+    if (member_read(m, e->warc, e->src_off, none, 0, &ol, &clen) != DC_OK)
+        return e->src_len;
+    return clen;
+}
+
+static int put_records(struct merger *m, struct pass4 *p4, struct ent *e,
+                       const char *ref_url, const char *ref_id,
+                       int64_t *out_off)
+{
+    int rc;
+
+    *out_off = -1;
+    if (!(e->flags & F_REC))
+        return DC_OK;
+    rc = out_open(m, p4, e->depth);
+    if (rc)
+        return rc;
+    *out_off = p4->cur.pos;
+    if (e->flags & F_MKREV) {
+        rc = write_revisit(m, p4, e, ref_url, ref_id);
+        if (rc == DC_EPARSE) {
+            warnf(m, "%s: response at %lld unreadable, page copied as is",
+                  m->files[e->warc].path, (long long)e->src_off);
+            e->flags &= ~(uint32_t)F_MKREV;
+        } else {
+            if (rc == DC_OK)
+                m->st->revisits_built++;
+            m->st->records++;
+            return rc;
+        }
+    }
+    e->resp_len = resp_len_of(m, e);
+    rc = copy_bytes(m, p4, e->warc, e->src_off, e->src_len);
+    m->st->records++;
+    if (!(e->flags & F_INFL))
+        m->st->ranges++;
+    return rc;
+}
 
 static int is_key(const struct merge__jkv *kv, const char *key)
 {
     return strcmp(kv->key, key) == 0;
 }
 
-static void put_count(struct merge__buf *b, int64_t v)
+static void put_num(struct merge__buf *b, int rec, int64_t v)
 {
-    if (v >= 0)
+    if (rec && v >= 0)
         merge__buf_printf(b, "%lld", (long long)v);
     else
         merge__buf_str(b, "null");
 }
 
-/* p's line with its warc_* values pointing into the merged file (or null);
- * warc_length goes right after warc_offset, added if the line had none. */
-static void rewrite_line(const struct page *p, struct merge__buf *b)
+/* The page's line for pages.jsonl: warc_* fields point into the merged
+ * file; "outlinks" becomes "score"; a new revisit gets duplicate_of. */
+static void rewrite_line(const struct merge__jobj *o, const struct ent *e,
+                         int64_t out_off, const char *fname,
+                         const char *ref_url, struct merge__buf *b)
 {
-    struct merge__jobj o;
-    char name[64];
-    int rec = p->out_off >= 0, first = 1;
+    int rec = out_off >= 0, first = 1;
+    static const char *const drop[] = { "warc_file", "warc_offset",
+        "warc_length", "warc_response_length", "warc_record_id", "outlinks",
+        "score" };
 
-    snprintf(name, sizeof(name), "depth-%d.warc.gz", p->depth);
-    merge__json_parse(p->line, strlen(p->line), &o);
     merge__buf_str(b, "{");
-    for (size_t i = 0; i < o.n; i++) {
-        const struct merge__jkv *kv = &o.kv[i];
-        if (is_key(kv, "warc_length"))
+    for (size_t i = 0; i < o->n; i++) {
+        const struct merge__jkv *kv = &o->kv[i];
+        int skip = 0;
+        for (size_t k = 0; k < sizeof(drop) / sizeof(drop[0]); k++)
+            skip |= is_key(kv, drop[k]);
+        if (skip)
             continue;
         if (!first)
             merge__buf_str(b, ",");
         first = 0;
         merge_json_str(&b->p, &b->len, &b->cap, kv->key);
         merge__buf_str(b, ":");
-        if (is_key(kv, "warc_file") && rec) {
-            merge_json_str(&b->p, &b->len, &b->cap, name);
-        } else if (is_key(kv, "warc_offset")) {
-            put_count(b, rec ? p->out_off : -1);
-            merge__buf_str(b, ",\"warc_length\":");
-            put_count(b, rec ? p->out_len : -1);
-        } else if ((is_key(kv, "warc_file") ||
-                    is_key(kv, "warc_record_id")) && !rec) {
-            merge__buf_str(b, "null");
-        } else {
+        if (is_key(kv, "duplicate_of") && (e->flags & F_MKREV))
+            merge_json_str(&b->p, &b->len, &b->cap, ref_url);
+        else
             merge__buf_add(b, kv->raw, kv->raw_len);
-        }
     }
-    merge__buf_str(b, "}\n");
-    merge__jobj_release(&o);
+    merge__buf_str(b, first ? "\"warc_file\":" : ",\"warc_file\":");
+    if (rec)
+        merge_json_str(&b->p, &b->len, &b->cap, fname);
+    else
+        merge__buf_str(b, "null");
+    merge__buf_str(b, ",\"warc_offset\":");
+    put_num(b, rec, out_off);
+    merge__buf_str(b, ",\"warc_length\":");
+    put_num(b, rec, e->src_len);
+    merge__buf_str(b, ",\"warc_response_length\":");
+    put_num(b, rec, e->resp_len);
+    merge__buf_str(b, ",\"warc_record_id\":");
+    {
+        const struct merge__jkv *id = merge__jobj_get(o, "warc_record_id");
+        if (rec && id && id->type == MJ_STR)
+            merge__buf_add(b, id->raw, id->raw_len);
+        else
+            merge__buf_str(b, "null");
+    }
+    merge__buf_printf(b, ",\"score\":%llu}\n", (unsigned long long)e->score);
 }
 
-static int cmp_page(const void *a, const void *b)
+/* The CDXJ line of a page written at out_off, into the sorter C. */
+static int cdx_add(struct merger *m, const struct merge__jobj *o,
+                   const struct ent *e, int64_t out_off, const char *fname)
 {
-    const struct page *x = a, *y = b;
-    uint64_t ox = (uint64_t)x->out_off, oy = (uint64_t)y->out_off;
-
-    if (x->depth != y->depth)
-        return x->depth < y->depth ? -1 : 1;
-    if (ox != oy) /* -1 (no record) sorts last */
-        return ox < oy ? -1 : 1;
-    return x->order < y->order ? -1 : x->order > y->order;
-}
-
-static int write_pages(struct merger *m)
-{
-    char tmp[PATH_MAX], final[PATH_MAX];
     struct merge__buf b = { 0 };
-    FILE *f;
+    const char *url = opt_s(o, "final_url"), *ct = opt_s(o, "content_type");
+    const char *dig = e->digest;
+    char key[4096], ts[40], mime[128] = "unk";
+    int revisit = (e->flags & (F_MKREV | F_REVISIT)) != 0, rc;
+
+    if (!url)
+        url = opt_s(o, "url");
+    merge_surt(url, key, sizeof(key));
+    merge__iso_time(e->ms, ts, sizeof(ts));
+    if (revisit)
+        snprintf(mime, sizeof(mime), "warc/revisit");
+    else if (ct)
+        snprintf(mime, sizeof(mime), "%.*s", (int)strcspn(ct, "; "), ct);
+    if (!strncasecmp(dig, "sha1:", 5))
+        dig += 5;
+    merge__buf_printf(&b, "%s %.4s%.2s%.2s%.2s%.2s%.2s {\"url\":", key, ts,
+                      ts + 5, ts + 8, ts + 11, ts + 14, ts + 17);
+    merge_json_str(&b.p, &b.len, &b.cap, url);
+    merge__buf_str(&b, ",\"mime\":");
+    merge_json_str(&b.p, &b.len, &b.cap, mime);
+    merge__buf_printf(&b, ",\"status\":\"%d\",\"digest\":", e->status);
+    merge_json_str(&b.p, &b.len, &b.cap, dig);
+    merge__buf_printf(&b, ",\"length\":\"%lld\",\"offset\":\"%lld\","
+                      "\"filename\":", (long long)e->resp_len,
+                      (long long)out_off);
+    merge_json_str(&b.p, &b.len, &b.cap, fname);
+    merge__buf_str(&b, "}");
+    rc = xs_add(&m->cdx, b.p, b.len, NULL, 0);
+    free(b.p);
+    return rc ? fail(m, rc, "sort: cannot write a run") : DC_OK;
+}
+
+static void count_page(struct merger *m, const struct ent *e,
+                       const char *url)
+{
+    m->st->pages++;
+    if (e->depth >= 0 && e->depth < 64)
+        m->st->pages_per_depth[e->depth]++;
+    if (e->status >= 100 && e->status < 600)
+        m->st->status[e->status / 100]++;
+    else
+        m->st->status[0]++;
+    if (e->flags & F_TORN) {
+        m->st->torn++;
+        warnf(m, "%s: %s: records at %lld, %lld bytes, run past the end of "
+              "%s: torn record, skipped", m->files[e->jsonl].path, url,
+              (long long)e->src_off, (long long)e->src_len,
+              e->warc != NOFILE ? m->files[e->warc].path : "?");
+    }
+}
+
+static int one_page(struct merger *m, struct pass4 *p4, const struct xrec *x)
+{
+    struct ent e;
+    const char *url, *ref_url, *ref_id;
+    struct merge__jobj o = { 0 };
+    struct merge__buf b = { 0 };
+    char *line = NULL;
+    int64_t out_off = -1;
+    int rc, fd;
+
+    memcpy(&e, x->v, sizeof(e));
+    url = x->v + sizeof(e);
+    ref_url = url + strlen(url) + 1;
+    ref_id = ref_url + strlen(ref_url) + 1;
+    rc = put_records(m, p4, &e, ref_url, ref_id, &out_off);
+    if (rc)
+        return rc;
+    line = xmalloc((size_t)e.line_len + 1);
+    fd = file_fd(m, e.jsonl);
+    if (fd < 0 || pread_all(fd, line, e.line_len, (int64_t)e.line_off) ||
+        merge__json_parse(line, e.line_len, &o) != DC_OK) {
+        merge__jobj_release(&o);
+        free(line);
+        return fail(m, DC_EIO, "%s: line at %llu changed during the merge",
+                    m->files[e.jsonl].path, (unsigned long long)e.line_off);
+    }
+    rewrite_line(&o, &e, out_off, p4->cur.name, ref_url, &b);
+    if (fwrite(b.p, 1, b.len, p4->pages) != b.len)
+        rc = fail(m, DC_EIO, "%s: write failed", p4->ptmp);
+    if (rc == DC_OK && out_off >= 0)
+        rc = cdx_add(m, &o, &e, out_off, p4->cur.name);
+    count_page(m, &e, url);
+    merge__jobj_release(&o);
+    free(b.p);
+    free(line);
+    return rc;
+}
+
+static int pass_output(struct merger *m, struct pass4 *p4)
+{
+    struct xcursor oc = { &m->out, NULL, 0 };
+    struct xrec x;
     int rc = DC_OK;
 
-    snprintf(tmp, sizeof(tmp), "%s/.pages.jsonl.tmp", m->outdir);
-    snprintf(final, sizeof(final), "%s/pages.jsonl", m->outdir);
-    if (m->npages)
-        qsort(m->pages, m->npages, sizeof(*m->pages), cmp_page);
+    if (xs_finish(&m->out))
+        return fail(m, DC_EIO, "sort: cannot read runs");
+    snprintf(p4->ptmp, sizeof(p4->ptmp), "%s/.pages.jsonl.tmp", m->outdir);
+    p4->pages = fopen(p4->ptmp, "w");
+    if (!p4->pages)
+        return fail(m, DC_EIO, "%s: %s", p4->ptmp, strerror(errno));
+    p4->buf = xmalloc(COPY_CHUNK);
+    while (rc == DC_OK && xs_next(&oc, &x))
+        rc = one_page(m, p4, &x);
+    free(oc.hold);
+    free(p4->buf);
+    p4->buf = NULL;
+    xs_free(&m->out);
+    if (rc == DC_OK)
+        rc = out_close(m, p4);
+    if (fclose(p4->pages) != 0 && rc == DC_OK)
+        rc = fail(m, DC_EIO, "%s: write failed", p4->ptmp);
+    p4->pages = NULL;
+    return rc;
+}
+
+/* ------------------------------------------ pass 5: index and summary */
+
+static int write_index(struct merger *m)
+{
+    struct xcursor cc = { &m->cdx, NULL, 0 };
+    struct xrec x;
+    char tmp[PATH_MAX];
+    FILE *f;
+    int bad = 0;
+
+    if (xs_finish(&m->cdx))
+        return fail(m, DC_EIO, "sort: cannot read runs");
+    snprintf(tmp, sizeof(tmp), "%s/.index.cdxj.tmp", m->outdir);
     f = fopen(tmp, "w");
     if (!f)
         return fail(m, DC_EIO, "%s: %s", tmp, strerror(errno));
-    for (size_t i = 0; i < m->npages; i++) {
-        struct page *p = &m->pages[i];
-        if (p->record_id && p->out_off < 0)
-            warnf(m, "%s: response %s not found in %s, page kept without "
-                  "records", p->url, p->record_id, p->warc_file);
-        b.len = 0;
-        rewrite_line(p, &b);
-        if (fwrite(b.p, 1, b.len, f) != b.len)
-            rc = DC_EIO;
-        m->st->pages++;
-        if (p->depth < 64)
-            m->st->pages_per_depth[p->depth]++;
-    }
-    free(b.p);
-    if (fclose(f) != 0 || rc)
+    while (xs_next(&cc, &x))
+        bad |= fwrite(x.k, 1, x.kl, f) != x.kl || fputc('\n', f) == EOF;
+    free(cc.hold);
+    xs_free(&m->cdx);
+    if (fclose(f) != 0 || bad)
         return fail(m, DC_EIO, "%s: write failed", tmp);
-    if (rename(tmp, final) != 0)
-        return fail(m, DC_EIO, "%s: %s", final, strerror(errno));
     return DC_OK;
 }
 
-static int close_outs(struct merger *m, int ok)
+static int write_summary(struct merger *m)
 {
+    const struct merge_stats *s = m->st;
+    char tmp[PATH_MAX];
+    FILE *f;
+    int first = 1;
+
+    snprintf(tmp, sizeof(tmp), "%s/.summary.json.tmp", m->outdir);
+    f = fopen(tmp, "w");
+    if (!f)
+        return fail(m, DC_EIO, "%s: %s", tmp, strerror(errno));
+    fprintf(f, "{\n  \"pages\": %llu,\n  \"pages_per_depth\": {",
+            (unsigned long long)s->pages);
+    for (int d = 0; d < 64; d++) {
+        if (!s->pages_per_depth[d])
+            continue;
+        fprintf(f, "%s\"%d\": %llu", first ? "" : ", ", d,
+                (unsigned long long)s->pages_per_depth[d]);
+        first = 0;
+    }
+    fprintf(f, "},\n  \"duplicates\": {\"url\": %llu, \"content\": %llu, "
+            "\"content_revisits_built\": %llu},\n",
+            (unsigned long long)s->url_duplicates,
+            (unsigned long long)s->content_duplicates,
+            (unsigned long long)s->revisits_built);
+    fprintf(f, "  \"keep\": \"%s\",\n",
+            m->o->keep == MERGE_KEEP_SHORTEST ? "shortest-url"
+                                              : "highest-score");
+    fprintf(f, "  \"bytes\": {\"warc_in\": %llu, \"warc_out\": %llu},\n",
+            (unsigned long long)s->bytes_in,
+            (unsigned long long)s->bytes_out);
+    fprintf(f, "  \"status\": {\"none\": %llu, \"1xx\": %llu, \"2xx\": %llu, "
+            "\"3xx\": %llu, \"4xx\": %llu, \"5xx\": %llu},\n",
+            (unsigned long long)s->status[0], (unsigned long long)s->status[1],
+            (unsigned long long)s->status[2], (unsigned long long)s->status[3],
+            (unsigned long long)s->status[4], (unsigned long long)s->status[5]);
+    fprintf(f, "  \"torn\": %llu,\n  \"files\": %llu,\n  \"depth_files\": "
+            "%llu,\n  \"added\": {\"files\": %llu, \"pages\": %llu, "
+            "\"skipped\": %llu}\n}\n",
+            (unsigned long long)s->torn, (unsigned long long)s->files,
+            (unsigned long long)s->depths,
+            (unsigned long long)s->added_files,
+            (unsigned long long)s->added_pages,
+            (unsigned long long)s->added_bad);
+    if (fclose(f) != 0)
+        return fail(m, DC_EIO, "%s: write failed", tmp);
+    return DC_OK;
+}
+
+/* Rename every output into place (only when everything succeeded). */
+static int publish(struct merger *m, struct pass4 *p4, int ok)
+{
+    static const char *const names[] = { "pages.jsonl", "index.cdxj",
+                                         "summary.json" };
+    char tmp[PATH_MAX], final[PATH_MAX];
     int rc = DC_OK;
 
-    for (size_t i = 0; i < m->nouts; i++) {
-        struct out_file *o = &m->outs[i];
-        if (o->f && fclose(o->f) != 0)
-            rc = fail(m, DC_EIO, "%s: write failed", o->tmp);
-        o->f = NULL;
-        if (ok && rc == DC_OK && rename(o->tmp, o->final) != 0)
-            rc = fail(m, DC_EIO, "%s: %s", o->final, strerror(errno));
+    for (size_t i = 0; i < p4->ndone; i++) {
+        const char *t = p4->done[i], *fn = t + strlen(t) + 1;
+        if (ok && rc == DC_OK && rename(t, fn) != 0)
+            rc = fail(m, DC_EIO, "%s: %s", fn, strerror(errno));
         if (!ok || rc)
-            remove(o->tmp);
-        else
-            m->st->depths++;
+            remove(t);
+        free(p4->done[i]);
+    }
+    free(p4->done);
+    if (p4->cur.f) {
+        fclose(p4->cur.f);
+        remove(p4->cur.tmp);
+    }
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", m->outdir, names[i]);
+        snprintf(final, sizeof(final), "%s/%s", m->outdir, names[i]);
+        if (ok && rc == DC_OK && rename(tmp, final) != 0)
+            rc = fail(m, DC_EIO, "%s: %s", final, strerror(errno));
+        if (!ok || rc)
+            remove(tmp);
     }
     return rc;
 }
 
 static void merger_free(struct merger *m)
 {
-    for (size_t i = 0; i < m->npages; i++)
-        page_clear(&m->pages[i]);
-    free(m->pages);
-    free(m->by_url.slot);
-    free(m->by_id.slot);
-    free(m->outs);
+    xs_free(&m->u);
+    xs_free(&m->l);
+    xs_free(&m->d);
+    xs_free(&m->out);
+    xs_free(&m->cdx);
+    for (size_t i = 0; i < m->nfiles; i++)
+        free(m->files[i].path);
+    free(m->files);
+    for (size_t i = 0; i < m->ntemps; i++) {
+        remove(m->temps[i]);
+        free(m->temps[i]);
+    }
+    free(m->temps);
+    if (m->cache_fd >= 0)
+        close(m->cache_fd);
 }
 
-int merge_run(const char *dir, const char *outdir, struct merge_stats *st,
-              FILE *warn, char *err, size_t errlen)
+static void sorters_init(struct merger *m, const char *tmpdir, size_t mem)
+{
+    struct xsort *s[] = { &m->u, &m->l, &m->d, &m->out, &m->cdx };
+    static const char *const tags[] = { "u", "l", "d", "o", "c" };
+
+    for (size_t i = 0; i < 5; i++) {
+        s[i]->tmpdir = tmpdir;
+        s[i]->tag = tags[i];
+        s[i]->budget = mem / 2;
+        s[i]->spills = &m->st->runs;
+    }
+}
+
+static int run_passes(struct merger *m, struct pass4 *p4)
+{
+    int rc = DC_OK;
+
+    for (size_t k = 0; k < m->o->nadds && rc == DC_OK; k++)
+        rc = add_file(m, k);
+    if (rc == DC_OK)
+        rc = read_lines(m);
+    if (rc == DC_OK)
+        rc = pass_urls(m);
+    if (rc == DC_OK)
+        rc = pass_content(m);
+    if (rc == DC_OK)
+        rc = pass_output(m, p4);
+    if (rc == DC_OK)
+        rc = write_index(m);
+    if (rc == DC_OK)
+        rc = write_summary(m);
+    return rc;
+}
+
+int merge_run_opts(const char *dir, const struct merge_opts *o,
+                   struct merge_stats *st, FILE *warn, char *err,
+                   size_t errlen)
 {
     struct merger m = { 0 };
     struct merge_stats local;
+    struct merge_opts defaults = { 0 };
+    struct pass4 p4 = { 0 };
     char def[PATH_MAX];
     int rc;
 
@@ -944,25 +1992,46 @@ int merge_run(const char *dir, const char *outdir, struct merge_stats *st,
         err[0] = '\0';
     if (!dir || !*dir)
         return DC_EINVAL;
-    if (!outdir) {
+    if (!o)
+        o = &defaults;
+    m.outdir = o->outdir;
+    if (!m.outdir) {
         snprintf(def, sizeof(def), "%s/merged", dir);
-        outdir = def;
+        m.outdir = def;
     }
     m.dir = dir;
-    m.outdir = outdir;
+    m.o = o;
     m.warn = warn;
     m.st = st ? st : &local;
     m.err = err;
     m.errlen = errlen;
+    m.cache_fd = -1;
     memset(m.st, 0, sizeof(*m.st));
-    rc = read_lines(&m);
-    if (rc == DC_OK && merge__mkdirs(outdir) != DC_OK)
-        rc = fail(&m, DC_EIO, "%s: cannot create", outdir);
+    sorters_init(&m, o->tmpdir ? o->tmpdir : m.outdir,
+                 o->mem_bytes ? o->mem_bytes : MEM_DEFAULT);
+    {
+        DIR *d = opendir(dir);
+        if (!d)
+            rc = fail(&m, DC_EIO, "%s: %s", dir, strerror(errno));
+        else {
+            closedir(d);
+            rc = merge__mkdirs(m.outdir) != DC_OK
+                     ? fail(&m, DC_EIO, "%s: cannot create", m.outdir)
+                     : DC_OK;
+        }
+    }
     if (rc == DC_OK)
-        rc = copy_records(&m);
-    rc = close_outs(&m, rc == DC_OK) ? (rc ? rc : DC_EIO) : rc;
-    if (rc == DC_OK)
-        rc = write_pages(&m);
+        rc = run_passes(&m, &p4);
+    rc = publish(&m, &p4, rc == DC_OK) ? (rc ? rc : DC_EIO) : rc;
     merger_free(&m);
     return rc;
+}
+
+int merge_run(const char *dir, const char *outdir, struct merge_stats *st,
+              FILE *warn, char *err, size_t errlen)
+{
+    struct merge_opts o = { 0 };
+
+    o.outdir = outdir;
+    return merge_run_opts(dir, &o, st, warn, err, errlen);
 }

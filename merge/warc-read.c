@@ -685,6 +685,19 @@ static int digest_check(const char *spec, const void *data, size_t len)
 }
 
 /* Does the block start with an HTTP status or request line? */
+void merge__reader_head(const struct merge_reader *r,
+                        const struct merge_record *rec,
+                        const unsigned char **head, size_t *len)
+{
+    *head = r->buf + r->pos;
+    *len = rec->block ? (size_t)(rec->block - *head) : 0;
+}
+
+int merge__reader_raw_ok(const struct merge_reader *r)
+{
+    return r && r->have_rec && r->raw_ok;
+}
+
 static int looks_http(const unsigned char *b, size_t n)
 {
     const unsigned char *nl = memchr(b, '\n', n);

@@ -29,8 +29,11 @@
  * whose bytes are missing.
  *
  * The JSON line gives the page's records as a byte range of the WARC file:
- * warc_offset (its response member) and warc_length (the response and
- * request members, contiguous), so merge_run copies them without inflating.
+ * warc_offset (its response member) and warc_length (the response, request
+ * and metadata members, contiguous), so merge_run copies them without
+ * inflating. The metadata record is built in merge_writer_append (the
+ * writer's thread): its outlinks and noise counts are known only after the
+ * page's links went through admission.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -314,6 +317,7 @@ struct rec_head {
     const char *type, *id, *date, *uri, *ip, *concurrent, *ctype;
     const char *filename, *block_digest, *payload_digest;
     const char *profile, *refers_uri, *refers_date; /* revisit */
+    const char *refers_id;  /* WARC-Refers-To */
     int truncated;
     size_t len;
 };
@@ -359,6 +363,7 @@ static void rec_head_write(struct merge__buf *h, const struct rec_head *r)
     if (ip_ok(r->ip))
         add_field(h, "WARC-IP-Address", r->ip);
     add_field(h, "WARC-Concurrent-To", r->concurrent);
+    add_field(h, "WARC-Refers-To", r->refers_id);
     add_field(h, "WARC-Profile", r->profile);
     if (r->refers_uri && *r->refers_uri) {
         merge__buf_str(h, "WARC-Refers-To-Target-URI: ");
@@ -604,6 +609,7 @@ static int build_records(const struct merge_page *p, int level,
     r.len = head.len + body_len;
     b->response_off = out->len;
     rc = rec_member(out, level, &r, head.p, head.len, body, body_len);
+    b->response_len = out->len - b->response_off;
     free(head.p);
     if (rc || !p->request || !p->request_len)
         return rc;
@@ -619,6 +625,87 @@ static int build_records(const struct merge_page *p, int level,
     r.truncated = 0;
     r.len = p->request_len;
     return rec_member(out, level, &r, p->request, p->request_len, NULL, 0);
+}
+
+int merge__revisit_member(struct merge__buf *out, int level,
+                          const struct merge__revisit *v)
+{
+    struct rec_head r = { 0 };
+    char bdig[MERGE_SHA1_STRLEN + 8];
+
+    merge__sha1_b32(v->head, v->head_len, bdig);
+    r.type = "revisit";
+    r.id = v->id;
+    r.date = v->date;
+    r.uri = v->uri;
+    r.ip = v->ip;
+    r.ctype = "application/http;msgtype=response";
+    r.block_digest = bdig;
+    r.payload_digest = v->payload_digest;
+    r.profile = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+    r.refers_uri = v->refers_uri;
+    r.refers_date = v->refers_date;
+    r.refers_id = v->refers_id;
+    r.len = v->head_len;
+    return rec_member(out, level, &r, v->head, v->head_len, NULL, 0);
+}
+
+int merge__record_member(struct merge__buf *out, int level,
+                         const void *head, size_t head_len,
+                         const void *block, size_t block_len)
+{
+    struct merge__part parts[3];
+
+    parts[0] = (struct merge__part){ head, head_len };
+    parts[1] = (struct merge__part){ block, block_len };
+    parts[2] = (struct merge__part){ "\r\n\r\n", 4 };
+    return merge__gzip_member(out, level, parts, 3);
+}
+
+/* The metadata record of a page whose response is b->response_id. */
+static void meta_field_uri(struct merge__buf *blk, const char *name,
+                           const char *u)
+{
+    merge__buf_printf(blk, "%s: ", name);
+    add_uri(blk, u);
+    merge__buf_str(blk, "\r\n");
+}
+
+static int metadata_member(struct merge__buf *out, int level,
+                           const struct merge_page *p,
+                           const struct merge_built *b)
+{
+    struct merge__buf blk = { 0 };
+    struct rec_head r = { 0 };
+    char id[64], date[40], dig[MERGE_SHA1_STRLEN + 8];
+    int rc;
+
+    for (size_t i = 0; i < p->noutlinks; i++)
+        if (p->outlinks[i] && p->outlinks[i][0])
+            meta_field_uri(&blk, "outlink", p->outlinks[i]);
+    merge__buf_printf(&blk, "links-found: %zu\r\nlinks-new: %zu\r\n",
+                      p->links_found, p->links_new);
+    merge__buf_printf(&blk, "noise-links-seen: %zu\r\n"
+                      "noise-dropped-block: %zu\r\n"
+                      "noise-dropped-cluster: %zu\r\n"
+                      "noise-refused-budget: %zu\r\n",
+                      p->noise_seen, p->noise_block, p->noise_cluster,
+                      p->noise_budget);
+    merge__record_id(id, sizeof(id));
+    merge__iso_time(p->fetched_ms, date, sizeof(date));
+    merge__sha1_b32(blk.p, blk.len, dig);
+    r.type = "metadata";
+    r.id = id;
+    r.date = date;
+    r.uri = p->final_url && *p->final_url ? p->final_url : p->url;
+    r.concurrent = b->response_id;
+    r.refers_id = b->response_id;
+    r.ctype = "application/warc-fields";
+    r.block_digest = dig;
+    r.len = blk.len;
+    rc = rec_member(out, level, &r, blk.p, blk.len, NULL, 0);
+    free(blk.p);
+    return rc;
 }
 
 int merge_record_build(const struct merge_page *p, int gzip_level,
@@ -820,7 +907,7 @@ static void json_strval(struct merge__buf *j, const char *key, const char *v)
 
 static void page_json(struct merge__buf *j, const struct merge_page *p,
                       const struct merge_built *b, const char *node,
-                      const char *warc_file, int64_t off)
+                      const char *warc_file, int64_t off, size_t meta_len)
 {
     char at[40];
     int rec = b && b->len > 0;
@@ -864,22 +951,40 @@ static void page_json(struct merge__buf *j, const struct merge_page *p,
         merge__buf_printf(j, "%lld", (long long)off);
     else
         merge__buf_str(j, "null");
-    /* the built members are contiguous: response first, then request */
+    /* contiguous: response, request, then the metadata record */
     json_key(j, "warc_length");
     if (rec)
-        merge__buf_printf(j, "%zu", b->len - b->response_off);
+        merge__buf_printf(j, "%zu", b->len - b->response_off + meta_len);
+    else
+        merge__buf_str(j, "null");
+    json_key(j, "warc_response_length");
+    if (rec)
+        merge__buf_printf(j, "%zu", b->response_len);
     else
         merge__buf_str(j, "null");
     json_strval(j, "warc_record_id", rec ? b->response_id : NULL);
-    merge__buf_str(j, "}\n");
+    json_key(j, "outlinks");
+    merge__buf_str(j, "[");
+    for (size_t i = 0; i < p->noutlinks; i++) {
+        if (i)
+            merge__buf_str(j, ",");
+        merge_json_str(&j->p, &j->len, &j->cap,
+                       p->outlinks[i] ? p->outlinks[i] : "");
+    }
+    merge__buf_str(j, "]}\n");
 }
 
 static int append_page(struct merge_writer *w, const struct merge_page *p,
                        const struct merge_built *b, const char *node_id)
 {
-    struct merge__buf j = { 0 };
+    struct merge__buf j = { 0 }, meta = { 0 };
     int64_t off = w->pos + (int64_t)(b ? b->response_off : 0);
     int rc = DC_OK;
+
+    if (b && b->len && b->response_id[0])
+        rc = metadata_member(&meta, w->level, p, b);
+    if (rc)
+        return rc;
 
     /*
      * Order matters for crash safety: the WARC bytes reach the file (fflush)
@@ -892,11 +997,18 @@ static int append_page(struct merge_writer *w, const struct merge_page *p,
         rc = write_all(w, w->warc, b->data, b->len);
         w->pos += (int64_t)b->len;
     }
+    if (rc == DC_OK && meta.len) {
+        rc = write_all(w, w->warc, meta.p, meta.len);
+        w->pos += (int64_t)meta.len;
+    }
     if (rc == DC_OK && fflush(w->warc) != 0)
         rc = w->err = DC_EIO;
-    if (rc)
+    if (rc) {
+        free(meta.p);
         return rc;
-    page_json(&j, p, b, node_id ? node_id : w->node, w->rel, off);
+    }
+    page_json(&j, p, b, node_id ? node_id : w->node, w->rel, off, meta.len);
+    free(meta.p);
     rc = write_all(w, w->jsonl, j.p, j.len);
     free(j.p);
     if (rc == DC_OK && fflush(w->jsonl) != 0)

@@ -42,7 +42,7 @@ check "SIGTERM: every JSON line of n2 is complete" python3 -c 'import json,glob
 for p in glob.glob("'"$out"'/depth-*/n2-*.jsonl"):
     for l in open(p): json.loads(l)'
 timeout 300 "$DCRAWL" node --redis "$R" --out "$out" --id n1 --exit-when-idle \
-    --set politeness.delay=0 --set noise.enabled=false >"$WORK/node3.log" 2>    --set politeness.delay=0 >"$WORK/node3.log" 2>&11
+    --set politeness.delay=0 --set noise.enabled=false >"$WORK/node3.log" 2>&1
 rc=$?
 cat "$WORK/node3.log"
 check "restarted node completes (exit 0)" [ $rc -eq 0 ]

@@ -15,8 +15,12 @@
 // the record block as warcio hands it over: the parser runs with
 // parseHttp: false so the block is delivered raw, exactly as stored. The
 // payload of an application/http record is what follows the HTTP header
-// block (the first CRLF CRLF); a revisit's payload digest names an earlier
-// record and is not checked. Digest values may be base32 (the WARC custom),
+// block (the first CRLF CRLF): WARC 1.1 section 5.9 defines it as the HTTP
+// entity-body (RFC 2616), i.e. transfer-decoded (no chunked framing) but
+// still content-coded, which is how dcrawl stores bodies and how warcio
+// itself computes the digest when it writes. A revisit's payload digest
+// names an earlier record and is not checked; metadata and warcinfo
+// records have block digests only. Digest values may be base32 (the WARC custom),
 // hex or base64.
 //
 // Framing: warcio.js does not fail on a torn file; it stops quietly at a

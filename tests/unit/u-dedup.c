@@ -183,10 +183,11 @@ static const struct {
     const char *key;
 } seen_keys[] = {
     {"dc", 0, 0, "dc:{0}:s:0"},
-    {"dc", 7, 0x0fffffffffffffffULL, "dc:{7}:s:0"},
-    {"dc", 7, 0x1000000000000000ULL, "dc:{7}:s:1"},
-    {"dc", 1023, 0xa097098a4e7151f8ULL, "dc:{1023}:s:10"},
-    {"crawl2", 65535, 0xffffffffffffffffULL, "crawl2:{65535}:s:15"},
+    {"dc", 7, 0x00ffffffffffffffULL, "dc:{7}:s:0"},
+    {"dc", 7, 0x0100000000000000ULL, "dc:{7}:s:1"},
+    {"dc", 7, 0x1000000000000000ULL, "dc:{7}:s:16"},
+    {"dc", 1023, 0xa097098a4e7151f8ULL, "dc:{1023}:s:160"},
+    {"crawl2", 65535, 0xffffffffffffffffULL, "crawl2:{65535}:s:255"},
 };
 
 static const struct {
@@ -272,8 +273,9 @@ static void test_cache_basics(void)
     CHECK(s.entries == 100, "capacity respected: %" PRIu64, s.entries);
     CHECK(s.inserts - s.evictions == s.entries,
           "inserts %" PRIu64 " evictions %" PRIu64, s.inserts, s.evictions);
-    /* Sampled eviction is approximate: most of the newest stay. The last
-     * put is always there. */
+    /* One-offs of equal frequency: the newer wins (recency), so all but
+     * a few of the 100 newest stay (the repeated 0, 5 and max keep their
+     * places); the last put is always there. */
     {
         int recent = 0;
         for (i = 1900; i < 2000; i++)
@@ -293,43 +295,59 @@ static void test_cache_basics(void)
 }
 
 /*
- * Eviction order, table-driven. A cache of 16 with exact eviction (all 16
- * weighed) is filled with keys 1..16 in order (clock ticks 1..16), then
- * `hits` are applied left to right (a key listed k times is asked for k
- * more times, each at the next tick), then key 100 is put: `victim` must
- * be the one evicted. Expected victims follow from the weight
- * (1 + log2 count) * (span + 1) / (age + 1) worked by hand; span is the
- * clock (nothing evicted yet, floor 0).
+ * Eviction order, table-driven. A cache of 16 with a fixed split
+ * (`window` % window, `prot` % of the rest protected; caches this small do
+ * not adapt the window) is filled with keys 1..16 in order, then `hits`
+ * are applied left to right, then key 100 is put: `victim` must be the one
+ * evicted. Expected victims are worked by hand from the rules in cache.c:
+ *   window 25 %, prot 80 %: window 4, main 12, protected at most 9; after
+ *     the fill, probation holds 1..12 (1 least recent), the window 13..16.
+ *     A full put compares the window's oldest (candidate) with the
+ *     probation's oldest (victim) by access count: the rarer goes, the
+ *     victim on a tie. Counts: 1 per put plus 1 per hit.
+ *   window 0: segmented LRU alone (evict probation's least recent);
+ *   window 0, prot 0: plain LRU.
  */
 static const struct {
     const char *name;
+    int window, prot;
     int hits[24];   /* keys, 0-terminated */
     int victim;
 } evict_order[] = {
-    /* all asked once: the oldest goes (plain recency) */
-    {"oldest one-off goes", {0}, 1},
-    /* 1 asked again is now the newest: 2 is the oldest one-off */
-    {"a repeat refreshes", {1, 0}, 2},
-    /* every key but 1 asked twice, recently: 1 is old and rare */
-    {"frequent and recent beat old and rare",
+    /* all asked once: 13 (count 1) vs 1 (count 1), a tie: the old 1 goes */
+    {"oldest one-off goes", 25, 80, {0}, 1},
+    /* 1 hit: protected. 13 vs 2, both count 1: 2 goes */
+    {"a repeat is protected", 25, 80, {1, 0}, 2},
+    /* 2..12 hit: 2..10 fill protected, 11 and 12 push 2, 3 back to
+     * probation (after 1); 13..16 hit in the window (count 2). 13 (2) vs
+     * 1 (1): old and rare 1 goes */
+    {"frequent and recent beat old and rare", 25, 80,
      {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0}, 1},
-    /* 1 asked 4 times early (count 5, last tick 20), the rest again after
-     * (count 2, ticks 21..35). Clock 35. Weights: 1: (1+2.25)*36/16 =
-     * 7.3; 2: 2*36/15 = 4.8: 2 goes although 1 is older */
-    {"frequency outweighs a little age",
-     {1, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0}, 2},
-    /* 1 asked once more at tick 17 (count 2), then 3..16 once (ticks
-     * 18..31), then 3..9 again (ticks 32..38). Clock 38. 1: 2*39/22 =
-     * 3.5; 2 (count 1, tick 2): 39/37 = 1.05: the old one-off 2 goes */
-    {"old one-off before old repeat",
-     {1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 3, 4, 5, 6, 7, 8,
-      9, 0}, 2},
+    /* 1 hit 4 times (count 5), then 2..16 once: 10, 11, 12 push 1, 2, 3
+     * back to probation, 1 least recent. 13 (2) vs 1 (5): 13 goes
+     * although 1 is older */
+    {"frequency outweighs age", 25, 80,
+     {1, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0},
+     13},
+    /* 1..12 hit once (count 2); 10, 11, 12 push 1, 2, 3 back. 13 (1) vs
+     * 1 (2): the recent one-off 13 goes, the older repeat stays */
+    {"one-off before repeat", 25, 80,
+     {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0}, 13},
+    /* no window: probation 1..16; 1 hit is protected, 2 goes */
+    {"segmented: a repeat is protected", 0, 50, {1, 0}, 2},
+    /* protected holds 8: hitting 1..9 demotes 1 to probation's recent
+     * end (second chance): probation 10..16, 1: 10 goes */
+    {"segmented: demoted gets a second chance", 0, 50,
+     {1, 2, 3, 4, 5, 6, 7, 8, 9, 0}, 10},
+    /* plain LRU: 1 refreshed, 2 is the oldest */
+    {"plain LRU", 0, 0, {1, 0}, 2},
 };
 
 static void test_cache_evict_order(void)
 {
     for (size_t r = 0; r < sizeof(evict_order) / sizeof(evict_order[0]); r++) {
-        struct dedup_cache *c = dedup_cache_new_sampled(16, 16);
+        struct dedup_cache *c = dedup_cache_new_tuned(16, evict_order[r].window,
+                                                      evict_order[r].prot);
         struct dedup_cache_stats s;
         int missing = 0, gone = -1;
 
@@ -355,8 +373,8 @@ static void test_cache_evict_order(void)
     }
 }
 
-/* Sampled eviction in a long stream: a hot entry (hit between every put)
- * is never evicted, and weights are positive for cached entries only. */
+/* In a long stream, a hot entry (hit between every put) is never evicted;
+ * segments: a repeat is protected, a new put is in the window. */
 static void test_cache_hot(void)
 {
     struct dedup_cache *c = dedup_cache_new(16);
@@ -367,10 +385,16 @@ static void test_cache_hot(void)
         CHECK(dedup_cache_hit(c, 42), "hot entry lost at %" PRIu64, i);
         dedup_cache_put(c, 100000 + i);
     }
-    CHECK(dedup_cache_weight(c, 42) > dedup_cache_weight(c, 100998),
-          "hot %.2f vs one-off %.2f", dedup_cache_weight(c, 42),
-          dedup_cache_weight(c, 100998));
-    CHECK(dedup_cache_weight(c, 7) < 0, "absent weight");
+    CHECK(dedup_cache_segment(c, 100999) == 2, "new put: segment %d",
+          dedup_cache_segment(c, 100999));
+    CHECK(dedup_cache_segment(c, 7) == -1, "absent segment");
+    dedup_cache_free(&c);
+
+    c = dedup_cache_new_tuned(16, 0, 50);
+    dedup_cache_put(c, 1);
+    CHECK(dedup_cache_segment(c, 1) == 0, "no window: put in probation");
+    dedup_cache_hit(c, 1);
+    CHECK(dedup_cache_segment(c, 1) == 1, "hit: protected");
     dedup_cache_free(&c);
 }
 
@@ -471,6 +495,70 @@ static void test_cache_random(void)
     free(ever);
 }
 
+/* A rank in [0, n) with P(k) about 1/(k + 1) (Zipf, s = 1): a power-of-
+ * two range picked uniformly, then a value in it. */
+static uint64_t zipfish(uint64_t *st, uint64_t n)
+{
+    int top = 0, e;
+    uint64_t lo, k;
+
+    while (top < 62 && ((uint64_t)2 << top) <= n + 1)
+        top++;
+    e = (int)(rnd(st) % (uint64_t)(top + 1));
+    lo = (uint64_t)1 << e;
+    k = lo + rnd(st) % lo - 1;
+    return k < n ? k : n - 1;
+}
+
+/* Hit rate of a cache over a link stream: 30 % new ids, the rest either
+ * (popular) a Zipf rank over all ids or (recency) a Zipf distance back
+ * from the newest; `popular` % of repeats are popular. */
+static double stream_rate(struct dedup_cache *c, int popular, long n)
+{
+    uint64_t st = 0x2545f4914f6cdd1dULL, next = 0, id, hits = 0;
+
+    for (long i = 0; i < n; i++) {
+        unsigned pick = (unsigned)(rnd(&st) % 100);
+        if (next < 16 || pick < 30)
+            id = next++;
+        else if ((int)(rnd(&st) % 100) < popular)
+            id = zipfish(&st, next);
+        else
+            id = next - 1 - zipfish(&st, next);
+        id = id * 0x9e3779b97f4a7c15ULL + 1;
+        if (dedup_cache_hit(c, id))
+            hits++;
+        else
+            dedup_cache_put(c, id);
+    }
+    return (double)hits / (double)n;
+}
+
+/* The adaptive cache against plain LRU of the same size (4096, large
+ * enough to adapt): better with lasting popularity, about as good on
+ * recency alone (where LRU is the best a cache can do). */
+static void test_cache_vs_lru(void)
+{
+    static const struct {
+        int popular;
+        double slack; /* points the cache may trail LRU by */
+    } streams[] = {{50, 0.0}, {0, 0.5}};
+
+    for (size_t k = 0; k < sizeof(streams) / sizeof(streams[0]); k++) {
+        struct dedup_cache *w = dedup_cache_new(4096);
+        struct dedup_cache *l = dedup_cache_new_tuned(4096, 0, 0);
+        double rw = stream_rate(w, streams[k].popular, 400000);
+        double rl = stream_rate(l, streams[k].popular, 400000);
+        CHECK(100 * rw >= 100 * rl - streams[k].slack,
+              "popular %d %%: cache %.2f %%, LRU %.2f %%", streams[k].popular,
+              100 * rw, 100 * rl);
+        printf("stream popular %d %%: cache %.2f %%, plain LRU %.2f %%\n",
+               streams[k].popular, 100 * rw, 100 * rl);
+        dedup_cache_free(&w);
+        dedup_cache_free(&l);
+    }
+}
+
 int main(void)
 {
     test_murmur3();
@@ -481,5 +569,6 @@ int main(void)
     test_cache_evict_order();
     test_cache_hot();
     test_cache_random();
+    test_cache_vs_lru();
     return t_done("u-dedup");
 }

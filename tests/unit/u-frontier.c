@@ -830,6 +830,67 @@ static void t_seen_vs_admit(void)
     frontier_close(&f);
 }
 
+/* One host, so one partition: 3000 URLs in one batch fill some buckets
+ * past FRONTIER_SEEN_GROUP_MAX members only if fingerprints cluster, so
+ * force it: 2500 URLs whose fingerprints share the top byte (one
+ * bucket) plus 500 spread ones, every 7th repeated. Answers must match an
+ * independent count; after SCRIPT FLUSH the script is sent again. */
+#define BIG_N 3000
+static void t_seen_big_batch(void)
+{
+    struct frontier *f = open_f(8, 1, 60, "n1");
+    static struct frontier_url u[BIG_N + BIG_N / 7 + 1];
+    static unsigned char isnew[BIG_N + BIG_N / 7 + 1];
+    static char urls[BIG_N][64];
+    struct frontier_seen_usage us;
+    size_t n = 0, fresh = 0, wrong = 0;
+    redisReply *r;
+
+    for (int i = 0; i < BIG_N; i++) {
+        snprintf(urls[i], sizeof(urls[i]), "http://one.example/p%d", i);
+        mkurl(&u[n], urls[i], 0);
+        if (i < 2500) /* bucket 0x5a; low bits keep them distinct */
+            u[n].fp = 0x5a00000000000000ULL |
+                      (((uint64_t)i * 0x9e3779b97f4bULL) & 0x00ffffffffffffffULL);
+        n++;
+        if (i % 7 == 0)
+            u[n] = u[n - 1], n++;
+    }
+    CHECK(frontier_seen(f, u, n, 0, isnew) == DC_OK, "big batch: %s",
+          frontier_errstr(f));
+    for (size_t i = 0; i < n; i++) {
+        int first = 1;
+        for (size_t j = 0; j < i && first; j++)
+            first = u[j].fp != u[i].fp;
+        wrong += isnew[i] != first;
+        fresh += isnew[i];
+    }
+    CHECK(wrong == 0 && fresh == BIG_N, "big batch: %zu wrong, %zu new",
+          wrong, fresh);
+    r = redisCommand(raw, "SCRIPT FLUSH");
+    if (r)
+        freeReplyObject(r);
+    CHECK(frontier_seen(f, u, n, 1, isnew) == DC_OK, "after SCRIPT FLUSH: %s",
+          frontier_errstr(f));
+    for (size_t i = 0; i < n; i++)
+        wrong += isnew[i];
+    CHECK(wrong == 0, "after flush: %zu answered new", wrong);
+    {
+        char key[64];
+        snprintf(key, sizeof(key), "dc:{%d}:s:90",
+                 frontier_partition(f, "one.example", 11));
+        long long card = raw_int("SCARD %s", key), want = 2500;
+        for (int i = 2500; i < BIG_N; i++) /* spread ones that land there */
+            want += dedup_fingerprint(urls[i], strlen(urls[i])) >> 56 == 0x5a;
+        CHECK(card == want, "bucket 0x5a (%s) holds %lld, want %lld", key,
+              card, want);
+    }
+    CHECK(frontier_seen_usage(f, &us) == DC_OK && us.members == BIG_N &&
+              us.not_compact == 0, "usage: %llu members",
+          (unsigned long long)us.members);
+    frontier_close(&f);
+}
+
 /* Layout text, intset setting, fingerprint recorded and adopted, a
  * foreign layout refused. */
 static void t_seen_layout(void)
@@ -841,7 +902,7 @@ static void t_seen_layout(void)
 
     CHECK(frontier_seen_layout(f, text, sizeof(text)) == 0,
           "with-redis.sh runs 8192 intset entries: %s", text);
-    CHECK(strstr(text, "b16-i64") && strstr(text, "murmur3"), "text: %s", text);
+    CHECK(strstr(text, "b256-i64") && strstr(text, "murmur3"), "text: %s", text);
     frontier_close(&f);
 
     conf_init(&c);
@@ -863,6 +924,12 @@ static void t_seen_layout(void)
         freeReplyObject(r);
     CHECK(frontier_open(&g, redis_url, &c, "n2", err, sizeof(err)) ==
               DC_ECONFIG && !g, "foreign layout refused: %s", err);
+    r = redisCommand(raw, "HSET dc:meta seen_layout b16-i64");
+    if (r)
+        freeReplyObject(r);
+    CHECK(frontier_open(&g, redis_url, &c, "n2", err, sizeof(err)) ==
+              DC_ECONFIG && !g && strstr(err, "b16-i64"),
+          "old 16-bucket layout refused: %s", err);
     dedup_fingerprint_use(DEDUP_FP_MURMUR3);
     free(c.dedup_fingerprint);
     c.dedup_fingerprint = strdup("sha1");
@@ -895,6 +962,7 @@ static const struct {
     { "seen: 4 processes, new exactly once", t_seen_concurrent },
     { "seen vs admit", t_seen_vs_admit },
     { "seen layout and fingerprint", t_seen_layout },
+    { "seen: big batch, big buckets, script reload", t_seen_big_batch },
 };
 
 int main(void)

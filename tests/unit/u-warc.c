@@ -1,7 +1,9 @@
 /*
  * u-warc.c: the merge module: building WARC records, writing per-node
  * files, reading them back (also foreign, torn and random files), digests,
- * JSON escaping, and merge_run.
+ * JSON escaping, merge_run (URL duplicates, content duplicate policies,
+ * the CDXJ index checked by lookup, foreign samples through adds) and
+ * SURT keys.
  *
  * Expected values are written out by hand (rewritten response heads, JSON
  * escapes, time stamps) or computed independently (SHA-1 from libcrypto
@@ -142,6 +144,8 @@ static void rm_rf(const char *dir)
 static unsigned char binary[300];
 
 static const char req_a[] = "GET /a HTTP/1.1\r\nHost: a.test\r\n\r\n";
+static const char *const plain_links[] = { "http://a.test/x",
+                                           "http://a.test/y\n z" };
 
 struct tpage {
     struct merge_page p;
@@ -213,7 +217,15 @@ static void pages_init(void)
         p->fetched_ms = MS;
         p->depth = 1;
         p->decoded_len = p->body_len;
+        p->links_found = 2;
+        p->links_new = 1;
+        p->noise_seen = 3;
+        p->noise_block = 4;
+        p->noise_cluster = 5;
+        p->noise_budget = 6;
     }
+    pages[0].p.outlinks = plain_links;
+    pages[0].p.noutlinks = 2;
 }
 
 /* ---------------------------------------------------------- the tests */
@@ -309,7 +321,14 @@ static void test_json_parse(void)
           NULL, 4 },
         { "{}", DC_OK, NULL, NULL, 0 },
         { "{\"s\":\"\\ud800x\"}", DC_OK, "s", "\xef\xbf\xbdx", 1 },
-        { "{\"a\":[1]}", DC_EPARSE, NULL, NULL, 0 },
+        { "{\"a\":[1]}", DC_OK, NULL, NULL, 1 },
+        { "{\"a\":[\"x\", null, \"y\\n\"],\"b\":\"c\"}", DC_OK, "b", "c",
+          2 },
+        { "{\"a\":[]}", DC_OK, NULL, NULL, 1 },
+        { "{\"a\":[{}]}", DC_EPARSE, NULL, NULL, 0 },
+        { "{\"a\":[[1]]}", DC_EPARSE, NULL, NULL, 0 },
+        { "{\"a\":[1,]}", DC_EPARSE, NULL, NULL, 0 },
+        { "{\"a\":[1}", DC_EPARSE, NULL, NULL, 0 },
         { "{\"a\":{}}", DC_EPARSE, NULL, NULL, 0 },
         { "{\"a\":1,}", DC_EPARSE, NULL, NULL, 0 },
         { "{\"a\":01}", DC_EPARSE, NULL, NULL, 0 },
@@ -336,6 +355,45 @@ static void test_json_parse(void)
         }
         merge__jobj_release(&o);
     }
+    /* the strings of an array, in order, other values skipped */
+    {
+        const char *line = "{\"a\":[\"x\", 1, \"y\\u00e9\"]}";
+        const struct merge__jkv *kv;
+        struct merge__jobj o;
+        size_t pos = 0;
+        char *v1 = NULL, *v2 = NULL, *v3 = NULL;
+        int r1, r2, r3;
+        CHECK(merge__json_parse(line, strlen(line), &o) == DC_OK, "array");
+        kv = merge__jobj_get(&o, "a");
+        CHECK(kv && kv->type == MJ_ARR, "array type");
+        if (kv && kv->type == MJ_ARR) {
+            r1 = merge__json_array_next(kv->raw, kv->raw_len, &pos, &v1);
+            r2 = merge__json_array_next(kv->raw, kv->raw_len, &pos, &v2);
+            r3 = merge__json_array_next(kv->raw, kv->raw_len, &pos, &v3);
+            CHECK(r1 == DC_OK && r2 == DC_OK && r3 == DC_ENOTFOUND &&
+                      strcmp(v1, "x") == 0 && strcmp(v2, "y\xc3\xa9") == 0,
+                  "array strings %d %d %d", r1, r2, r3);
+        }
+        free(v1);
+        free(v2);
+        free(v3);
+        merge__jobj_release(&o);
+    }
+}
+
+/* The metadata block expected for t, written out by hand. */
+static void meta_expect(const struct tpage *t, char *out, size_t cap)
+{
+    size_t n = 0;
+
+    out[0] = '\0';
+    if (t->p.noutlinks)
+        n += (size_t)snprintf(out + n, cap - n,
+                              "outlink: http://a.test/x\r\n"
+                              "outlink: http://a.test/y%%0A%%20z\r\n");
+    snprintf(out + n, cap - n, "links-found: 2\r\nlinks-new: 1\r\n"
+             "noise-links-seen: 3\r\nnoise-dropped-block: 4\r\n"
+             "noise-dropped-cluster: 5\r\nnoise-refused-budget: 6\r\n");
 }
 
 /* Check the built bytes of one page independently of the reader. */
@@ -422,6 +480,19 @@ static void check_pair(const struct tpage *t, const struct merge_built *b,
               memcmp(rec.block, req_a, rec.block_len) == 0 &&
               merge_record_verify(&rec) == DC_OK,
           "%s: request block", t->p.url);
+    rc = merge_reader_next(r, &rec);
+    {
+        char want[512];
+        meta_expect(t, want, sizeof(want));
+        CHECK(rc == DC_OK && strcmp(rec.type, "metadata") == 0 &&
+                  rec.concurrent_to &&
+                  strcmp(rec.concurrent_to, b->response_id) == 0 &&
+                  rec.block_len == strlen(want) &&
+                  memcmp(rec.block, want, rec.block_len) == 0 &&
+                  merge_record_verify(&rec) == DC_OK,
+              "%s: metadata %.*s", t->p.url, rc ? 0 : (int)rec.block_len,
+              rc ? "" : (const char *)rec.block);
+    }
     if (rc == DC_OK)
         *req_end = rec.offset + rec.member_len;
 }
@@ -448,10 +519,28 @@ static void check_line(const struct tpage *t, const struct merge_built *b,
           "%s: warc_offset", t->p.url);
     kv = merge__jobj_get(&o, "warc_length");
     CHECK(kv && (t->head ? kv->type == MJ_NUM && kv->num == (double)len &&
-                               len == b->len
+                               len > b->len
                          : kv->type == MJ_NULL),
           "%s: warc_length %g want %llu", t->p.url, kv ? kv->num : -1.0,
           (unsigned long long)len);
+    kv = merge__jobj_get(&o, "warc_response_length");
+    CHECK(kv && (t->head ? kv->type == MJ_NUM &&
+                               kv->num == (double)b->response_len &&
+                               b->response_len > 0
+                         : kv->type == MJ_NULL),
+          "%s: warc_response_length", t->p.url);
+    kv = merge__jobj_get(&o, "outlinks");
+    {
+        char *v = NULL;
+        size_t pos = 0;
+        int r1 = kv && kv->type == MJ_ARR
+                     ? merge__json_array_next(kv->raw, kv->raw_len, &pos, &v)
+                     : -1;
+        CHECK(t->p.noutlinks ? r1 == DC_OK && strcmp(v, "http://a.test/x") == 0
+                             : r1 == DC_ENOTFOUND,
+              "%s: outlinks", t->p.url);
+        free(v);
+    }
     kv = merge__jobj_get(&o, "error");
     CHECK(kv && (t->p.error ? kv->type == MJ_STR : kv->type == MJ_NULL),
           "%s: error", t->p.url);
@@ -490,7 +579,7 @@ static const char info_settings[] =
     "\r\nsettings: depth=2\r\nuser-agent: dcrawl test\r\nsettings:  x: y\r\n";
 
 /* The bytes [off, off + len) of path, on their own, are a WARC file of
- * exactly the response `id` and then its request. */
+ * exactly the response `id`, its request and its metadata. */
 static void check_range(const char *path, uint64_t off, uint64_t len,
                         const char *id)
 {
@@ -521,9 +610,13 @@ static void check_range(const char *path, uint64_t off, uint64_t len,
               "range starts with response %s", id);
         rc = merge_reader_next(r, &rec);
         CHECK(rc == DC_OK && strcmp(rec.type, "request") == 0 &&
+                  rec.concurrent_to && strcmp(rec.concurrent_to, id) == 0,
+              "range: its request");
+        rc = merge_reader_next(r, &rec);
+        CHECK(rc == DC_OK && strcmp(rec.type, "metadata") == 0 &&
                   rec.concurrent_to && strcmp(rec.concurrent_to, id) == 0 &&
                   rec.offset + rec.member_len == len,
-              "range ends with its request");
+              "range ends with its metadata");
         CHECK(merge_reader_next(r, &rec) == DC_ENOTFOUND, "range: nothing else");
     }
     merge_reader_close(&r);
@@ -578,7 +671,9 @@ static void test_write_read(const char *dir)
         CHECK(offs[i] == prev_end, "%s: offset %llu want %llu",
               pages[i].p.url, (unsigned long long)offs[i],
               (unsigned long long)prev_end);
-        prev_end += b[i].len;
+        CHECK(ends[i] > offs[i] + b[i].len, "%s: metadata after the built "
+              "records", pages[i].p.url);
+        prev_end = ends[i];
     }
     free(slurp(path, &total));
     end = prev_end;
@@ -671,7 +766,7 @@ static void test_rotation(const char *dir)
             CHECK(k != 0 || strcmp(rec.type, "warcinfo") == 0, "info first");
             k++;
         }
-        CHECK(rc == DC_ENOTFOUND && k == 5, "%s: %d records", path, k);
+        CHECK(rc == DC_ENOTFOUND && k == 7, "%s: %d records", path, k);
         merge_reader_close(&r);
     }
     CHECK(merge_writer_open(&w, dir, 0, "a/b", &o) == DC_EINVAL, "bad node");
@@ -709,10 +804,10 @@ static void test_truncate(const char *dir, const char *tmp)
     char src[4096], dst[512];
     unsigned char *d;
     size_t n, cuts[5];
-    int end, k, nrec = 1; /* warcinfo + 2 per page with records */
+    int end, k, nrec = 1; /* warcinfo + 3 per page with records */
 
     for (size_t i = 0; i < NPAGES; i++)
-        nrec += pages[i].head ? 2 : 0;
+        nrec += pages[i].head ? 3 : 0;
 
     snprintf(src, sizeof(src), "%s/depth-1/n1-00000.warc.gz", dir);
     d = slurp(src, &n);
@@ -1082,7 +1177,7 @@ static void test_merge(const char *dir, const char *tmp)
     CHECK(warn && strstr(warn, "torn"), "torn warning");
     CHECK(st.pages == 6 && st.url_duplicates == 1 && st.torn == 1 &&
               st.depths == 2 && st.pages_per_depth[0] == 3 &&
-              st.pages_per_depth[1] == 3 && st.records == 8,
+              st.pages_per_depth[1] == 3 && st.records == 4,
           "stats pages %llu dups %llu torn %llu depths %llu records %llu",
           (unsigned long long)st.pages,
           (unsigned long long)st.url_duplicates,
@@ -1248,7 +1343,7 @@ static void test_merge_fast(const char *dir)
     fclose(wf);
     CHECK(rc == DC_OK, "merge_run %d %s", rc, err);
     CHECK(st.pages == 9 && st.ranges == 6 && st.inflated == 2 &&
-              st.torn == 1 && st.records == 16 && st.files == 3 + 3,
+              st.torn == 1 && st.records == 8 && st.files == 3 + 3,
           "fast stats: pages %llu ranges %llu inflated %llu torn %llu "
           "records %llu files %llu",
           (unsigned long long)st.pages, (unsigned long long)st.ranges,
@@ -1289,6 +1384,374 @@ static void test_merge_fast(const char *dir)
     check_merged(path, ml, k, 4);
 }
 
+/* ----------------------------------------------- merge policies, CDXJ */
+
+static void test_surt(void)
+{
+    static const struct {
+        const char *url, *want;
+    } t[] = {
+        { "http://www.Example.com:80/a/B?z=1&a=2#frag",
+          "com,example)/a/b?a=2&z=1" },
+        { "https://example.com:443", "com,example)/" },
+        { "https://example.com:8443/x", "com,example:8443)/x" },
+        { "http://user:pw@a.b.example.org/", "org,example,b,a)/" },
+        { "http://127.0.0.1:8080/p?", "127.0.0.1:8080)/p" },
+        { "http://www2.example.com/", "com,example,www2)/" },
+        { "dns:example.com", "dns:example.com" },
+    };
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        char out[256];
+        size_t n = merge_surt(t[i].url, out, sizeof(out));
+        CHECK(strcmp(out, t[i].want) == 0 && n == strlen(t[i].want),
+              "surt %s: %s", t[i].url, out);
+    }
+}
+
+struct pline {
+    char url[128], digest[64], dup[128];
+    double score;
+};
+
+/* url -> (digest, duplicate_of, score) of a merged pages.jsonl */
+static int read_plines(const char *path, struct pline *pl, int max)
+{
+    char buf[8192];
+    FILE *f = fopen(path, "r");
+    int n = 0;
+
+    while (f && n < max && fgets(buf, sizeof(buf), f)) {
+        struct merge__jobj o;
+        const struct merge__jkv *kv;
+        memset(&pl[n], 0, sizeof(pl[n]));
+        pl[n].score = -1;
+        if (merge__json_parse(buf, strlen(buf), &o) == DC_OK) {
+            if ((kv = merge__jobj_get(&o, "url")) && kv->type == MJ_STR)
+                snprintf(pl[n].url, 128, "%s", kv->str);
+            if ((kv = merge__jobj_get(&o, "digest")) && kv->type == MJ_STR)
+                snprintf(pl[n].digest, 64, "%s", kv->str);
+            if ((kv = merge__jobj_get(&o, "duplicate_of")) &&
+                kv->type == MJ_STR)
+                snprintf(pl[n].dup, 128, "%s", kv->str);
+            if ((kv = merge__jobj_get(&o, "score")) && kv->type == MJ_NUM)
+                pl[n].score = kv->num;
+        }
+        merge__jobj_release(&o);
+        n++;
+    }
+    if (f)
+        fclose(f);
+    return n;
+}
+
+static const struct pline *pline_get(const struct pline *pl, int n,
+                                     const char *url)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(pl[i].url, url) == 0)
+            return &pl[i];
+    return NULL;
+}
+
+/*
+ * Every index.cdxj line: sorted, its key is the SURT of its url, and the
+ * member at offset/length in filename inflates to a response or revisit
+ * record of that url. Returns the number of lines.
+ */
+static int check_cdxj(const char *mdir)
+{
+    char path[4096], prev[8192] = "", line[8192];
+    FILE *f;
+    int n = 0;
+
+    snprintf(path, sizeof(path), "%s/index.cdxj", mdir);
+    f = fopen(path, "r");
+    CHECK(f != NULL, "open %s", path);
+    while (f && fgets(line, sizeof(line), f) && n < 10000) {
+        char key[2048], ts[32], surt[2048], wpath[4096], rec[4096];
+        const char *js = strchr(line, '{');
+        struct merge__jobj o;
+        const struct merge__jkv *url, *off, *len, *fn;
+        n++;
+        CHECK(strcmp(prev, line) <= 0, "cdxj sorted at line %d", n);
+        snprintf(prev, sizeof(prev), "%s", line);
+        CHECK(js && sscanf(line, "%2047s %31s", key, ts) == 2 &&
+                  strlen(ts) == 14 && strspn(ts, "0123456789") == 14,
+              "cdxj line %d: %s", n, line);
+        if (!js || merge__json_parse(js, strlen(js), &o) != DC_OK) {
+            CHECK(0, "cdxj json %d", n);
+            continue;
+        }
+        url = merge__jobj_get(&o, "url");
+        off = merge__jobj_get(&o, "offset");
+        len = merge__jobj_get(&o, "length");
+        fn = merge__jobj_get(&o, "filename");
+        CHECK(url && off && len && fn && url->type == MJ_STR &&
+                  off->type == MJ_STR && len->type == MJ_STR &&
+                  fn->type == MJ_STR && merge__jobj_get(&o, "mime") &&
+                  merge__jobj_get(&o, "status") &&
+                  merge__jobj_get(&o, "digest"),
+              "cdxj fields %d", n);
+        if (url && off && len && fn && url->type == MJ_STR &&
+            off->type == MJ_STR && len->type == MJ_STR &&
+            fn->type == MJ_STR) {
+            size_t total, plen;
+            unsigned char *d;
+            long o0 = atol(off->str), l0 = atol(len->str);
+            merge_surt(url->str, surt, sizeof(surt));
+            CHECK(strcmp(surt, key) == 0, "cdxj key %s for %s", key,
+                  url->str);
+            snprintf(wpath, sizeof(wpath), "%s/%s", mdir, fn->str);
+            d = slurp(wpath, &total);
+            snprintf(rec, sizeof(rec), "%s/.cdxj-member.gz", mdir);
+            if (d && o0 >= 0 && l0 > 0 && (size_t)(o0 + l0) <= total) {
+                char *plain, want[600], wget[600];
+                spit(rec, d + o0, (size_t)l0);
+                plain = gunzip_file(rec, &plen);
+                snprintf(want, sizeof(want), "\r\nWARC-Target-URI: %s\r\n",
+                         url->str);
+                /* wget's known <...> around the URI, unwrapped by readers */
+                snprintf(wget, sizeof(wget), "\r\nWARC-Target-URI: <%s>\r\n",
+                         url->str);
+                CHECK(plain && count_str(plain, plen, "WARC/1.") == 1 &&
+                          count_str(plain, plen, want) +
+                                  count_str(plain, plen, wget) == 1 &&
+                          (count_str(plain, plen, "WARC-Type: response\r\n") +
+                           count_str(plain, plen, "WARC-Type: revisit\r\n")) ==
+                              1,
+                      "cdxj %s: one record of its url at %ld+%ld", url->str,
+                      o0, l0);
+                free(plain);
+                unlink(rec);
+            } else {
+                CHECK(0, "cdxj %s: range %ld+%ld outside %s", url->str, o0,
+                      l0, fn->str);
+            }
+            free(d);
+        }
+        merge__jobj_release(&o);
+    }
+    if (f)
+        fclose(f);
+    return n;
+}
+
+static void with_links(struct merge_page *p, const char *const *l, size_t n)
+{
+    p->outlinks = l;
+    p->noutlinks = n;
+}
+
+/*
+ * Content duplicates: the same payload under four URLs, with in-links
+ * counted from the other pages' outlinks; one of them already a revisit
+ * from the crawl. URL duplicates: /n fetched three times, the newest wins.
+ */
+static void test_policies(const char *base)
+{
+    static const char *const to_long[] = { "http://p.test/a-long-path" };
+    static const char *const to_long_s[] = { "http://p.test/a-long-path",
+                                             "http://p.test/s" };
+    static const char *const to_mid[] = { "http://p.test/mid",
+                                          "http://p.test/mid" };
+    static const struct {
+        enum merge_keep keep;
+        const char *kept;
+        double long_score;
+    } t[] = {
+        { MERGE_KEEP_SCORE, "http://p.test/a-long-path", 3 },
+        { MERGE_KEEP_SHORTEST, "http://p.test/s", 3 },
+    };
+    static const char *const dups[] = { "http://p.test/a-long-path",
+        "http://p.test/s", "http://p.test/mid", "http://p.test/r" };
+    const char *same = "the very same payload";
+    char new_digest[64], same_digest[64];
+
+    sha1_expect("n new", 5, new_digest);
+    sha1_expect(same, strlen(same), same_digest);
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        char dir[4200], mdir[4300], path[4400], err[256];
+        struct merge_opts o = { 0 };
+        struct merge_stats st;
+        struct pline pl[32];
+        struct merge_page x[] = {
+            mpage("http://p.test/x1", 1000, 0, "x1"),
+            mpage("http://p.test/x2", 1000, 0, "x2"),
+            mpage("http://p.test/x3", 1000, 0, "x3"),
+            mpage("http://p.test/x1", 1500, 0, "x1"), /* URL duplicate */
+            mpage("http://p.test/n", 1000, 0, "n old"),
+        };
+        struct merge_page y[] = {
+            mpage("http://p.test/a-long-path", 2000, 1, same),
+            mpage("http://p.test/s", 2100, 1, same),
+            mpage("http://p.test/mid", 2200, 1, same),
+            mpage("http://p.test/r", 2300, 1, same),
+            mpage("http://p.test/n", 3000, 1, "n new"),
+        };
+        struct merge_page z[] = {
+            mpage("http://p.test/n", 2000, 1, "n mid"),
+            mpage("http://p.test/y", 2000, 1, "y"),
+        };
+        int n, ncdx, nrev = 0, nresp = 0;
+        with_links(&x[0], to_long_s, 2);
+        with_links(&x[1], to_long, 1);
+        with_links(&x[2], to_long, 1);
+        with_links(&x[3], to_long_s, 2);
+        with_links(&z[1], to_mid, 2);
+        y[3].dup_of_uri = "http://p.test/mid"; /* a revisit from the crawl */
+        y[3].dup_of_ms = 2200;
+        snprintf(dir, sizeof(dir), "%s/pol-%zu", base, i);
+        snprintf(mdir, sizeof(mdir), "%s/merged", dir);
+        write_node(dir, 0, "a", x, 5);
+        write_node(dir, 1, "b", y, 5);
+        write_node(dir, 1, "c", z, 2);
+        o.keep = t[i].keep;
+        o.mem_bytes = 1024; /* tiny: every sorter spills runs */
+        CHECK(merge_run_opts(dir, &o, &st, NULL, err, sizeof(err)) == DC_OK,
+              "policy %zu: merge %s", i, err);
+        CHECK(st.runs > 4, "policy %zu: %llu sort runs", i,
+              (unsigned long long)st.runs);
+        CHECK(st.url_duplicates == 3 && st.content_duplicates == 3 &&
+                  st.pages == 9,
+              "policy %zu: %llu url dups, %llu content dups, %llu pages", i,
+              (unsigned long long)st.url_duplicates,
+              (unsigned long long)st.content_duplicates,
+              (unsigned long long)st.pages);
+        snprintf(path, sizeof(path), "%s/pages.jsonl", mdir);
+        n = read_plines(path, pl, 32);
+        CHECK(n == 9, "policy %zu: %d lines", i, n);
+        {
+            const struct pline *p = pline_get(pl, n, "http://p.test/n");
+            CHECK(p && strcmp(p->digest, new_digest) == 0,
+                  "policy %zu: newest fetch of /n wins", i);
+            p = pline_get(pl, n, "http://p.test/a-long-path");
+            CHECK(p && p->score == t[i].long_score, "policy %zu: score %g",
+                  i, p ? p->score : -1);
+            p = pline_get(pl, n, "http://p.test/s");
+            CHECK(p && p->score == 1, "policy %zu: /s score", i);
+            p = pline_get(pl, n, "http://p.test/mid");
+            CHECK(p && p->score == 1, "policy %zu: /mid score (one source "
+                  "linking twice)", i);
+        }
+        for (size_t k = 0; k < sizeof(dups) / sizeof(dups[0]); k++) {
+            const struct pline *p = pline_get(pl, n, dups[k]);
+            int kept = strcmp(dups[k], t[i].kept) == 0;
+            CHECK(p && strcmp(p->digest, same_digest) == 0 &&
+                      (kept ? p->dup[0] == 0
+                            : strcmp(p->dup, t[i].kept) == 0),
+                  "policy %zu: %s %s (duplicate_of %s)", i, dups[k],
+                  kept ? "kept" : "a revisit of the kept one",
+                  p ? p->dup : "?");
+        }
+        /* the merged WARC: one response, three revisits of it */
+        snprintf(path, sizeof(path), "%s/depth-1.warc.gz", mdir);
+        {
+            struct merge_reader *r;
+            struct merge_record rec;
+            int k = 0;
+            if (merge_reader_open(&r, path) == DC_OK) {
+                while (merge_reader_next(r, &rec) == DC_OK && k++ < 1000) {
+                    int is_dup = rec.payload_digest &&
+                                 strcmp(rec.payload_digest, same_digest) == 0;
+                    CHECK(merge_record_verify(&rec) == DC_OK,
+                          "policy %zu: merged record verifies", i);
+                    if (is_dup && strcmp(rec.type, "revisit") == 0) {
+                        const unsigned char *h;
+                        size_t hl;
+                        char want[200];
+                        nrev++;
+                        merge__reader_head(r, &rec, &h, &hl);
+                        snprintf(want, sizeof(want),
+                                 "WARC-Refers-To-Target-URI: %s\r\n",
+                                 t[i].kept);
+                        CHECK(memmem(h, hl, want, strlen(want)) != NULL,
+                              "policy %zu: revisit %s refers to %s", i,
+                              rec.target_uri, t[i].kept);
+                    } else if (is_dup && strcmp(rec.type, "response") == 0) {
+                        nresp++;
+                        CHECK(strcmp(rec.target_uri, t[i].kept) == 0,
+                              "policy %zu: the response is %s", i,
+                              rec.target_uri);
+                    }
+                }
+                merge_reader_close(&r);
+            }
+        }
+        CHECK(nresp == 1 && nrev == 3, "policy %zu: %d responses %d revisits",
+              i, nresp, nrev);
+        ncdx = check_cdxj(mdir);
+        CHECK(ncdx == 9, "policy %zu: %d cdxj lines", i, ncdx);
+    }
+}
+
+/* The conformance samples through --add: valid files merge, broken ones
+ * are reported and skipped (status per the samples' manifest.json). */
+static void test_add_samples(const char *base)
+{
+    static const struct {
+        const char *file;
+        int ok;
+    } t[] = {
+        { "example.warc", 1 },
+        { "example.warc.gz", 1 },
+        { "example-digest.warc", 1 },
+        { "example-iana.org-chunked.warc", 1 },
+        { "example-resource.warc.gz", 1 },
+        { "example-space-in-target-uri.warc.gz", 1 },
+        { "example-wget-bad-target-uri.warc.gz", 1 },
+        { "post-test.warc.gz", 1 },
+        { "example-bad-non-chunked.warc.gz", 0 },
+        { "example-bad.warc.gz.bad", 0 },
+        { "example-trunc.warc", 0 },
+        { "example-wrong-chunks.warc.gz", 0 },
+    };
+    enum { N = sizeof(t) / sizeof(t[0]) };
+    char paths[N][4096], dir[4200], mdir[4300], path[4400], err[256];
+    char *warn = NULL;
+    const char *adds[N];
+    struct merge_opts o = { 0 };
+    struct merge_stats st;
+    size_t wlen = 0, ok = 0;
+    FILE *wf;
+    int rc;
+
+    for (size_t i = 0; i < N; i++) {
+        snprintf(paths[i], sizeof(paths[i]), "%s/conformance/warc/samples/%s",
+                 DC_SHARED_DIR, t[i].file);
+        adds[i] = paths[i];
+        ok += (size_t)t[i].ok;
+    }
+    snprintf(dir, sizeof(dir), "%s/add", base);
+    snprintf(mdir, sizeof(mdir), "%s/merged", dir);
+    merge__mkdirs(dir);
+    o.adds = adds;
+    o.nadds = N;
+    wf = open_memstream(&warn, &wlen);
+    rc = merge_run_opts(dir, &o, &st, wf, err, sizeof(err));
+    fclose(wf);
+    CHECK(rc == DC_OK, "add: merge %d %s", rc, err);
+    CHECK(st.added_files == ok && st.added_bad == N - ok,
+          "add: %llu files merged, %llu skipped",
+          (unsigned long long)st.added_files,
+          (unsigned long long)st.added_bad);
+    for (size_t i = 0; i < N; i++) {
+        char want[4200];
+        snprintf(want, sizeof(want), "%s: ", paths[i]);
+        if (!t[i].ok)
+            CHECK(warn && strstr(warn, want) && strstr(warn, "file skipped"),
+                  "add: %s reported", t[i].file);
+    }
+    CHECK(st.pages >= 4 && check_cdxj(mdir) == (int)st.pages,
+          "add: %llu pages, all in index.cdxj", (unsigned long long)st.pages);
+    snprintf(path, sizeof(path), "%s/depth-0.warc.gz", mdir);
+    {
+        int end, bad = 0, k = read_count(path, &end, &bad);
+        CHECK(k > 4 && end == DC_ENOTFOUND && bad == 0,
+              "add: merged file reads back: %d records, %d bad", k, bad);
+    }
+    free(warn);
+}
+
 static void keep_merged(const char *mdir, const char *keep)
 {
     static const char *const names[] = { "depth-0.warc.gz", "depth-1.warc.gz",
@@ -1312,7 +1775,7 @@ static void keep_merged(const char *mdir, const char *keep)
 int main(void)
 {
     char tmpl[] = "/tmp/u-warc-XXXXXX", tmpl2[] = "/tmp/u-warc-bad-XXXXXX";
-    char dir[256], mdir[300], rdir[300], fdir[300];
+    char dir[256], mdir[300], rdir[300], fdir[300], pdir[300];
     const char *keep = getenv("DC_WARC_KEEP");
     char *tmp = mkdtemp(tmpl), *bad = mkdtemp(tmpl2);
 
@@ -1340,6 +1803,10 @@ int main(void)
     test_samples();
     test_merge(mdir, bad);
     test_merge_fast(fdir);
+    test_surt();
+    snprintf(pdir, sizeof(pdir), "%s/policy", dir);
+    test_policies(pdir);
+    test_add_samples(pdir);
     if (keep && *keep)
         keep_merged(mdir, dir);
     rm_rf(bad);
