@@ -816,7 +816,7 @@ static void run_path(const struct opts *o, struct frontier *f,
     res->stored = res->fresh;
     res->used_per_url = (double)(info_used_memory(r) - mem0) /
                         (double)res->stored;
-    if (frontier_seen_usage(f, &us) == DC_OK && us.members) {
+    if (frontier_seen_usage(f, 0, &us) == DC_OK && us.members) {
         res->usage_per_url = (double)us.bytes / (double)us.members;
         res->not_compact = us.not_compact;
         if (us.members != res->stored)

@@ -107,6 +107,7 @@ struct node_stats {
     uint64_t cache_hits, cache_misses, cache_evictions;
     uint64_t redis_roundtrips;
     uint64_t seen_urls, seen_bytes, seen_keys, seen_not_compact;
+    int seen_sampled; /* seen_* extrapolated from a sample of buckets */
     uint64_t pages_per_depth[64];
     uint64_t status[6]; /* 0 = transport error, 1xx..5xx */
     int max_depth;

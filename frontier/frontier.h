@@ -181,11 +181,15 @@ int frontier_seen(struct frontier *f, const struct frontier_url *urls,
 int frontier_seen_layout(const struct frontier *f, char *out, size_t cap);
 
 /* Size of the seen-set, from SCARD, MEMORY USAGE and OBJECT ENCODING of
- * every bucket key (pipelined, 4096 keys per round trip). */
+ * the bucket keys (pipelined, 8192 keys per round trip): every key when
+ * sample is 0, else about `sample` evenly spread keys, the figures then
+ * extrapolated to all `total` keys (sampled < total). */
 struct frontier_seen_usage {
     uint64_t members, bytes, keys, not_compact;
+    uint64_t sampled, total;
 };
-int frontier_seen_usage(struct frontier *f, struct frontier_seen_usage *u);
+int frontier_seen_usage(struct frontier *f, size_t sample,
+                        struct frontier_seen_usage *u);
 
 /* Round trips (pipelines) sent to Redis on f so far. */
 uint64_t frontier_roundtrips(const struct frontier *f);

@@ -455,7 +455,7 @@ static void usage_add(struct frontier_seen_usage *u, redisReply **r)
 }
 
 /* Ask about buckets [from, to) of the nparts * DEDUP_SUBBUCKETS. */
-static int usage_batch(struct frontier *f, size_t from, size_t to,
+static int usage_batch(struct frontier *f, const size_t *idx, size_t n,
                        struct frontier_seen_usage *u)
 {
     static const char *const cmds[3] = {
@@ -463,7 +463,8 @@ static int usage_batch(struct frontier *f, size_t from, size_t to,
     };
     char key[512];
 
-    for (size_t k = from; k < to; k++) {
+    for (size_t i = 0; i < n; i++) {
+        size_t k = idx[i];
         int p = (int)(k / DEDUP_SUBBUCKETS);
         uint64_t fp = (uint64_t)(k % DEDUP_SUBBUCKETS)
                       << (64 - DEDUP_SUBBUCKET_BITS);
@@ -474,7 +475,7 @@ static int usage_batch(struct frontier *f, size_t from, size_t to,
                 return seen_io_error(f);
     }
     f->roundtrips++;
-    for (size_t k = from; k < to; k++) {
+    for (size_t i = 0; i < n; i++) {
         redisReply *r[3] = {NULL, NULL, NULL};
         int ok = 1;
         for (int c = 0; c < 3; c++)
@@ -491,16 +492,35 @@ static int usage_batch(struct frontier *f, size_t from, size_t to,
     return DC_OK;
 }
 
-int frontier_seen_usage(struct frontier *f, struct frontier_seen_usage *u)
+int frontier_seen_usage(struct frontier *f, size_t sample,
+                        struct frontier_seen_usage *u)
 {
-    size_t total = (size_t)f->nparts * DEDUP_SUBBUCKETS;
+    size_t total = (size_t)f->nparts * DEDUP_SUBBUCKETS, n = 0;
+    size_t stride = sample && sample < total ? total / sample : 1;
+    size_t *idx = xmalloc(USAGE_BATCH * sizeof(*idx));
     int rc = DC_OK;
 
     memset(u, 0, sizeof(*u));
-    if (!f->rc && frontier__connect(f, NULL, 0) != DC_OK)
+    if (!f->rc && frontier__connect(f, NULL, 0) != DC_OK) {
+        free(idx);
         return DC_EREDIS;
-    for (size_t k = 0; !rc && k < total; k += USAGE_BATCH)
-        rc = usage_batch(f, k, k + USAGE_BATCH < total ? k + USAGE_BATCH
-                                                      : total, u);
+    }
+    for (size_t k = 0; !rc && k < total; k += stride) {
+        idx[n++] = k;
+        u->sampled++;
+        if (n == USAGE_BATCH || k + stride >= total) {
+            rc = usage_batch(f, idx, n, u);
+            n = 0;
+        }
+    }
+    free(idx);
+    u->total = total;
+    if (!rc && u->sampled && u->sampled < total) { /* extrapolate */
+        double x = (double)total / (double)u->sampled;
+        u->members = (uint64_t)((double)u->members * x);
+        u->bytes = (uint64_t)((double)u->bytes * x);
+        u->keys = (uint64_t)((double)u->keys * x);
+        u->not_compact = (uint64_t)((double)u->not_compact * x);
+    }
     return rc;
 }

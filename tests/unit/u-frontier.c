@@ -822,7 +822,7 @@ static void t_seen_vs_admit(void)
         CHECK(admit(f, b, 1, 0, 1000, NULL) == 0, "admit after seen: not new");
         CHECK(raw_int("EXISTS %s", "x") == 0, "sanity");
     }
-    CHECK(frontier_seen_usage(f, &us) == DC_OK, "usage");
+    CHECK(frontier_seen_usage(f, 0, &us) == DC_OK, "usage");
     CHECK(us.members == 2 && us.keys >= 1 && us.not_compact == 0 &&
           us.bytes > 0, "usage members %llu keys %llu",
           (unsigned long long)us.members, (unsigned long long)us.keys);
@@ -885,7 +885,7 @@ static void t_seen_big_batch(void)
         CHECK(card == want, "bucket 0x5a (%s) holds %lld, want %lld", key,
               card, want);
     }
-    CHECK(frontier_seen_usage(f, &us) == DC_OK && us.members == BIG_N &&
+    CHECK(frontier_seen_usage(f, 0, &us) == DC_OK && us.members == BIG_N &&
               us.not_compact == 0, "usage: %llu members",
           (unsigned long long)us.members);
     frontier_close(&f);
