@@ -6,7 +6,8 @@
  *        ^                                  │
  *        │                                  v
  *   frontier_admit <── dedup cache <── workers (threads): decode, gumbo
- *   frontier_complete                       parse, fingerprints, WARC build
+ *   frontier_complete  noise filter         parse, noise blocks,
+ *   content digests                         fingerprints, WARC build
  *                                           │
  *                                           v
  *                          merge_writer_append (per-depth WARC + JSONL)

@@ -10,9 +10,14 @@
  *   3. run libcurl until something finishes, a worker wakes us, or the
  *      next host becomes ready;
  *   4. hand finished pages to the workers;
- *   5. for the pages the workers finished: drop links the dedup cache has
- *      seen, admit the rest in one frontier call (insert-if-absent +
- *      enqueue), write WARC + JSON line, complete the leases in one call.
+ *   5. for the pages the workers finished, in batches: claim their payload
+ *      digests (a page another URL already had is a content duplicate:
+ *      archived as a revisit, its links not followed), run the noise
+ *      filter's per-host stage, drop links the dedup cache has seen, admit
+ *      the rest in one frontier call (insert-if-absent + enqueue), write
+ *      WARC (response or revisit, request, metadata) + JSON line, complete
+ *      the leases in one call. Transport errors and 5xx are retried
+ *      fetch.retries times before they are written.
  *
  * Depth levels: the node serves one depth at a time and moves to the next
  * when frontier_level says no URL of a lower depth is queued or in flight
