@@ -53,4 +53,8 @@ const char *conf__format(const struct conf_opt *o, const struct conf *c,
 /* Longest text conf__format writes into buf for a non-string type. */
 #define CONF_NUMLEN 64
 
+/* Write a formatted message to err (errlen bytes); no-op when err is NULL. */
+void conf__seterr(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 #endif

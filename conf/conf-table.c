@@ -145,7 +145,7 @@ const struct conf_opt *conf__find(const char *s, size_t len)
     return NULL;
 }
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
+void conf__seterr(char *err, size_t errlen, const char *fmt, ...)
 {
     va_list ap;
 
@@ -308,18 +308,18 @@ static int check_string(const struct conf_opt *o, const char *s, char *err,
     size_t n = strlen(s);
 
     if (has_control(s)) {
-        seterr(err, errlen, "%s: control characters are not allowed", o->name);
+        conf__seterr(err, errlen, "%s: control characters are not allowed", o->name);
         return DC_ECONFIG;
     }
     if (n < o->min || n > o->max) {
-        seterr(err, errlen,
+        conf__seterr(err, errlen,
                "%s: value '%.64s%s' is %zu bytes long, "
                "allowed %.0f..%.0f",
                o->name, s, n > 64 ? "..." : "", n, o->min, o->max);
         return DC_ECONFIG;
     }
     if (!strcmp(o->name, "crawl.user_agent") && strncmp(s, "dcrawl", 6)) {
-        seterr(err, errlen,
+        conf__seterr(err, errlen,
                "%s: value '%.64s' must start with the product "
                "token 'dcrawl'",
                o->name, s);
@@ -393,12 +393,12 @@ static int set_number(const struct conf_opt *o, struct conf *c,
 
     format_range(o, range, sizeof(range));
     if (parse_number(o, text, &d, &i)) {
-        seterr(err, errlen, "%s: bad value '%.64s', want %s in %s", o->name,
+        conf__seterr(err, errlen, "%s: bad value '%.64s', want %s in %s", o->name,
                text, type_word(o->type), range);
         return DC_ECONFIG;
     }
     if (d < o->min || d > o->max) {
-        seterr(err, errlen, "%s: value '%.64s' out of range %s", o->name, text,
+        conf__seterr(err, errlen, "%s: value '%.64s' out of range %s", o->name, text,
                range);
         return DC_ECONFIG;
     }
@@ -414,7 +414,7 @@ int conf__parse(const struct conf_opt *o, struct conf *c, const char *text,
     switch (o->type) {
     case CONF_BOOL:
         if (parse_bool(text, &b)) {
-            seterr(err, errlen,
+            conf__seterr(err, errlen,
                    "%s: bad value '%.64s', want true/false, "
                    "yes/no, on/off or 1/0",
                    o->name, text);

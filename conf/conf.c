@@ -36,17 +36,6 @@
 #define CONF_LINE_MAX 8192
 #define CONF_NAME_MAX 128
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (!err || !errlen)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 void conf_init(struct conf *c)
 {
     char err[256];
@@ -85,12 +74,12 @@ int conf_set_kv(struct conf *c, const char *key, const char *value, char *err,
     const struct conf_opt *o;
 
     if (!c || !key || !value) {
-        seterr(err, errlen, "missing key or value");
+        conf__seterr(err, errlen, "missing key or value");
         return DC_EINVAL;
     }
     o = conf__find(key, strlen(key));
     if (!o) {
-        seterr(err, errlen, "unknown key %.128s", key);
+        conf__seterr(err, errlen, "unknown key %.128s", key);
         return DC_ECONFIG;
     }
     return conf__parse(o, c, value, err, errlen);
@@ -119,19 +108,19 @@ int conf_set(struct conf *c, const char *assignment, char *err, size_t errlen)
     int rc;
 
     if (!c || !assignment) {
-        seterr(err, errlen, "missing assignment");
+        conf__seterr(err, errlen, "missing assignment");
         return DC_EINVAL;
     }
     eq = strchr(assignment, '=');
     if (!eq) {
-        seterr(err, errlen, "expected section.key=value, got '%.128s'",
+        conf__seterr(err, errlen, "expected section.key=value, got '%.128s'",
                assignment);
         return DC_ECONFIG;
     }
     k = skip_space(assignment);
     klen = eq > k ? trim_len(k, (size_t)(eq - k)) : 0;
     if (klen == 0 || klen >= sizeof(key)) {
-        seterr(err, errlen, "bad key in '%.128s'", assignment);
+        conf__seterr(err, errlen, "bad key in '%.128s'", assignment);
         return DC_ECONFIG;
     }
     memcpy(key, k, klen);
@@ -167,7 +156,7 @@ int conf_load_env(struct conf *c, char *err, size_t errlen)
             continue;
         rc = conf__parse(&conf__opts[i], c, v, msg, sizeof(msg));
         if (rc) {
-            seterr(err, errlen, "environment %s: %s", name, msg);
+            conf__seterr(err, errlen, "environment %s: %s", name, msg);
             return rc;
         }
     }
@@ -193,7 +182,7 @@ static int file_error(struct conf_reader *r, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    seterr(r->err, r->errlen, "%s:%d: %s", r->path, r->line, msg);
+    conf__seterr(r->err, r->errlen, "%s:%d: %s", r->path, r->line, msg);
     return DC_ECONFIG;
 }
 
@@ -341,7 +330,7 @@ static int read_file(struct conf_reader *r, struct conf *c, FILE *f)
             rc = read_line(r, c, line, val);
     }
     if (rc == DC_OK && ferror(f)) {
-        seterr(r->err, r->errlen, "%s: read error", r->path);
+        conf__seterr(r->err, r->errlen, "%s: read error", r->path);
         rc = DC_EIO;
     }
     free(line);
@@ -356,12 +345,12 @@ int conf_load_file(struct conf *c, const char *path, char *err, size_t errlen)
     int rc;
 
     if (!c || !path) {
-        seterr(err, errlen, "missing config file name");
+        conf__seterr(err, errlen, "missing config file name");
         return DC_EINVAL;
     }
     f = fopen(path, "r");
     if (!f) {
-        seterr(err, errlen, "%s: %s", path, strerror(errno));
+        conf__seterr(err, errlen, "%s: %s", path, strerror(errno));
         return DC_EIO;
     }
     rc = read_file(&r, c, f);

@@ -108,7 +108,7 @@ struct node {
     size_t nretry, capretry;
     /* admission batch */
     struct frontier_url *adm;
-    uint32_t *adm_job;
+    uint32_t *adm_job, *adm_link; /* job and link index of each URL */
     unsigned char *isnew;
     size_t nadm, capadm;
 };
@@ -276,6 +276,7 @@ static void admit_add(struct node *n, const struct work_job *j, size_t i,
         n->capadm = n->capadm ? n->capadm * 2 : 1024;
         n->adm = xrealloc(n->adm, n->capadm * sizeof(*n->adm));
         n->adm_job = xrealloc(n->adm_job, n->capadm * sizeof(*n->adm_job));
+        n->adm_link = xrealloc(n->adm_link, n->capadm * sizeof(*n->adm_link));
         n->isnew = xrealloc(n->isnew, n->capadm);
     }
     u = &n->adm[n->nadm];
@@ -286,6 +287,7 @@ static void admit_add(struct node *n, const struct work_job *j, size_t i,
     u->fp = j->links.fp[i];
     u->depth = j->depth + 1;
     n->adm_job[n->nadm] = job;
+    n->adm_link[n->nadm] = (uint32_t)i;
     n->nadm++;
 }
 
@@ -312,22 +314,6 @@ static void noise_job(struct node *n, struct work_job *j)
     n->st->noise_block += j->noise.dropped_block;
     n->st->noise_cluster += j->noise.dropped_cluster;
     n->st->noise_budget += j->noise.refused_budget;
-}
-
-/* The link index of admitted URL u within its job (off[] ascends). */
-static size_t job_link_index(const struct work_job *j,
-                             const struct frontier_url *u)
-{
-    uint32_t off = (uint32_t)(u->url - j->links.blob);
-    size_t lo = 0, hi = j->links.n;
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (j->links.off[mid] <= off)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
 }
 
 /* Admit the new links of all jobs in one frontier call; links_new per job.
@@ -361,9 +347,8 @@ static int admit_links(struct node *n, struct work_job **jobs, size_t njobs)
         dedup_cache_put(n->cache, n->adm[i].fp);
         if (n->isnew[i]) {
             struct work_job *j = jobs[n->adm_job[i]];
-            noise_admitted(n->noise,
-                           j->links.ticket[job_link_index(j, &n->adm[i])]);
-            jobs[n->adm_job[i]]->links_new_count++;
+            noise_admitted(n->noise, j->links.ticket[n->adm_link[i]]);
+            j->links_new_count++;
             n->st->links_new++;
         }
     }
@@ -493,13 +478,16 @@ static int finish_job(struct node *n, struct work_job *j)
 {
     struct robots_entry *e = NULL;
     int status = j->res->status, rc;
-    uint64_t fp = dedup_fingerprint(j->lease.url, strlen(j->lease.url));
+    int transient = status == 0 || status >= 500;
+    uint64_t fp = 0; /* the retry map's key, only needed when it is used */
     unsigned attempt = 0;
     int64_t delay;
     if (n->c->robots_obey)
         e = robots_cache_get(n->robots, j->lease.url);
     delay = host_delay_ms(n, e);
-    if ((status == 0 || status >= 500) && retry_again(n, fp, &attempt)) {
+    if (transient || n->nretry)
+        fp = dedup_fingerprint(j->lease.url, strlen(j->lease.url));
+    if (transient && retry_again(n, fp, &attempt)) {
         int64_t backoff = 1000LL << (attempt > 10 ? 10 : attempt - 1);
         n->st->retries++;
         complete(n, &j->lease, FRONTIER_RETRY, backoff > delay ? backoff : delay);
@@ -659,6 +647,7 @@ static int node_teardown(struct node *n)
     free(n->retry_n);
     free(n->adm);
     free(n->adm_job);
+    free(n->adm_link);
     free(n->isnew);
     return rc;
 }

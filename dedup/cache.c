@@ -66,6 +66,7 @@
 
 #include "conf.h"
 #include "dedup.h"
+#include "dedup-internal.h"
 
 #define CACHE_MIN_ENTRIES 16
 #define CACHE_MAX_ENTRIES ((size_t)1 << 30)
@@ -108,12 +109,7 @@ struct dedup_cache {
 /* 32 hash bits of fp: the slot's tag, and its top bits the home slot. */
 static uint32_t slot_hash(uint64_t fp)
 {
-    fp ^= fp >> 33;
-    fp *= 0xff51afd7ed558ccdULL;
-    fp ^= fp >> 33;
-    fp *= 0xc4ceb9fe1a85ec53ULL;
-    fp ^= fp >> 33;
-    return (uint32_t)(fp >> 32);
+    return (uint32_t)(dedup__fmix64(fp) >> 32);
 }
 
 static size_t home_of(const struct dedup_cache *c, uint32_t h)

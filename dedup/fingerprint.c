@@ -24,6 +24,7 @@
 
 #include "conf.h"
 #include "dedup.h"
+#include "dedup-internal.h"
 
 #define MM3_C1 0x87c37b91114253d5ULL
 #define MM3_C2 0x4cf5ad432745937fULL
@@ -46,7 +47,7 @@ static uint64_t load_le64(const unsigned char *p)
     return v;
 }
 
-static uint64_t fmix64(uint64_t k)
+uint64_t dedup__fmix64(uint64_t k)
 {
     k ^= k >> 33;
     k *= 0xff51afd7ed558ccdULL;
@@ -96,8 +97,8 @@ void dedup_murmur3_x64_128(const void *key, size_t len, uint32_t seed,
     h2 ^= (uint64_t)len;
     h1 += h2;
     h2 += h1;
-    h1 = fmix64(h1);
-    h2 = fmix64(h2);
+    h1 = dedup__fmix64(h1);
+    h2 = dedup__fmix64(h2);
     h1 += h2;
     h2 += h1;
     out[0] = h1;

@@ -31,12 +31,8 @@ void merge__buf_str(struct merge__buf *b, const char *s);
 void merge__buf_printf(struct merge__buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* "sha1:" + 32 base32 characters of SHA-1(data); out holds >= 38 bytes. */
-#define MERGE_SHA1_STRLEN 38
-void merge__sha1_b32(const void *data, size_t len, char *out);
-/* RFC 4648 base32 (upper case, '=' padded) of n bytes; out holds
- * 8 * ((n + 4) / 5) + 1 bytes. */
-void merge__base32(const unsigned char *d, size_t n, char *out);
+/* Digests are formatted by dedup (dedup_sha1_base32, dedup_sha1_format:
+ * "sha1:" + 32 base32 characters), the one place the format lives. */
 
 /* A new random (version 4) "<urn:uuid:...>" id; out holds >= 48 bytes. */
 void merge__record_id(char *out, size_t cap);

@@ -77,6 +77,7 @@
 #include <zlib.h>
 
 #include "conf.h"
+#include "dedup.h"
 #include "merge-internal.h"
 
 #define LINE_MAX_BYTES (1u << 24)
@@ -1041,8 +1042,7 @@ static int revisit_hex(const char *spec, char *dig)
         char two[3] = { h[2 * i], h[2 * i + 1], 0 };
         md[i] = (unsigned char)strtoul(two, NULL, 16);
     }
-    memcpy(dig, "sha1:", 5);
-    merge__base32(md, 20, dig + 5);
+    dedup_sha1_format(md, dig);
     return 0;
 }
 
@@ -1051,7 +1051,7 @@ static void add_line(struct addf *a, struct merge_reader *r,
 {
     const unsigned char *h, *pay;
     size_t hl, http, plen;
-    char *refers, *ctype = NULL, dig[MERGE_SHA1_STRLEN + 8];
+    char *refers, *ctype = NULL, dig[DEDUP_SHA1_STRLEN + 8];
     int64_t ms = 0;
     int status = 0, revisit = strcmp(rec->type, "revisit") == 0;
 
@@ -1069,7 +1069,7 @@ static void add_line(struct addf *a, struct merge_reader *r,
     plen = rec->block_len - http;
     if (!rec->payload_digest || strncasecmp(rec->payload_digest, "sha1:", 5) ||
         revisit_hex(rec->payload_digest, dig))
-        merge__sha1_b32(plen ? (const void *)pay : "", plen, dig);
+        dedup_sha1_base32(plen ? (const void *)pay : "", plen, dig);
     else if (!dig[0])
         snprintf(dig, sizeof(dig), "%s", rec->payload_digest);
     if (!rec->date || merge__parse_iso(rec->date, &ms))

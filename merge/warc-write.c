@@ -52,46 +52,10 @@
 #include <libdeflate.h>
 
 #include "conf.h"
+#include "dedup.h"
 #include "merge-internal.h"
 
 /* ------------------------------------------------------------ digests */
-
-void merge__base32(const unsigned char *d, size_t n, char *out)
-{
-    static const char alpha[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-    uint64_t acc = 0;
-    int bits = 0;
-    size_t o = 0;
-
-    for (size_t i = 0; i < n; i++) {
-        acc = (acc << 8) | d[i];
-        bits += 8;
-        while (bits >= 5) {
-            out[o++] = alpha[(acc >> (bits - 5)) & 31];
-            bits -= 5;
-        }
-    }
-    if (bits > 0)
-        out[o++] = alpha[(acc << (5 - bits)) & 31];
-    while (o % 8)
-        out[o++] = '=';
-    out[o] = '\0';
-}
-
-static void sha1_format(const unsigned char md[20], char *out)
-{
-    memcpy(out, "sha1:", 5);
-    merge__base32(md, 20, out + 5);
-}
-
-void merge__sha1_b32(const void *data, size_t len, char *out)
-{
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-
-    EVP_Digest(data, len, md, &mdlen, EVP_sha1(), NULL);
-    sha1_format(md, out);
-}
 
 /* SHA-1 over two pieces (head + body) without joining them. */
 static void sha1_two(const void *a, size_t alen, const void *b, size_t blen,
@@ -110,7 +74,7 @@ static void sha1_two(const void *a, size_t alen, const void *b, size_t blen,
     EVP_DigestUpdate(ctx, b, blen);
     EVP_DigestFinal_ex(ctx, md, &mdlen);
     EVP_MD_CTX_free(ctx);
-    sha1_format(md, out);
+    dedup_sha1_format(md, out);
 }
 
 /* ----------------------------------------------------- ids and times */
@@ -445,7 +409,7 @@ int merge__warcinfo(struct merge__buf *out, const char *filename,
 {
     struct merge__buf blk = { 0 };
     struct rec_head r = { 0 };
-    char id[64], date[40], digest[MERGE_SHA1_STRLEN + 8];
+    char id[64], date[40], digest[DEDUP_SHA1_STRLEN + 8];
     int rc;
 
     add_text_field(&blk, "software", software && *software ? software
@@ -458,7 +422,7 @@ int merge__warcinfo(struct merge__buf *out, const char *filename,
         add_settings(&blk, settings);
     merge__record_id(id, sizeof(id));
     merge__iso_time(dc_now_ms(), date, sizeof(date));
-    merge__sha1_b32(blk.p, blk.len, digest);
+    dedup_sha1_base32(blk.p, blk.len, digest);
     r.type = "warcinfo";
     r.id = id;
     r.date = date;
@@ -577,8 +541,8 @@ static int build_records(const struct merge_page *p, int level,
 {
     struct merge__buf head = { 0 };
     struct rec_head r = { 0 };
-    char date[40], odate[40], bdig[MERGE_SHA1_STRLEN + 8];
-    char rdig[MERGE_SHA1_STRLEN + 8];
+    char date[40], odate[40], bdig[DEDUP_SHA1_STRLEN + 8];
+    char rdig[DEDUP_SHA1_STRLEN + 8];
     char req_id[64];
     int rc;
 
@@ -589,7 +553,7 @@ static int build_records(const struct merge_page *p, int level,
     rewrite_head(p, &head);
     merge__iso_time(p->fetched_ms, date, sizeof(date));
     merge__record_id(b->response_id, sizeof(b->response_id));
-    merge__sha1_b32(p->body ? p->body : "", p->body_len, b->digest);
+    dedup_sha1_base32(p->body ? p->body : "", p->body_len, b->digest);
     sha1_two(head.p, head.len, body ? body : "", body_len, bdig);
     r.type = revisit ? "revisit" : "response";
     r.id = b->response_id;
@@ -614,7 +578,7 @@ static int build_records(const struct merge_page *p, int level,
     if (rc || !p->request || !p->request_len)
         return rc;
     merge__record_id(req_id, sizeof(req_id));
-    merge__sha1_b32(p->request, p->request_len, rdig);
+    dedup_sha1_base32(p->request, p->request_len, rdig);
     r.type = "request";
     r.profile = r.refers_uri = r.refers_date = NULL;
     r.id = req_id;
@@ -631,9 +595,9 @@ int merge__revisit_member(struct merge__buf *out, int level,
                           const struct merge__revisit *v)
 {
     struct rec_head r = { 0 };
-    char bdig[MERGE_SHA1_STRLEN + 8];
+    char bdig[DEDUP_SHA1_STRLEN + 8];
 
-    merge__sha1_b32(v->head, v->head_len, bdig);
+    dedup_sha1_base32(v->head, v->head_len, bdig);
     r.type = "revisit";
     r.id = v->id;
     r.date = v->date;
@@ -677,7 +641,7 @@ static int metadata_member(struct merge__buf *out, int level,
 {
     struct merge__buf blk = { 0 };
     struct rec_head r = { 0 };
-    char id[64], date[40], dig[MERGE_SHA1_STRLEN + 8];
+    char id[64], date[40], dig[DEDUP_SHA1_STRLEN + 8];
     int rc;
 
     for (size_t i = 0; i < p->noutlinks; i++)
@@ -693,7 +657,7 @@ static int metadata_member(struct merge__buf *out, int level,
                       p->noise_budget);
     merge__record_id(id, sizeof(id));
     merge__iso_time(p->fetched_ms, date, sizeof(date));
-    merge__sha1_b32(blk.p, blk.len, dig);
+    dedup_sha1_base32(blk.p, blk.len, dig);
     r.type = "metadata";
     r.id = id;
     r.date = date;

@@ -26,6 +26,7 @@
 #include <zlib.h>
 
 #include "conf.h"
+#include "dedup.h"
 #include "merge.h"
 #include "merge-internal.h"
 #include "t.h"
@@ -238,10 +239,10 @@ static void test_base(void)
                                "\x25\x71\x78\x50\xc2\x6c\x9c\xd0\xd8\x9d",
         20, out);
     CHECK(strcmp(out, "VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5") == 0, "%s", out);
-    merge__sha1_b32("abc", 3, out);
+    dedup_sha1_base32("abc", 3, out);
     CHECK(strcmp(out, "sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5") == 0, "%s",
           out);
-    merge__sha1_b32("", 0, out);
+    dedup_sha1_base32("", 0, out);
     CHECK(strcmp(out, "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ") == 0, "%s",
           out);
     merge__iso_time(MS, out, sizeof(out));
