@@ -79,9 +79,12 @@ struct conf {
     int fetch_verify_tls;
     int fetch_retries;
     char *fetch_accept_encoding;
+    int64_t fetch_low_speed_limit;
+    double fetch_low_speed_time;
     /* parse */
     int parse_threads;
     int64_t parse_max_bytes;
+    char *parse_content_types;
     int url_max_length;
     int url_strip_index_html;
     /* noise */

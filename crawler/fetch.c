@@ -3,8 +3,18 @@
  * transfer of the node (event-driven, curl_multi_poll with a wakeup so the
  * worker threads can interrupt the wait). Connections are reused through
  * the multi's connection cache (keep-alive), HTTP/2 is negotiated over TLS
- * when fetch.http2 is on, TLS peers are verified, redirects are followed up
- * to fetch.max_redirects.
+ * when fetch.http2 is on, TLS peers are verified. Redirects: robots.txt
+ * fetches (fetcher_add) follow them inside libcurl up to
+ * fetch.max_redirects; pages (fetcher_add_page) never do: the 3xx comes
+ * back with its Location, and the node admits the target as a new URL
+ * through dedup (so each hop is recorded and a loop ends).
+ *
+ * Time limits: fetch.connect_timeout for the connection, fetch.timeout for
+ * the whole transfer, and a low-speed limit (fewer than
+ * fetch.low_speed_limit bytes/s for fetch.low_speed_time s) so a server
+ * that drips its body or never answers frees its slot early. Errors carry
+ * libcurl's own detailed message (CURLOPT_ERRORBUFFER), e.g. for broken
+ * chunked encoding.
  *
  * What is kept of each transfer: the last request's header block exactly
  * as sent (debug callback, CURLINFO_HEADER_OUT), the last response's header
@@ -23,6 +33,9 @@
 
 #include "conf.h"
 #include "node-internal.h"
+
+_Static_assert(sizeof(((struct fetch_result *)0)->error) >= CURL_ERROR_SIZE,
+               "fetch_result.error holds libcurl's error buffer");
 
 struct fetcher {
     CURLM *multi;
@@ -46,6 +59,7 @@ void fetch_result_free(struct fetch_result *r)
     free(r->req_head);
     free(r->resp_head);
     free(r->body);
+    free(r->location);
     free(r);
 }
 
@@ -132,7 +146,6 @@ static CURL *easy_get(struct fetcher *f)
     if (!h)
         return NULL;
     curl_easy_setopt(h, CURLOPT_USERAGENT, c->crawl_user_agent);
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, c->fetch_max_redirects > 0 ? 1L : 0L);
     curl_easy_setopt(h, CURLOPT_MAXREDIRS, (long)c->fetch_max_redirects);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
@@ -141,8 +154,8 @@ static CURL *easy_get(struct fetcher *f)
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(c->fetch_timeout * 1000));
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
                      (long)(c->fetch_connect_timeout * 1000));
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)c->fetch_timeout + 1);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, (long)c->fetch_low_speed_limit);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)c->fetch_low_speed_time);
     curl_easy_setopt(h, CURLOPT_HTTP_VERSION,
                      c->fetch_http2 ? (long)CURL_HTTP_VERSION_2TLS
                                     : (long)CURL_HTTP_VERSION_1_1);
@@ -158,7 +171,8 @@ static CURL *easy_get(struct fetcher *f)
     return h;
 }
 
-int fetcher_add(struct fetcher *f, const char *url, size_t max_bytes, void *ud)
+static int add(struct fetcher *f, const char *url, size_t max_bytes,
+               int follow, void *ud)
 {
     CURL *h = easy_get(f);
     struct fetch_result *r;
@@ -174,6 +188,9 @@ int fetcher_add(struct fetcher *f, const char *url, size_t max_bytes, void *ud)
     curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, r);
     curl_easy_setopt(h, CURLOPT_DEBUGDATA, r);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, r->error);
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION,
+                     follow && f->c->fetch_max_redirects > 0 ? 1L : 0L);
     if (curl_multi_add_handle(f->multi, h) != CURLM_OK) {
         fetch_result_free(r);
         curl_easy_cleanup(h);
@@ -183,6 +200,17 @@ int fetcher_add(struct fetcher *f, const char *url, size_t max_bytes, void *ud)
     f->busy[f->nbusy++] = h;
     f->active++;
     return DC_OK;
+}
+
+int fetcher_add(struct fetcher *f, const char *url, size_t max_bytes, void *ud)
+{
+    return add(f, url, max_bytes, 1, ud);
+}
+
+int fetcher_add_page(struct fetcher *f, const char *url, size_t max_bytes,
+                     void *ud)
+{
+    return add(f, url, max_bytes, 0, ud);
 }
 
 static void finish(struct fetcher *f, CURL *h, CURLcode code)
@@ -201,11 +229,20 @@ static void finish(struct fetcher *f, CURL *h, CURLcode code)
     s = NULL;
     if (curl_easy_getinfo(h, CURLINFO_PRIMARY_IP, &s) == CURLE_OK && s)
         snprintf(r->ip, sizeof(r->ip), "%s", s);
+    s = NULL;
+    if (status >= 300 && status < 400 &&
+        curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &s) == CURLE_OK && s)
+        r->location = xstrdup(s);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL); /* r may outlive h's use */
     if (code == CURLE_WRITE_ERROR && r->truncated)
         code = CURLE_OK; /* our own cap: keep what we have */
     if (code != CURLE_OK) {
-        snprintf(r->error, sizeof(r->error), "%s", curl_easy_strerror(code));
+        if (!r->error[0])
+            snprintf(r->error, sizeof(r->error), "%s",
+                     curl_easy_strerror(code));
         status = 0;
+    } else {
+        r->error[0] = '\0';
     }
     r->status = (int)status;
     curl_multi_remove_handle(f->multi, h);

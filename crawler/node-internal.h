@@ -38,14 +38,20 @@ struct fetch_result {
     char error[256];    /* "" when none */
     int64_t started_ms;
     void *ud;           /* caller's */
+    char *location;     /* a 3xx's Location, resolved (pages only), or NULL */
 };
 void fetch_result_free(struct fetch_result *r);
 
 struct fetcher;
 struct fetcher *fetcher_new(const struct conf *c);
 void fetcher_free(struct fetcher **f);
-/* Start a GET of url (body capped at max_bytes). DC_OK or DC_ECURL. */
+/* Start a GET of url (body capped at max_bytes), following redirects up
+ * to fetch.max_redirects inside libcurl (robots.txt). DC_OK or DC_ECURL. */
 int fetcher_add(struct fetcher *f, const char *url, size_t max_bytes, void *ud);
+/* The same for a page: redirects are not followed; a 3xx comes back with
+ * its Location in r->location, for the caller to admit as a new URL. */
+int fetcher_add_page(struct fetcher *f, const char *url, size_t max_bytes,
+                     void *ud);
 /* Drive transfers; wait at most timeout_ms for activity or a wakeup. */
 int fetcher_run(struct fetcher *f, int timeout_ms);
 /* A finished transfer (caller owns it), or NULL. */
@@ -88,6 +94,14 @@ struct work_job {
     struct noise_stats noise; /* this page's noise decisions (node) */
     int parsed;
     struct work_job *next;
+    /* redirects (in: hops so far, set by the node; out: the target) */
+    int redirects;
+    int redirect;         /* links holds the Location target: same depth */
+    char *redirect_to;    /* canonical target (raw Location if not http) */
+    /* page directives and decoding (workers) */
+    char *canonical, *refresh; /* resolved, or NULL */
+    int noindex;
+    int decode_truncated; /* decoding stopped at fetch.max_bytes */
 };
 void work_job_free(struct work_job *j);
 /* The merge_page view of a job (pointers into the job). */
@@ -131,5 +145,20 @@ void robots_entry_park(struct robots_entry *e, struct frontier_lease *l);
 void robots_entry_set(struct robots_entry *e, const struct fetch_result *r,
                       const char *agent_token, int64_t now_ms);
 void robots_cache_free(struct robots_cache **rc);
+
+/* ---------------------------------------------------- redirect hops */
+
+/* Hops that led to a URL admitted as a redirect target (fingerprint ->
+ * count), until that URL is fetched. Kept per node, in memory: a restart
+ * forgets them (each hop is a new URL through dedup, so a chain still
+ * ends). At most REDIRECTS_MAX entries; past that a hop counts from 0. */
+#define REDIRECTS_MAX (1u << 20)
+struct redirects;
+struct redirects *redirects_new(void);
+void redirects_put(struct redirects *m, uint64_t fp, int hops);
+/* The hops recorded for fp (0 when none), removing the entry. */
+int redirects_take(struct redirects *m, uint64_t fp);
+size_t redirects_count(const struct redirects *m);
+void redirects_free(struct redirects **m);
 
 #endif

@@ -92,6 +92,7 @@ struct node {
     struct robots_cache *robots;
     struct dedup_cache *cache;
     struct noise *noise;
+    struct redirects *redir; /* hops behind queued redirect targets */
     struct merge_writer *writers[MAX_DEPTH + 1];
     char agent[64];
     int level, maxd;
@@ -178,8 +179,8 @@ static void start_page(struct node *n, struct frontier_lease *l)
     in->kind = INFLIGHT_PAGE;
     in->lease = *l;
     memset(l, 0, sizeof(*l));
-    if (fetcher_add(n->fetch, in->lease.url, (size_t)n->c->fetch_max_bytes,
-                    in) != DC_OK) {
+    if (fetcher_add_page(n->fetch, in->lease.url,
+                         (size_t)n->c->fetch_max_bytes, in) != DC_OK) {
         complete(n, &in->lease, FRONTIER_FAILED, 0);
         free(in);
     }
@@ -263,6 +264,9 @@ static void on_fetched(struct node *n, struct fetch_result *r)
         j->lease = in->lease;
         j->depth = in->lease.depth;
         j->follow = j->depth < n->maxd;
+        if (redirects_count(n->redir))
+            j->redirects = redirects_take(
+                n->redir, dedup_fingerprint(j->lease.url, strlen(j->lease.url)));
         workers_submit(n->workers, j);
     }
     free(in);
@@ -285,7 +289,7 @@ static void admit_add(struct node *n, const struct work_job *j, size_t i,
     u->host = j->links.blob + j->links.hoff[i];
     u->hostlen = j->links.hlen[i];
     u->fp = j->links.fp[i];
-    u->depth = j->depth + 1;
+    u->depth = j->redirect ? j->depth : j->depth + 1; /* a hop, not a level */
     n->adm_job[n->nadm] = job;
     n->adm_link[n->nadm] = (uint32_t)i;
     n->nadm++;
@@ -306,6 +310,11 @@ static void noise_job(struct node *n, struct work_job *j)
         return;
     wl->verdict = xrealloc(wl->verdict, wl->n);
     wl->ticket = xrealloc(wl->ticket, wl->n * sizeof(*wl->ticket));
+    if (j->redirect) { /* a redirect target is not a navigation link */
+        memset(wl->verdict, NOISE_KEEP, wl->n);
+        memset(wl->ticket, 0, wl->n * sizeof(*wl->ticket));
+        return;
+    }
     noise_repeat(n->noise, host, strlen(host), job_link_url, wl, wl->n,
                  wl->blk, wl->nav, &j->noise);
     noise_filter(n->noise, host, strlen(host), job_link_url, wl, wl->n,
@@ -347,7 +356,10 @@ static int admit_links(struct node *n, struct work_job **jobs, size_t njobs)
         dedup_cache_put(n->cache, n->adm[i].fp);
         if (n->isnew[i]) {
             struct work_job *j = jobs[n->adm_job[i]];
-            noise_admitted(n->noise, j->links.ticket[n->adm_link[i]]);
+            if (j->redirect)
+                redirects_put(n->redir, n->adm[i].fp, j->redirects + 1);
+            else
+                noise_admitted(n->noise, j->links.ticket[n->adm_link[i]]);
             j->links_new_count++;
             n->st->links_new++;
         }
@@ -497,7 +509,9 @@ static int finish_job(struct node *n, struct work_job *j)
         retry_forget(n, fp);
     rc = write_job(n, j);
     if (!rc) /* not written: the lease expires and the URL is fetched again */
-        complete(n, &j->lease, status ? FRONTIER_DONE : FRONTIER_FAILED, delay);
+        complete(n, &j->lease,
+                 status && !j->res->error[0] ? FRONTIER_DONE : FRONTIER_FAILED,
+                 delay);
     return rc;
 }
 
@@ -613,6 +627,7 @@ static int node_setup(struct node *n, struct frontier *f, const struct conf *c,
     n->workers = workers_new(threads, c, wake_node, n->fetch);
     n->robots = robots_cache_new();
     n->cache = dedup_cache_new((size_t)c->dedup_cache_entries);
+    n->redir = redirects_new();
     n->noise = noise_from_conf(c);
     if (!n->noise)
         return DC_ECONFIG;
@@ -643,6 +658,7 @@ static int node_teardown(struct node *n)
     }
     dedup_cache_free(&n->cache);
     noise_free(&n->noise);
+    redirects_free(&n->redir);
     free(n->retry_fp);
     free(n->retry_n);
     free(n->adm);

@@ -5,13 +5,27 @@
  *   1. builds its WARC records (SHA-1 digests, gzip: merge_record_build);
  *   2. decodes the content-coding (gzip/deflate, capped at fetch.max_bytes
  *      so a compression bomb ends at the cap);
- *   3. if the page is HTML and its links are to be followed, parses its
- *      first parse.max_bytes with gumbo (one struct parser per thread) and
- *      copies out the canonical links with their host keys and
- *      fingerprints; with noise.enabled the parser also measures the
- *      page's blocks and each link gets the noise block stage's verdict
- *      (stateless, so it runs here; the per-host cluster stage runs on
- *      the node's main thread).
+ *   3. if its media type is one of parse.content_types and its links are
+ *      to be followed: converts its first parse.max_bytes to UTF-8 (the
+ *      charset of the Content-Type header, else of a <meta> in the first
+ *      1024 bytes; parser_charset_*), parses them with gumbo (one struct
+ *      parser per thread) and copies out the canonical links with their
+ *      host keys and fingerprints, and the page directives (meta robots
+ *      noindex, rel=canonical, meta refresh; meta nofollow and
+ *      rel=nofollow links are left out by the parser); with
+ *      noise.enabled the parser also measures the page's blocks and each
+ *      link gets the noise block stage's verdict (stateless, so it runs
+ *      here; the per-host cluster stage runs on the node's main thread).
+ *
+ * A 3xx with a Location is not parsed: its one "link" is the target,
+ * canonicalized, flagged j->redirect (the node admits it at the same
+ * depth and counts the hop), unless fetch.max_redirects hops led here
+ * already: then the page gets the error "too many redirects".
+ *
+ * Memory of a page is bounded by fetch.max_bytes twice (raw body, decoded
+ * body: a compression bomb stops at the cap and the line says truncated)
+ * plus parse.max_bytes for the UTF-8 copy and the parser's own. A noindex
+ * page is still archived (WARC) and listed, flagged "noindex".
  *
  * Jobs go in through a mutex-protected FIFO and come back on a done list;
  * after each job the worker calls wake() so the main thread's poll returns.
@@ -62,6 +76,9 @@ void work_job_free(struct work_job *j)
     free(j->links.blk);
     free(j->links.verdict);
     free(j->links.ticket);
+    free(j->redirect_to);
+    free(j->canonical);
+    free(j->refresh);
     free(j);
 }
 
@@ -87,9 +104,10 @@ static int header_value(const char *head, size_t len, const char *name,
     return 0;
 }
 
-/* Inflate gzip/zlib/raw deflate into *out, at most cap bytes. */
+/* Inflate gzip/zlib/raw deflate into *out, at most cap bytes (*cut = 1
+ * when output stopped at the cap). */
 static int inflate_capped(const char *in, size_t len, int raw, size_t cap,
-                          char **out, size_t *outlen)
+                          char **out, size_t *outlen, int *cut)
 {
     z_stream z;
     size_t have = 0, size = len * 4 + 4096;
@@ -104,8 +122,10 @@ static int inflate_capped(const char *in, size_t len, int raw, size_t cap,
     z.avail_in = (uInt)len;
     do {
         if (have == size) {
-            if (size >= cap)
+            if (size >= cap) {
+                *cut = 1;
                 break; /* the cap: keep what fits */
+            }
             size = size * 2 > cap ? cap : size * 2;
             *out = xrealloc(*out, size + 1);
         }
@@ -113,6 +133,9 @@ static int inflate_capped(const char *in, size_t len, int raw, size_t cap,
         z.avail_out = (uInt)(size - have);
         rc = inflate(&z, Z_NO_FLUSH);
         have = size - z.avail_out;
+        if (rc == Z_STREAM_END && !raw && z.avail_in &&
+            inflateReset(&z) == Z_OK)
+            rc = Z_OK; /* gzip allows several members, one after another */
     } while (rc == Z_OK);
     inflateEnd(&z);
     (*out)[have] = '\0';
@@ -121,12 +144,26 @@ static int inflate_capped(const char *in, size_t len, int raw, size_t cap,
                                                                    : DC_EPARSE;
 }
 
-static int is_html(const char *ct)
+/* Is the media type of ct (before any ';', trimmed) in the
+ * space-separated list? */
+static int type_listed(const char *list, const char *ct)
 {
-    if (!ct)
+    size_t n, k;
+    if (!ct || !list)
         return 0;
-    return strncasecmp(ct, "text/html", 9) == 0 ||
-           strncasecmp(ct, "application/xhtml+xml", 21) == 0;
+    while (*ct == ' ' || *ct == '\t')
+        ct++;
+    n = strcspn(ct, ";");
+    while (n && (ct[n - 1] == ' ' || ct[n - 1] == '\t'))
+        n--;
+    while (*list) {
+        list += strspn(list, " \t,");
+        k = strcspn(list, " \t,");
+        if (k && k == n && strncasecmp(list, ct, n) == 0)
+            return 1;
+        list += k;
+    }
+    return 0;
 }
 
 static void links_add(struct work_links *wl, const char *url, size_t len,
@@ -180,6 +217,9 @@ static void extract_links(struct work_job *j, struct parser *p,
     if (parser_parse_html(p, page, body, len, &pr) != DC_OK)
         return;
     j->parsed = 1;
+    j->noindex = (pr->meta_robots & PARSER_META_NOINDEX) != 0;
+    j->canonical = pr->canonical ? xstrdup(pr->canonical) : NULL;
+    j->refresh = pr->refresh ? xstrdup(pr->refresh) : NULL;
     j->links_found = pr->found;
     j->links_rejected = pr->rejected;
     for (i = 0; i < pr->nlinks; i++) {
@@ -216,47 +256,124 @@ void work_job_page(const struct work_job *j, struct merge_page *pg)
     pg->body = r->body;
     pg->body_len = r->body_len;
     pg->error = r->error[0] ? r->error : NULL;
-    pg->truncated = r->truncated;
+    pg->truncated = r->truncated || j->decode_truncated;
+    pg->redirect_to = j->redirect_to;
+    pg->canonical = j->canonical;
+    pg->refresh = j->refresh;
+    pg->noindex = j->noindex;
+}
+
+/* A 3xx: its Location becomes the job's one link (same depth), or the
+ * page fails when fetch.max_redirects hops led here. */
+static void redirect(struct work_job *j, const struct conf *c)
+{
+    struct fetch_result *r = j->res;
+    unsigned flags = c->url_strip_index_html ? PARSER_URL_STRIP_INDEX : 0;
+    char canon[PARSER_URL_MAX];
+    const char *host;
+    size_t n, hostlen;
+
+    if (!r->location)
+        return; /* a 3xx without Location is just a page */
+    if (j->redirects >= c->fetch_max_redirects) {
+        snprintf(r->error, sizeof(r->error), "too many redirects");
+        j->redirect_to = xstrdup(r->location);
+        return;
+    }
+    if (parser_url_canon(NULL, r->location, strlen(r->location), flags,
+                         (size_t)c->url_max_length, canon, sizeof(canon),
+                         &n) != DC_OK ||
+        parser_url_host(canon, &host, &hostlen) != DC_OK) {
+        j->redirect_to = xstrdup(r->location); /* not followed */
+        return;
+    }
+    j->redirect_to = xstrdup(canon);
+    j->redirect = 1;
+    links_add(&j->links, canon, n, host, hostlen, 0, 0);
+}
+
+/* Decode the content-coding (capped); 0 when the coding is unknown or
+ * the data is corrupt. *dec is NULL when nothing was to be decoded. */
+static int decode(struct work_job *j, const struct conf *c, char **dec,
+                  size_t *len)
+{
+    struct fetch_result *r = j->res;
+    size_t cap = (size_t)c->fetch_max_bytes;
+    char enc[64] = "";
+    int raw, cut = 0;
+
+    *dec = NULL;
+    if (!header_value(r->resp_head, r->resp_len, "Content-Encoding", enc,
+                      sizeof(enc)) ||
+        strcasecmp(enc, "identity") == 0)
+        return 1;
+    raw = strcasecmp(enc, "deflate") == 0;
+    if (strcasecmp(enc, "gzip") && strcasecmp(enc, "x-gzip") && !raw)
+        return 0; /* a coding we did not ask for: not parsed */
+    if (inflate_capped(r->body, r->body_len, 0, cap, dec, len, &cut) !=
+        DC_OK) {
+        free(*dec); /* "deflate" is sometimes sent without zlib header */
+        *dec = NULL;
+        cut = 0;
+        if (!raw || inflate_capped(r->body, r->body_len, 1, cap, dec, len,
+                                   &cut) != DC_OK) {
+            free(*dec);
+            *dec = NULL;
+            return 0;
+        }
+    }
+    j->decode_truncated = cut;
+    j->decoded_len = *len;
+    return 1;
+}
+
+/* The page as UTF-8 for the parser: converted when its charset is another
+ * one iconv knows (*u8 then owns the copy), else as is. */
+static void to_utf8(const struct fetch_result *r, const struct conf *c,
+                    const char **body, size_t *len, char **u8)
+{
+    char cs[64];
+    size_t n;
+    int cut;
+
+    *u8 = NULL;
+    if (!parser_charset_detect(r->content_type, *body, *len, cs, sizeof(cs)) ||
+        parser_charset_is_utf8(cs))
+        return;
+    if (parser_charset_to_utf8(cs, *body, *len, (size_t)c->parse_max_bytes,
+                               u8, &n, &cut) != DC_OK)
+        return; /* unknown charset: gumbo reads it as UTF-8 */
+    *body = *u8;
+    *len = n;
 }
 
 static void process(struct work_job *j, struct parser *p, const struct conf *c)
 {
     struct fetch_result *r = j->res;
     struct merge_page pg;
-    char enc[64] = "";
-    char *dec = NULL;
-    const char *body = r->body;
+    char *dec = NULL, *u8 = NULL;
+    const char *body;
     size_t len = r->body_len;
 
     work_job_page(j, &pg);
     merge_record_build(&pg, c->output_gzip_level, &j->built);
     j->decoded_len = len;
-    if (r->status < 200 || r->status >= 300 || !body)
+    if (r->status >= 300 && r->status < 400) {
+        redirect(j, c);
         return;
-    if (header_value(r->resp_head, r->resp_len, "Content-Encoding", enc,
-                     sizeof(enc)) &&
-        strcasecmp(enc, "identity") != 0) {
-        int raw = strcasecmp(enc, "deflate") == 0;
-        if (strcasecmp(enc, "gzip") && strcasecmp(enc, "x-gzip") && !raw)
-            return; /* a coding we did not ask for: not parsed */
-        if (inflate_capped(body, len, 0, (size_t)c->fetch_max_bytes, &dec,
-                           &len) != DC_OK) {
-            free(dec); /* "deflate" is sometimes sent without zlib header */
-            dec = NULL;
-            if (!raw || inflate_capped(body, r->body_len, 1,
-                                       (size_t)c->fetch_max_bytes, &dec,
-                                       &len) != DC_OK) {
-                free(dec);
-                return;
-            }
-        }
-        body = dec;
-        j->decoded_len = len;
     }
+    if (r->status < 200 || r->status >= 300 || !r->body)
+        return;
+    if (!decode(j, c, &dec, &len))
+        return;
+    body = dec ? dec : r->body;
     if (len > (size_t)c->parse_max_bytes)
         len = (size_t)c->parse_max_bytes; /* bounds the parser's memory */
-    if (j->follow && is_html(r->content_type))
+    if (j->follow && type_listed(c->parse_content_types, r->content_type)) {
+        to_utf8(r, c, &body, &len, &u8);
         extract_links(j, p, c, body, len);
+    }
+    free(u8);
     free(dec);
 }
 
@@ -266,6 +383,9 @@ static void *worker_main(void *arg)
     unsigned flags = w->c->url_strip_index_html ? PARSER_URL_STRIP_INDEX : 0;
     struct parser *p = parser_new(flags, (size_t)w->c->url_max_length);
     /* an unknown tag name leaves blocks off; node setup refuses it first */
+    char agent[64];
+    parser_agent_token(w->c->crawl_user_agent, agent, sizeof(agent));
+    parser_set_agent(p, agent);
     if (w->c->noise_enabled)
         parser_set_blocks(p, w->c->noise_blocks);
     for (;;) {

@@ -96,6 +96,13 @@ struct merge_page {
      * and the JSON line's "outlinks"); may be NULL with noutlinks 0. */
     const char *const *outlinks;
     size_t noutlinks;
+    /* JSON line only: a 3xx's target ("redirect_to"), the page's
+     * rel=canonical ("canonical") and meta refresh target ("refresh"),
+     * each NULL when none; meta robots noindex ("noindex"). */
+    const char *redirect_to;
+    const char *canonical;
+    const char *refresh;
+    int noindex;
 };
 
 /* Bytes ready to append: the gzip members of the page's records. */

@@ -909,6 +909,11 @@ static void page_json(struct merge__buf *j, const struct merge_page *p,
     json_strval(j, "duplicate_of", p->dup_of_uri);
     json_key(j, "truncated");
     merge__buf_str(j, p->truncated ? "true" : "false");
+    json_strval(j, "redirect_to", p->redirect_to);
+    json_strval(j, "canonical", p->canonical);
+    json_strval(j, "refresh", p->refresh);
+    json_key(j, "noindex");
+    merge__buf_str(j, p->noindex ? "true" : "false");
     json_strval(j, "warc_file", warc_file);
     json_key(j, "warc_offset");
     if (rec)

@@ -44,6 +44,13 @@
  * keeps them as ordinary children); a <base> inside a template is ignored,
  * as template contents belong to another document.
  *
+ * Page directives, collected in the same walk: <meta name=robots> (or
+ * named for the crawler's token) nofollow / noindex / none; rel=nofollow
+ * on a and area drops that link; the first <link rel=canonical> and the
+ * first <meta http-equiv=refresh> URL are resolved like links after the
+ * walk (the refresh target is also a link). A page under meta nofollow
+ * returns no links at all. Metas inside <template> are ignored.
+ *
  * Nesting guard: gumbo's time is quadratic in the depth of unclosed
  * elements; nest_guard() turns start tags beyond NEST_LIMIT levels (by a
  * cheap byte scan) into text before parsing. See its comment.
@@ -57,7 +64,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include <gumbo.h>
 
@@ -139,6 +148,14 @@ struct parser {
     size_t nrefs, refs_cap;
     const char *base_raw;
     size_t base_raw_len;
+    const char *canon_raw;   /* first <link rel=canonical href> */
+    const char *refresh_raw; /* URL part of the first meta refresh */
+    size_t refresh_len;
+    unsigned meta_robots;
+    size_t nofollow;
+    char agent[64];          /* <meta name=agent> counts as robots */
+    char canonical[PARSER_URL_MAX];
+    char refresh[PARSER_URL_MAX];
 
     char *sbuf; /* canonical strings, each NUL-terminated */
     size_t slen, scap;
@@ -412,6 +429,17 @@ static const char *nest_guard(struct parser *p, const char *body, size_t len)
 
 /* ------------------------------------------------------------- walk */
 
+static void add_ref_n(struct parser *p, const char *v, size_t len,
+                      uint32_t block)
+{
+    if (p->nrefs == p->refs_cap)
+        xgrow((void **)&p->refs, &p->refs_cap, p->nrefs + 1, sizeof *p->refs);
+    p->refs[p->nrefs].s = v;
+    p->refs[p->nrefs].len = len;
+    p->refs[p->nrefs].block = block;
+    p->nrefs++;
+}
+
 static void add_ref(struct parser *p, const char *v, uint32_t block)
 {
     if (!v)
@@ -476,6 +504,112 @@ static void add_text(struct parser *p, const struct walk_ent *w,
         p->blocks[w->block].link_text += n;
 }
 
+/* Is `word` one of the space-separated tokens of v (case-insensitive)? */
+static int has_token(const char *v, const char *word, const char *seps)
+{
+    size_t wl = strlen(word), n;
+
+    while (v && *v) {
+        v += strspn(v, seps);
+        n = strcspn(v, seps);
+        if (n == wl && strncasecmp(v, word, n) == 0)
+            return 1;
+        v += n;
+    }
+    return 0;
+}
+
+static int is_ws(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
+}
+
+/*
+ * The URL of a refresh declaration "N; url=..." (WHATWG HTML, shared
+ * declarative refresh steps): after the time, an optional ';' or ',',
+ * then an optional "url=", then the URL, quoted or not. 0 when there is
+ * none (a refresh of the page itself).
+ */
+static int refresh_url(const char *v, const char **u, size_t *n)
+{
+    const char *e;
+
+    while (is_ws(*v))
+        v++;
+    if (!((*v >= '0' && *v <= '9') || *v == '.'))
+        return 0;
+    while ((*v >= '0' && *v <= '9') || *v == '.')
+        v++;
+    while (is_ws(*v))
+        v++;
+    if (*v == ';' || *v == ',')
+        v++;
+    else if (*v)
+        return 0;
+    while (is_ws(*v))
+        v++;
+    if (strncasecmp(v, "url", 3) == 0) {
+        const char *w = v + 3;
+        while (is_ws(*w))
+            w++;
+        if (*w == '=') {
+            v = w + 1;
+            while (is_ws(*v))
+                v++;
+        }
+    }
+    if (*v == '"' || *v == '\'') {
+        e = strchr(v + 1, *v);
+        v++;
+        if (!e)
+            e = v + strlen(v);
+    } else {
+        e = v + strlen(v);
+    }
+    while (e > v && is_ws(e[-1]))
+        e--;
+    if (e == v)
+        return 0;
+    *u = v;
+    *n = (size_t)(e - v);
+    return 1;
+}
+
+static void visit_meta(struct parser *p, const GumboElement *e)
+{
+    const char *name = attr_value(e, "name");
+    const char *content = attr_value(e, "content");
+    const char *equiv = attr_value(e, "http-equiv");
+
+    if (!content)
+        return;
+    if (name && (strcasecmp(name, "robots") == 0 ||
+                 (p->agent[0] && strcasecmp(name, p->agent) == 0))) {
+        if (has_token(content, "none", " ,\t\n\r"))
+            p->meta_robots |= PARSER_META_NOFOLLOW | PARSER_META_NOINDEX;
+        if (has_token(content, "nofollow", " ,\t\n\r"))
+            p->meta_robots |= PARSER_META_NOFOLLOW;
+        if (has_token(content, "noindex", " ,\t\n\r"))
+            p->meta_robots |= PARSER_META_NOINDEX;
+    }
+    if (equiv && !p->refresh_raw && strcasecmp(equiv, "refresh") == 0)
+        refresh_url(content, &p->refresh_raw, &p->refresh_len);
+}
+
+/* a/area: a link unless rel says nofollow */
+static void visit_link(struct parser *p, const GumboElement *e, uint32_t b)
+{
+    const char *href = attr_value(e, "href");
+
+    if (!href)
+        return;
+    if (has_token(attr_value(e, "rel"), "nofollow", " \t\n\r\f")) {
+        p->nofollow++;
+        return;
+    }
+    add_ref(p, href, b);
+}
+
 /*
  * Visit an element: collect its link or base, and turn w (the entry that
  * was popped for it) into the context its children inherit.
@@ -489,10 +623,19 @@ static void visit(struct parser *p, const GumboElement *e, struct walk_ent *w)
     switch (e->tag) {
     case GUMBO_TAG_A:
         w->ctx |= CTX_LINK;
-        add_ref(p, attr_value(e, "href"), w->block);
+        visit_link(p, e, w->block);
         break;
     case GUMBO_TAG_AREA:
-        add_ref(p, attr_value(e, "href"), w->block);
+        visit_link(p, e, w->block);
+        break;
+    case GUMBO_TAG_LINK:
+        if (!p->canon_raw && !(w->ctx & CTX_TEMPLATE) &&
+            has_token(attr_value(e, "rel"), "canonical", " \t\n\r\f"))
+            p->canon_raw = attr_value(e, "href");
+        break;
+    case GUMBO_TAG_META:
+        if (!(w->ctx & CTX_TEMPLATE))
+            visit_meta(p, e);
         break;
     case GUMBO_TAG_FRAME:
     case GUMBO_TAG_IFRAME:
@@ -652,10 +795,42 @@ static void note_block(struct parser *p, size_t k, uint32_t b)
         e->block = b;
 }
 
+/* Resolve raw[0..len) against the base into out (PARSER_URL_MAX). */
+static const char *resolve_one(struct parser *p, const char *raw, size_t len,
+                               char *out)
+{
+    size_t n;
+
+    if (!raw || parser_url_canon(p->base, raw, len, p->flags, p->max_len,
+                                 out, PARSER_URL_MAX, &n) != DC_OK)
+        return NULL;
+    return out;
+}
+
+/* Page directives: canonical, refresh, meta robots nofollow. */
+static void directives(struct parser *p)
+{
+    p->res.meta_robots = p->meta_robots;
+    p->res.canonical = p->canon_raw ? resolve_one(p, p->canon_raw,
+                                                  strlen(p->canon_raw),
+                                                  p->canonical)
+                                    : NULL;
+    p->res.refresh = resolve_one(p, p->refresh_raw, p->refresh_len,
+                                 p->refresh);
+    if (p->meta_robots & PARSER_META_NOFOLLOW) {
+        p->nofollow += p->nrefs + (p->refresh_raw ? 1 : 0);
+        p->nrefs = 0;
+    } else if (p->refresh_raw) {
+        add_ref_n(p, p->refresh_raw, p->refresh_len, 0);
+    }
+    p->res.nofollow = p->nofollow;
+}
+
 static void resolve_all(struct parser *p)
 {
     size_t i, n, k;
 
+    directives(p);
     set_prepare(p);
     for (i = 0; i < p->nrefs; i++) {
         p->res.found++;
@@ -714,6 +889,10 @@ static void parser_begin(struct parser *p)
     p->nrefs = p->nents = p->slen = p->nblocks = 0;
     p->base_raw = NULL;
     p->base_raw_len = 0;
+    p->canon_raw = p->refresh_raw = NULL;
+    p->refresh_len = 0;
+    p->meta_robots = 0;
+    p->nofollow = 0;
     memset(&p->res, 0, sizeof p->res);
 }
 
@@ -738,6 +917,12 @@ int parser_parse_html(struct parser *p, const char *page_url, const char *body,
     resolve_all(p);
     *out = &p->res;
     return DC_OK;
+}
+
+void parser_set_agent(struct parser *p, const char *token)
+{
+    if (p)
+        snprintf(p->agent, sizeof p->agent, "%s", token ? token : "");
 }
 
 int parser_set_blocks(struct parser *p, const char *tags)

@@ -94,6 +94,11 @@ struct parser_link {
     uint32_t block;
 };
 
+/* Directives of <meta name="robots" content="..."> (or a meta named for
+ * the crawler's own token, parser_set_agent): "none" sets both. */
+#define PARSER_META_NOFOLLOW 0x1u
+#define PARSER_META_NOINDEX 0x2u
+
 struct parser_result {
     struct parser_link *links; /* unique within the page, document order */
     size_t nlinks;
@@ -102,6 +107,16 @@ struct parser_result {
     const char *base; /* effective base URL (the page URL or <base href>) */
     const struct parser_block *blocks; /* NULL unless blocks are on */
     size_t nblocks;
+    /* Page directives. Under meta nofollow no link is returned (links 0,
+     * the refresh target included); rel="nofollow" links are left out
+     * one by one. Both are counted in `nofollow`. */
+    unsigned meta_robots;  /* PARSER_META_* */
+    size_t nofollow;
+    const char *canonical; /* first <link rel=canonical href>, resolved; or
+                            * NULL (also when it does not resolve) */
+    const char *refresh;   /* target of the first <meta http-equiv=refresh>
+                            * with a URL, resolved; or NULL. It is also one
+                            * of `links` (unless nofollow). */
 };
 
 /* New parser: URL flags and max URL length applied to every link. */
@@ -115,6 +130,12 @@ struct parser *parser_new(unsigned url_flags, size_t max_url_len);
 int parser_set_blocks(struct parser *p, const char *tags);
 
 /*
+ * The crawler's product token (e.g. "dcrawl"): a <meta name=TOKEN> is read
+ * like <meta name=robots>. At most 63 bytes are kept; NULL or "" clears it.
+ */
+void parser_set_agent(struct parser *p, const char *token);
+
+/*
  * Parse an HTML body (any bytes; not NUL-terminated) of the page at
  * page_url (canonical) and extract its links. *out points into memory owned
  * by p, valid until the next parser_parse_html() or parser_free(). Returns
@@ -125,6 +146,31 @@ int parser_parse_html(struct parser *p, const char *page_url, const char *body,
 
 /* Free p and NULL the pointer; NULL ok. */
 void parser_free(struct parser **p);
+
+/* ------------------------------------------------------------ charset */
+
+/*
+ * The character encoding of a page, lower-cased into out (cap >= 16): a
+ * byte order mark, else the charset parameter of content_type (may be
+ * NULL), else <meta charset> / <meta http-equiv=content-type> within the
+ * first 1024 bytes of body. WHATWG aliases iconv spells otherwise are
+ * mapped (iso-8859-1, us-ascii -> windows-1252). Returns 1 when found,
+ * 0 when not (the caller assumes UTF-8).
+ */
+int parser_charset_detect(const char *content_type, const char *body,
+                          size_t len, char *out, size_t cap);
+/* 1 when charset names UTF-8 (or is NULL/empty: nothing to convert). */
+int parser_charset_is_utf8(const char *charset);
+/*
+ * Convert len bytes from charset to UTF-8 (iconv). Invalid bytes and an
+ * incomplete last sequence become U+FFFD; output stops at max_out bytes
+ * (*truncated = 1). *out is malloc'd, NUL-terminated, *outlen bytes; the
+ * caller frees it. DC_OK, or DC_EINVAL when iconv does not know charset
+ * (nothing allocated).
+ */
+int parser_charset_to_utf8(const char *charset, const char *in, size_t len,
+                           size_t max_out, char **out, size_t *outlen,
+                           int *truncated);
 
 /* ---------------------------------------------------------- robots.txt */
 
