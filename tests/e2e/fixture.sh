@@ -3,7 +3,7 @@
 # that works on the retry, a 500 that never does (retried fetch.retries
 # times, then recorded), a gzip-encoded page whose links are found, a body
 # over fetch.max_bytes (cut and flagged, its links still found), a
-# redirect (final URL recorded), robots.txt and non-http links obeyed.
+# redirect (recorded, its target fetched as a new URL), robots.txt and non-http links obeyed.
 . "$(dirname "$0")/lib.sh"
 python3 "$SRC/tests/e2e/fixture.py" "$WORK/port" &
 FIX=$!
@@ -31,7 +31,8 @@ check "gzip page: links found in the decoded body" [ "$(q 'r["from-gzip"]["statu
 check "gzip page: stored as sent, decoded length larger" [ "$(q 'r["gzip"]["decoded_length"] > r["gzip"]["length"]')" = True ]
 check "big page: cut at fetch.max_bytes and flagged" [ "$(q 'r["big"]["truncated"] and r["big"]["length"] == 1048576')" = True ]
 check "big page: links before the cut found" [ "$(q 'r["from-big"]["status"]')" = 200 ]
-check "redirect: final URL recorded" [ "$(q 'r["redirect"]["final_url"].endswith("/target")')" = True ]
+check "redirect: 302 recorded with its target" [ "$(q 'r["redirect"]["status"] == 302 and r["redirect"]["redirect_to"].endswith("/target")')" = True ]
+check "redirect: target fetched as its own URL, same depth" [ "$(q 'r["target"]["status"] == 200 and r["target"]["depth"] == r["redirect"]["depth"]')" = True ]
 check "robots.txt: /private/x not requested" [ "$(echo "$counts" | python3 -c 'import json,sys; print("/private/x" in json.load(sys.stdin))')" = False ]
 check "summary counts the retries" grep -q "retries 2" "$WORK/crawl.log"
 finish

@@ -7,7 +7,9 @@
  *    of nesting, huge attributes; none may crash (ASan/UBSan build);
  *  - a generated site: gen_site.py (the benchmark's generator) writes pages
  *    and, independently, the canonical target of every link (links.jsonl);
- *    for every page the set of links we extract must equal that set.
+ *    for every page the set of links we extract must equal that set;
+ *  - page directives (meta robots, rel=nofollow, canonical, refresh) and
+ *    charset detection / conversion (parser/charset.c), as tables.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -466,9 +468,189 @@ static void test_site(void)
     CHECK(rc == 0, "cleanup");
 }
 
+/* Page directives: meta robots (and the agent's own meta), rel=nofollow,
+ * rel=canonical, meta refresh. links: what is returned, in order. */
+static const struct {
+    const char *name;
+    const char *html;
+    unsigned meta;     /* PARSER_META_* */
+    size_t nofollow;
+    const char *canonical, *refresh;
+    const char *links[MAXL];
+} dcases[] = {
+    {"no directives", "<a href=/a>", 0, 0, NULL, NULL, {"http://p.com/a"}},
+    {"meta nofollow", "<meta name=robots content=nofollow><a href=/a><a href=/b>",
+     PARSER_META_NOFOLLOW, 2, NULL, NULL, {NULL}},
+    {"meta noindex, case and commas",
+     "<META NAME=Robots CONTENT=\"NoIndex,Follow\"><a href=/a>",
+     PARSER_META_NOINDEX, 0, NULL, NULL, {"http://p.com/a"}},
+    {"meta none", "<meta name=robots content=none><a href=/a>",
+     PARSER_META_NOFOLLOW | PARSER_META_NOINDEX, 1, NULL, NULL, {NULL}},
+    {"agent's own meta", "<meta name=dcrawl content='noindex nofollow'><a href=/a>",
+     PARSER_META_NOFOLLOW | PARSER_META_NOINDEX, 1, NULL, NULL, {NULL}},
+    {"another agent's meta ignored",
+     "<meta name=googlebot content=nofollow><a href=/a>", 0, 0, NULL, NULL,
+     {"http://p.com/a"}},
+    {"meta without content ignored", "<meta name=robots><a href=/a>", 0, 0,
+     NULL, NULL, {"http://p.com/a"}},
+    {"meta in a template ignored",
+     "<template><meta name=robots content=nofollow></template><a href=/a>", 0,
+     0, NULL, NULL, {"http://p.com/a"}},
+    {"rel nofollow among tokens",
+     "<a rel='ugc NoFollow' href=/x><a rel=nofollower href=/y>"
+     "<area rel=nofollow href=/z>", 0, 2, NULL, NULL, {"http://p.com/y"}},
+    {"canonical, first wins, resolved",
+     "<link rel=canonical href='/c?x=1#f'><link rel=canonical href=/d>", 0, 0,
+     "http://p.com/c?x=1", NULL, {NULL}},
+    {"canonical among rel tokens", "<link rel='alternate canonical' href=/c>",
+     0, 0, "http://p.com/c", NULL, {NULL}},
+    {"unusable canonical", "<link rel=canonical href='javascript:x'>", 0, 0,
+     NULL, NULL, {NULL}},
+    {"refresh with url=", "<meta http-equiv=refresh content='5; url=/r'>", 0,
+     0, NULL, "http://p.com/r", {"http://p.com/r"}},
+    {"refresh quoted, upper case",
+     "<meta http-equiv=REFRESH content=\"0;URL='/q r'\">", 0, 0, NULL,
+     "http://p.com/q%20r", {"http://p.com/q%20r"}},
+    {"refresh without url=", "<meta http-equiv=refresh content='1, /s'>", 0, 0,
+     NULL, "http://p.com/s", {"http://p.com/s"}},
+    {"refresh of the page itself", "<meta http-equiv=refresh content=30>", 0,
+     0, NULL, NULL, {NULL}},
+    {"refresh without a time", "<meta http-equiv=refresh content='url=/t'>",
+     0, 0, NULL, NULL, {NULL}},
+    {"refresh under meta nofollow",
+     "<meta name=robots content=nofollow>"
+     "<meta http-equiv=refresh content='0;url=/r'>",
+     PARSER_META_NOFOLLOW, 1, NULL, "http://p.com/r", {NULL}},
+    {"refresh also a link, once",
+     "<a href=/r><meta http-equiv=refresh content='0;url=/r'>", 0, 0, NULL,
+     "http://p.com/r", {"http://p.com/r"}},
+};
+
+static int same(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static void test_directives(void)
+{
+    struct parser *p = parser_new(0, 2048);
+    const struct parser_result *r;
+    size_t i, k, n;
+
+    parser_set_agent(p, "dcrawl");
+    for (i = 0; i < sizeof dcases / sizeof dcases[0]; i++) {
+        const char *name = dcases[i].name;
+        int rc = parser_parse_html(p, "http://p.com/", dcases[i].html,
+                                   strlen(dcases[i].html), &r);
+        CHECK(rc == DC_OK, "%s: rc %d", name, rc);
+        if (rc)
+            continue;
+        CHECK(r->meta_robots == dcases[i].meta, "%s: meta %u want %u", name,
+              r->meta_robots, dcases[i].meta);
+        CHECK(r->nofollow == dcases[i].nofollow, "%s: nofollow %zu want %zu",
+              name, r->nofollow, dcases[i].nofollow);
+        CHECK(same(r->canonical, dcases[i].canonical), "%s: canonical %s",
+              name, r->canonical ? r->canonical : "(null)");
+        CHECK(same(r->refresh, dcases[i].refresh), "%s: refresh %s", name,
+              r->refresh ? r->refresh : "(null)");
+        n = count_links(dcases[i].links);
+        CHECK(r->nlinks == n, "%s: %zu links want %zu", name, r->nlinks, n);
+        for (k = 0; k < n && k < r->nlinks; k++)
+            CHECK(strcmp(r->links[k].url, dcases[i].links[k]) == 0,
+                  "%s: link %s", name, r->links[k].url);
+    }
+    /* directives do not leak into the next page */
+    CHECK(parser_parse_html(p, "http://p.com/", "<a href=/a>", 11, &r) ==
+                  DC_OK &&
+              r->meta_robots == 0 && !r->canonical && !r->refresh &&
+              r->nlinks == 1,
+          "next page clean");
+    parser_free(&p);
+}
+
+/* Charset detection: header, then BOM, then meta prescan. */
+static const struct {
+    const char *ctype, *body, *want; /* want NULL: none found */
+} ccases[] = {
+    {"text/html; charset=ISO-8859-1", "", "windows-1252"},
+    {"text/html;charset=\"Shift_JIS\"", "", "shift_jis"},
+    {"text/html; Charset = utf8", "", "utf-8"},
+    {"text/html", "<meta charset=euc-jp>", "euc-jp"},
+    {NULL, "<!-- <meta charset=koi8-r> --><meta charset='windows-1251'>",
+     "windows-1251"},
+    {NULL, "<meta http-equiv=content-type content='text/html; charset=gbk'>",
+     "gbk"},
+    {NULL, "<meta content=\"text/html;charset=big5\" http-equiv=Content-Type>",
+     "big5"},
+    {NULL, "<meta content='text/html; charset=gbk'>", NULL},
+    {NULL, "<meta charset=utf-16>", "utf-8"},
+    {"text/html; charset=utf-8", "<meta charset=latin1>", "utf-8"},
+    {NULL, "\xEF\xBB\xBF<meta charset=latin1>", "utf-8"},
+    {NULL, "<meta charset=\"bad label!\">", NULL},
+    {NULL, "<p>no declaration</p>", NULL},
+    {"text/html; charset=", "<meta charset=", NULL},
+};
+
+static void test_charset(void)
+{
+    char cs[64], *out = NULL;
+    size_t i, n;
+    int cut = 0, found;
+    /* a meta past the first 1024 bytes is not seen */
+    char late[1200];
+
+    for (i = 0; i < sizeof ccases / sizeof ccases[0]; i++) {
+        found = parser_charset_detect(ccases[i].ctype, ccases[i].body,
+                                      strlen(ccases[i].body), cs, sizeof cs);
+        CHECK(found == (ccases[i].want != NULL) &&
+                  (!found || strcmp(cs, ccases[i].want) == 0),
+              "charset case %zu: found %d %s", i, found, found ? cs : "");
+    }
+    memset(late, ' ', sizeof late);
+    memcpy(late + 1100, "<meta charset=gbk>", 18);
+    CHECK(!parser_charset_detect(NULL, late, sizeof late, cs, sizeof cs),
+          "prescan stops at 1024 bytes");
+
+    CHECK(parser_charset_to_utf8("windows-1252", "caf\xe9 \x80", 6, 100, &out,
+                                 &n, &cut) == DC_OK &&
+              n == 9 && memcmp(out, "caf\xc3\xa9 \xe2\x82\xac", 9) == 0 &&
+              !cut,
+          "windows-1252");
+    free(out);
+    out = NULL;
+    /* invalid Shift_JIS bytes and a truncated lead byte at the end */
+    CHECK(parser_charset_to_utf8("shift_jis", "a\xff\x93\xfa\x82", 5, 100,
+                                 &out, &n, &cut) == DC_OK &&
+              n == 1 + 3 + 3 + 3 &&
+              memcmp(out, "a\xef\xbf\xbd\xe6\x97\xa5\xef\xbf\xbd", n) == 0,
+          "shift_jis with invalid bytes: %zu", n);
+    free(out);
+    out = NULL;
+    /* the output cap */
+    CHECK(parser_charset_to_utf8("windows-1252", "\xe9\xe9\xe9\xe9", 4, 5,
+                                 &out, &n, &cut) == DC_OK &&
+              n == 4 && cut,
+          "capped output: %zu", n);
+    free(out);
+    out = NULL;
+    CHECK(parser_charset_to_utf8("no-such-charset", "x", 1, 10, &out, &n,
+                                 &cut) == DC_EINVAL &&
+              !out,
+          "unknown charset");
+    CHECK(parser_charset_to_utf8("windows-1252", "", 0, 10, &out, &n, &cut) ==
+                  DC_OK && n == 0,
+          "empty input");
+    free(out);
+    CHECK(parser_charset_is_utf8("utf-8") && parser_charset_is_utf8(NULL) &&
+              !parser_charset_is_utf8("gbk"),
+          "is_utf8");
+}
+
 int main(void)
 {
     test_table();
+    test_directives();
+    test_charset();
     test_special();
     test_deep("<div>", "</div>");
     test_deep("<span>", "</span>");
