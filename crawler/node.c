@@ -17,7 +17,9 @@
  *      the rest in one frontier call (insert-if-absent + enqueue), write
  *      WARC (response or revisit, request, metadata) + JSON line, complete
  *      the leases in one call. Transport errors and 5xx are retried
- *      fetch.retries times before they are written.
+ *      fetch.retries times before they are written. A 3xx's target is
+ *      admitted like a link but at the page's own depth, its hop count
+ *      kept in struct redirects (redirects.c) until it is fetched.
  *
  * Depth levels: the node serves one depth at a time and moves to the next
  * when frontier_level says no URL of a lower depth is queued or in flight

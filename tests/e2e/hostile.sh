@@ -116,5 +116,17 @@ bomb=$(peak "$WORK/bomb.log" "$base/h/bomb")
 echo "peak RSS: control $ctl KiB, gzip bomb $bomb KiB (fetch.max_bytes 4 MiB, bomb 256 MiB decoded)"
 check "gzip bomb: peak RSS within 8 x fetch.max_bytes of a control crawl" \
     [ "$ctl" -gt 0 -a "$bomb" -gt 0 -a $((bomb - ctl)) -lt $((8 * 4096)) ]
+# The silent server again with the low-speed limit out of the way: the
+# total timeout (3 s here) ends it.
+t0=$(date +%s%N)
+timeout 60 "$DCRAWL" crawl --depth 0 --out "$WORK/silent" "${SETS[@]}" --set fetch.timeout=3 \
+    --set fetch.low_speed_time=60 "$base/h/silent" >"$WORK/silent.log" 2>&1
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+curl -s "$base/_log" >"$WORK/notes.json"
+check "accepts, never answers (no low-speed limit): ended by fetch.timeout in $ms ms" \
+    bash -c "[ $rc -eq 0 ] && [ $ms -lt 10000 ] && grep -q '\"error\":\"Operation timed out after 3' '$WORK/silent/merged/pages.jsonl'"
+check "accepts, never answers: the server saw the client leave after ~3 s" \
+    is '2.5 <= s["/h/silent"]["seconds"] <= 5'
 check "whole test under 60 s" [ $(($(date +%s) - T0)) -lt 60 ]
 finish
