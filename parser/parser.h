@@ -130,21 +130,44 @@ void parser_free(struct parser **p);
 
 struct parser_robots;
 
+/* Paths given to parser_robots_allowed are paths of canonical URLs
+ * (parser_url_canon): escapes of unreserved characters in patterns are
+ * decoded so that "Disallow: /%7Ea" matches the canonical "/~a", and
+ * paths are normalized the same way. Without it, paths are compared as
+ * given and patterns only get upper-case hex and non-ASCII bytes encoded
+ * (google/robotstxt's behaviour, which its test vectors expect). */
+#define PARSER_ROBOTS_CANON 0x1u
+
 /*
  * Parse a robots.txt body for the crawler whose product token is `agent`
- * (e.g. "dcrawl"; matched exactly, case-insensitively, against user-agent
- * lines; the `*` group applies only when no group names the agent). Only
- * the first 500 KiB are read. Never fails on malformed input; returns a
- * rule set the caller frees with parser_robots_free().
+ * (e.g. "dcrawl", used as given: matched exactly, case-insensitively,
+ * against the name at the start of user-agent lines; the `*` group applies
+ * only when no group names the agent). Only the first 500 KiB are read;
+ * lines are cut at 16663 bytes. flags: PARSER_ROBOTS_*. Never fails on
+ * malformed input; returns a rule set the caller frees with
+ * parser_robots_free().
  */
 struct parser_robots *parser_robots_parse(const char *txt, size_t len,
-                                          const char *agent);
+                                          const char *agent, unsigned flags);
 /* A rule set that allows (allow != 0) or disallows everything. */
 struct parser_robots *parser_robots_all(int allow);
 /* Is `path` (path+query of a URL, starting with '/') allowed? 1 or 0. */
 int parser_robots_allowed(const struct parser_robots *r, const char *path);
 /* Crawl-delay of the selected group in seconds, or -1 when none. */
 double parser_robots_crawl_delay(const struct parser_robots *r);
+/* The Sitemap URLs of the file in file order, as written (at most 64;
+ * every Sitemap line counts, whatever group it is in). *urls points into
+ * r; returns the count. */
+size_t parser_robots_sitemaps(const struct parser_robots *r,
+                              const char *const **urls);
+/*
+ * The part of `url` robots rules are matched against, as google/robotstxt
+ * defines it (for URLs typed by people, not canonical ones): skip a leading
+ * "//", then "scheme://" unless a '/', '?' or ';' comes first; take from
+ * the first '/', '?' or ';' up to '#'; prepend '/' when missing; "/" when
+ * there is no path. Writes at most cap-1 bytes to out (cap >= 2).
+ */
+void parser_robots_url_path(const char *url, char *out, size_t cap);
 void parser_robots_free(struct parser_robots **r);
 
 /* The product token of a User-Agent string: "dcrawl/0.1 (+...)" -> "dcrawl".

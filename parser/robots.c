@@ -36,6 +36,7 @@
  * may be shared by threads.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +49,7 @@
 #define ROBOTS_MAX_SITEMAP_LEN 2048
 #define ROBOTS_TOKEN_MAX 128
 #define ROBOTS_PATH_STACK 1024
+#define ROBOTS_LINE_MAX (2083 * 8 - 1) /* longer lines are cut */
 
 enum robots_mode { MODE_RULES, MODE_ALLOW_ALL, MODE_DISALLOW_ALL };
 enum { SEL_AGENT = 1, SEL_STAR = 2 };
@@ -61,6 +63,7 @@ struct robots_rule {
 
 struct parser_robots {
     int mode;
+    int canon; /* PARSER_ROBOTS_CANON */
     struct robots_rule *rules;
     size_t nrules, rules_cap;
     char *pool;
@@ -140,9 +143,12 @@ static int word_in(const char *s, size_t n, const char *const *words)
 
 /*
  * Normalize n bytes of a path or pattern into out (room for 3n bytes).
- * Returns the output length.
+ * Always: %xx escapes get upper-case hex and bytes >= 0x80 are
+ * percent-encoded. With canon also: escapes of unreserved characters are
+ * decoded and control characters and space are encoded (the form of a
+ * canonical URL's path, parser_url_canon). Returns the output length.
  */
-static size_t normalize(const char *in, size_t n, char *out)
+static size_t normalize(const char *in, size_t n, char *out, int canon)
 {
     static const char hex[] = "0123456789ABCDEF";
     size_t i, o = 0;
@@ -155,7 +161,7 @@ static size_t normalize(const char *in, size_t n, char *out)
             (hi = hexval((unsigned char)in[i + 1])) >= 0 &&
             (lo = hexval((unsigned char)in[i + 2])) >= 0) {
             int v = hi * 16 + lo;
-            if (is_unreserved(v)) {
+            if (canon && is_unreserved(v)) {
                 out[o++] = (char)v;
             } else {
                 out[o++] = '%';
@@ -163,7 +169,7 @@ static size_t normalize(const char *in, size_t n, char *out)
                 out[o++] = hex[lo];
             }
             i += 2;
-        } else if (c <= 0x20 || c >= 0x7F) {
+        } else if (c >= 0x80 || (canon && (c <= 0x20 || c == 0x7F))) {
             out[o++] = '%';
             out[o++] = hex[c >> 4];
             out[o++] = hex[c & 15];
@@ -251,11 +257,13 @@ int parser_robots_allowed(const struct parser_robots *r, const char *path)
     len = strlen(path);
     if (r->mode == MODE_DISALLOW_ALL)
         return is_robots_txt(path, len);
+    if (!r->canon)
+        return allowed_norm(r, path, len);
     if (len > SIZE_MAX / 4)
         return 0;
     if (3 * len > sizeof stackbuf)
         buf = xmalloc(3 * len);
-    n = normalize(path, len, buf);
+    n = normalize(path, len, buf, 1);
     ok = allowed_norm(r, buf, n);
     if (buf != stackbuf)
         free(buf);
@@ -280,7 +288,7 @@ static void add_rule(struct parser_robots *r, const char *v, size_t n,
         return; /* empty value: no rule */
     xgrow((void **)&r->pool, &r->pool_cap, r->pool_len + 3 * n + 1, 1);
     pat = r->pool + r->pool_len;
-    len = normalize(v, n, pat);
+    len = normalize(v, n, pat, r->canon);
     xgrow((void **)&r->rules, &r->rules_cap, r->nrules + 1, sizeof *r->rules);
     rule = &r->rules[r->nrules++];
     memset(rule, 0, sizeof *rule);
@@ -309,6 +317,26 @@ static void add_rule(struct parser_robots *r, const char *v, size_t n,
     rule->off = r->pool_len;
     rule->len = o;
     r->pool_len += o;
+}
+
+/* "Allow: /d/index.html" (or .htm) also allows "/d/" exactly: a server
+ * answers both with the same page. */
+static void add_index_dir(struct parser_robots *r, const char *v, size_t n,
+                          unsigned sel)
+{
+    static const char *const names[] = {"/index.html", "/index.htm"};
+    char buf[ROBOTS_LINE_MAX + 2];
+    size_t i, k;
+
+    for (i = 0; i < 2; i++) {
+        k = strlen(names[i]);
+        if (n < k || n > ROBOTS_LINE_MAX || memcmp(v + n - k, names[i], k))
+            continue;
+        memcpy(buf, v, n - k + 1);
+        buf[n - k + 1] = '$';
+        add_rule(r, buf, n - k + 2, 1, sel);
+        return;
+    }
 }
 
 static void add_sitemap(struct parser_robots *r, const char *v, size_t n)
@@ -394,6 +422,8 @@ static void handle_line(struct parser_robots *r, struct robots_state *st,
         st->in_agents = 0;
         if (st->cur)
             add_rule(r, v, n, key == KEY_ALLOW, st->cur);
+        if (st->cur && key == KEY_ALLOW)
+            add_index_dir(r, v, n, st->cur);
         break;
     case KEY_DELAY:
         /* an extension record: it does not end the run of user-agents */
@@ -480,19 +510,20 @@ static void select_rules(struct parser_robots *r, const struct robots_state *st)
         qsort(r->rules, r->nrules, sizeof *r->rules, rule_cmp);
 }
 
+/* Our product token as given; one too long to hold never matches. */
 static void agent_name(const char *agent, char *out, size_t cap)
 {
-    size_t n = 0;
+    size_t n = agent ? strlen(agent) : 0;
 
-    while (agent && n + 1 < cap && is_name_char((unsigned char)agent[n])) {
-        out[n] = agent[n];
-        n++;
-    }
+    if (n >= cap)
+        n = 0;
+    if (n)
+        memcpy(out, agent, n);
     out[n] = '\0';
 }
 
 struct parser_robots *parser_robots_parse(const char *txt, size_t len,
-                                          const char *agent)
+                                          const char *agent, unsigned flags)
 {
     struct parser_robots *r = xcalloc(1, sizeof *r);
     struct robots_state st = {0};
@@ -500,6 +531,7 @@ struct parser_robots *parser_robots_parse(const char *txt, size_t len,
     const char *s, *end, *e;
 
     r->mode = MODE_RULES;
+    r->canon = (flags & PARSER_ROBOTS_CANON) != 0;
     r->crawl_delay = -1;
     agent_name(agent, token, sizeof token);
     st.token = token;
@@ -515,7 +547,8 @@ struct parser_robots *parser_robots_parse(const char *txt, size_t len,
     while (s < end) {
         for (e = s; e < end && *e != '\n' && *e != '\r'; e++)
             ;
-        parse_line(r, &st, s, e);
+        parse_line(r, &st, s,
+                   (size_t)(e - s) > ROBOTS_LINE_MAX ? s + ROBOTS_LINE_MAX : e);
         if (e == end)
             break;
         if (e < end && *e == '\r' && e + 1 < end && e[1] == '\n')
@@ -552,8 +585,8 @@ void parser_robots_free(struct parser_robots **rp)
     *rp = NULL;
 }
 
-size_t parser__robots_sitemaps(const struct parser_robots *r,
-                               const char *const **urls)
+size_t parser_robots_sitemaps(const struct parser_robots *r,
+                              const char *const **urls)
 {
     *urls = r ? (const char *const *)r->sitemaps : NULL;
     return r ? r->nsitemaps : 0;
@@ -571,4 +604,38 @@ void parser_agent_token(const char *user_agent, char *out, size_t cap)
         n++;
     }
     out[n] = '\0';
+}
+
+void parser_robots_url_path(const char *url, char *out, size_t cap)
+{
+    size_t n, start = 0, proto, path, end, i, o = 0;
+    const char *p;
+
+    if (!out || cap < 2)
+        return;
+    snprintf(out, cap, "/");
+    if (!url)
+        return;
+    n = strlen(url);
+    if (n >= 2 && url[0] == '/' && url[1] == '/')
+        start = 2;
+    path = start + strcspn(url + start, "/?;");
+    p = strstr(url + start, "://");
+    proto = p ? (size_t)(p - url) : n;
+    if (proto == n || path < proto)
+        proto = start;
+    else
+        proto += 3;
+    path = proto + strcspn(url + proto, "/?;");
+    if (path >= n)
+        return;
+    p = strchr(url + start, '#');
+    end = p ? (size_t)(p - url) : n;
+    if (end < path)
+        return;
+    if (url[path] != '/')
+        out[o++] = '/';
+    for (i = path; i < end && o + 1 < cap; i++)
+        out[o++] = url[i];
+    out[o] = '\0';
 }
