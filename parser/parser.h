@@ -21,6 +21,9 @@
  *  - robots.txt (robots.c): user-agent group selection by product token and
  *    longest-match Allow/Disallow (RFC 9309 §2.2), `*` and `$` patterns.
  *
+ *  - sitemaps (sitemap.c): the URLs of an XML sitemap, sitemap index, RSS
+ *    or Atom feed or text sitemap, gzipped or not, with size and count caps.
+ *
  * Thread rules: the URL and robots functions are reentrant; a struct parser
  * and a struct parser_robots are not shared between threads while mutated
  * (a parsed struct parser_robots may be read from many threads).
@@ -173,5 +176,49 @@ void parser_robots_free(struct parser_robots **r);
 /* The product token of a User-Agent string: "dcrawl/0.1 (+...)" -> "dcrawl".
  * Writes at most cap-1 bytes to out. */
 void parser_agent_token(const char *user_agent, char *out, size_t cap);
+
+/* ------------------------------------------------------------ sitemaps */
+
+enum parser_sitemap_kind {
+    PARSER_SITEMAP_UNKNOWN, /* XML with another root: no URLs */
+    PARSER_SITEMAP_URLSET,
+    PARSER_SITEMAP_INDEX,
+    PARSER_SITEMAP_RSS,
+    PARSER_SITEMAP_ATOM,
+    PARSER_SITEMAP_TEXT
+};
+
+/* A parsed sitemap. URLs are as written (entities decoded, trimmed), not
+ * canonicalized; the caller resolves and checks them. */
+struct parser_sitemap {
+    int kind;          /* enum parser_sitemap_kind */
+    char **urls;       /* page URLs, document order */
+    size_t nurls, capurls;
+    char **sitemaps;   /* sitemaps named by a sitemap index */
+    size_t nsitemaps, capsitemaps;
+    int truncated;     /* max_bytes or max_urls cut something off */
+    int gzip;          /* the body was gzipped */
+};
+
+/*
+ * Parse a sitemap body (any bytes): gzip is inflated first; at most
+ * max_bytes (after inflating) are read and at most max_urls URLs kept
+ * (pages and sitemaps together). Fills *out (release it with
+ * parser_sitemap_release, also after an error). DC_OK, or DC_EINVAL for a
+ * NULL argument or a gzip stream that gives no byte. Malformed XML never
+ * fails; no external entity or file is ever read.
+ */
+int parser_sitemap_parse(const char *body, size_t len, size_t max_bytes,
+                         size_t max_urls, struct parser_sitemap *out);
+void parser_sitemap_release(struct parser_sitemap *sm);
+
+/*
+ * Inflate a gzip or zlib stream into a new buffer of at most cap bytes
+ * (NUL-terminated; the caller frees *out). Output past cap is not
+ * produced, so a decompression bomb costs at most cap bytes. A stream cut
+ * short keeps what it gave. DC_OK, or DC_EINVAL when nothing decodes.
+ */
+int parser_inflate(const char *in, size_t len, size_t cap, char **out,
+                   size_t *outlen);
 
 #endif
