@@ -11,8 +11,9 @@
  *    href of each <entry>'s first <link> whose rel is absent or
  *    "alternate"). An entry without <loc> gives its own text instead (seen
  *    in the wild). Namespaces are not checked (lenient, like most
- *    crawlers); extension elements (image:loc, video:..., xhtml:link) are
- *    deeper than the entry's children and so ignored;
+ *    crawlers) and prefixes are ignored (local names are compared); only
+ *    direct children of an entry count, so extension elements (image:loc
+ *    inside image:image, xhtml:link) are ignored;
  *  - anything else: a text sitemap, one URL per line (lines that do not
  *    start with http:// or https:// are skipped).
  *
@@ -57,6 +58,7 @@ struct sm_state {
     unsigned char role[SM_DEPTH_MAX];
     char root[SM_NAME_MAX];
     int entry_depth; /* depth of the open entry element, 0 when none */
+    int full;        /* max_urls reached */
     struct sm_text loc, alt, self;
 };
 
@@ -123,6 +125,7 @@ static void add_url(struct sm_state *st, int sitemap, const char *s, size_t n)
         return;
     if (o->nurls + o->nsitemaps >= st->max_urls) {
         o->truncated = 1;
+        st->full = 1;
         return;
     }
     xgrow((void **)list, cap, *cnt + 1, sizeof **list);
@@ -139,7 +142,7 @@ static int is_http(const char *s, size_t n)
 
 static void parse_text(struct sm_state *st, const char *s, const char *end)
 {
-    while (s < end && !st->out->truncated) {
+    while (s < end && !st->full) {
         const char *e = memchr(s, '\n', (size_t)(end - s));
         const char *b = s;
         if (!e)
@@ -382,19 +385,21 @@ static void on_start(struct sm_state *st, const char *name, size_t nl,
             entry_begin(st);
             role = ROLE_ENTRY;
         }
-    } else if (d == st->entry_depth + 1 && nl == strlen(ln)) {
-        /* direct, unprefixed children of the entry */
-        if (root_is(st, "feed", NULL) && name_is(ln, "link")) {
+    } else if (d == st->entry_depth + 1) {
+        /* direct children of the entry (any namespace prefix) */
+        int feed = root_is(st, "feed", NULL), rss = root_is(st, "rss", "RDF");
+        if (feed && name_is(ln, "link")) {
             size_t rl = 0, hl = 0;
             const char *rel = attr(attrs, al, "rel", &rl);
             const char *href = attr(attrs, al, "href", &hl);
             if (href && !st->loc.len &&
                 (!rel || (rl == 9 && !memcmp(rel, "alternate", 9))))
                 text_add_decoded(&st->loc, href, href + hl);
-        } else if (name_is(ln, "loc") || name_is(ln, "link")) {
+        } else if ((!feed && !rss && name_is(ln, "loc")) ||
+                   (rss && name_is(ln, "link"))) {
             if (!st->loc.len)
                 role = ROLE_LOC;
-        } else if (name_is(ln, "guid")) {
+        } else if (rss && name_is(ln, "guid")) {
             role = ROLE_ALT;
         }
     }
@@ -474,7 +479,7 @@ static const char *doctype_end(const char *s, const char *end)
 
 static void parse_xml(struct sm_state *st, const char *s, const char *end)
 {
-    while (s < end && !st->out->truncated) {
+    while (s < end && !st->full) {
         const char *lt = memchr(s, '<', (size_t)(end - s)), *e;
         struct sm_text *t;
         if (!lt)
