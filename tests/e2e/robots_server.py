@@ -13,7 +13,7 @@ Scenarios (robots.txt behaviour; every site's / links the pages named):
                                               / -> /ok /secret
   redir6   /robots.txt -> /r1 ... -> /r6 (Disallow: /secret; 6 hops)
                                               / -> /secret
-  delay    Crawl-delay: 1                     / -> /p1 /p2 /p3
+  delay    Crawl-delay: 1 (sent gzip-encoded) / -> /p1 /p2 /p3
   sitemap  Sitemap: index -> gzip urlset + text sitemap, URLs /hidden1-3
            (and one URL of another host); / has no links
   big      Disallow: /early, ~510 KiB of comments, Disallow: /late
@@ -111,6 +111,9 @@ def handler_for(name):
             if p == "/robots.txt":
                 status, body, hdrs = robots
                 hdrs = tuple(hdrs) + (("Content-Type", "text/plain"),)
+                if name == "delay" and "gzip" in self.headers.get("Accept-Encoding", ""):
+                    body = gzip.compress(body)  # must be decoded to be read
+                    hdrs = hdrs + (("Content-Encoding", "gzip"),)
             elif p in pages:
                 status, body, hdrs = 200, pages[p], (("Content-Type", "text/html"),)
                 body = body.replace(b"<p>page</p>", ("<p>%s</p>" % name).encode())
