@@ -65,6 +65,18 @@ const struct conf_opt conf__opts[] = {
             256, "most connections open to one host at a time"),
     OPT_BOOL("robots.obey", robots_obey, "true",
              "fetch robots.txt and skip the URLs it disallows"),
+    OPT_DOUBLE("robots.expiry", robots_expiry, "86400.0", 60, 30 * 86400.0,
+               "seconds a host's robots.txt rules are kept before a refetch"),
+    OPT_DOUBLE("robots.max_crawl_delay", robots_max_crawl_delay, "30.0", 0,
+               3600, "largest Crawl-delay honoured, in seconds (longer "
+               "ones are cut to this)"),
+    OPT_BOOL("robots.sitemaps", robots_sitemaps, "true",
+             "fetch the sitemaps robots.txt lists and crawl their URLs"),
+    OPT_BYTES("sitemap.max_bytes", sitemap_max_bytes, "10M", 1024, GiB,
+              "largest sitemap read, in bytes after gunzip; the rest is "
+              "ignored"),
+    OPT_INT64("sitemap.max_urls", sitemap_max_urls, "50000", 1, 1e8,
+              "most URLs taken from one host's sitemaps"),
     OPT_INT("fetch.concurrency", fetch_concurrency, "256", 1, 10000,
             "most transfers in flight on this node"),
     OPT_DOUBLE("fetch.timeout", fetch_timeout, "30.0", 0.1, 3600,

@@ -69,6 +69,12 @@ struct conf {
     double politeness_delay;
     int politeness_host_connections;
     int robots_obey;
+    double robots_expiry;
+    double robots_max_crawl_delay;
+    int robots_sitemaps;
+    /* sitemap */
+    int64_t sitemap_max_bytes;
+    int64_t sitemap_max_urls;
     /* fetch */
     int fetch_concurrency;
     double fetch_timeout;

@@ -108,6 +108,18 @@ static const struct command commands[] = {
      "  --check-only        print the new URLs without marking them seen\n"
      "  -j N                canonicalize on N threads (default 1)\n"
      "  -q, --quiet         no totals\n" COMMON_HELP},
+    {"robots", cmd_robots, "check URLs against a robots.txt file or a site's",
+     "usage: dcrawl robots FILE|URL [--agent NAME] URL...\n"
+     "\n"
+     "Prints `allowed URL` or `disallowed URL` for each URL, as the crawler\n"
+     "would decide for the product token NAME (default: the token of\n"
+     "crawl.user_agent). FILE is a robots.txt on disk; given an http(s) URL,\n"
+     "that host's /robots.txt is fetched with the crawler's fetch rules and a\n"
+     "first line says which rule applied, e.g. `# robots.txt: 404 -> allow all`.\n"
+     "Crawl-delay and Sitemap lines follow as `# ...` comments. Exit status 0,\n"
+     "or 2 for bad usage or an unreadable FILE.\n"
+     "\n"
+     "  --agent NAME        product token to match user-agent lines against\n" COMMON_HELP},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

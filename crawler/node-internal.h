@@ -123,15 +123,45 @@ void workers_free(struct workers **w);
 
 enum robots_state { ROBOTS_UNKNOWN, ROBOTS_FETCHING, ROBOTS_READY };
 
+/* Which RFC 9309 §2.3.1 rule a robots.txt fetch fell under. */
+enum robots_rule {
+    ROBOTS_RULE_PARSED,      /* 2xx: the body's rules */
+    ROBOTS_RULE_4XX,         /* 4xx: unavailable, allow all */
+    ROBOTS_RULE_REDIRECTS,   /* more redirects than followed: unavailable,
+                                allow all */
+    ROBOTS_RULE_5XX,         /* 5xx: unreachable, disallow all */
+    ROBOTS_RULE_UNREACHABLE, /* transport error or other status: disallow */
+};
+
+/* Tries of a failing (5xx / unreachable) robots.txt, and the first wait;
+ * the wait doubles: 1, 2, 4 s. After the last try the host stays
+ * "disallow all" until robots.expiry. */
+#define ROBOTS_FAIL_TRIES 4
+#define ROBOTS_FAIL_WAIT_MS 1000
+/* Sitemaps fetched per host (robots.txt lines and index entries), and how
+ * deep sitemap indexes are followed (robots.txt's sitemaps are level 0). */
+#define ROBOTS_SITEMAP_FETCHES 32
+#define ROBOTS_SITEMAP_NESTING 2
+
 struct robots_entry {
     char *host;               /* "host[:port]" */
     char *origin;             /* "http://host:port" */
     int state;
+    int rule;                 /* enum robots_rule of the last fetch */
+    int fails;                /* consecutive failed fetches */
     struct parser_robots *rules;
-    double crawl_delay;       /* seconds, -1 none */
+    double crawl_delay;       /* seconds, -1 none (capped) */
     int64_t expires_ms;
     struct frontier_lease *parked; /* leases waiting for the rules */
     size_t nparked, capparked;
+    /* sitemaps: queue of URLs still to fetch, one fetch at a time */
+    int sm_depth;             /* depth given to sitemap URLs, -1 = none */
+    int sm_started;           /* robots.txt's sitemaps were queued */
+    int sm_busy;              /* a sitemap fetch is in flight */
+    char **sm_queue;
+    unsigned char *sm_level;
+    size_t sm_n, sm_cap, sm_fetched;
+    uint64_t sm_urls;         /* URLs taken from this host's sitemaps */
 };
 
 struct robots_cache;
@@ -140,10 +170,41 @@ struct robots_cache *robots_cache_new(void);
 struct robots_entry *robots_cache_get(struct robots_cache *rc, const char *url);
 /* Park a lease (moved: the caller's copy must not be freed). */
 void robots_entry_park(struct robots_entry *e, struct frontier_lease *l);
-/* Install rules from a robots.txt fetch result (RFC 9309 §2.3.1: 2xx parse,
- * 4xx allow all, 5xx / unreachable disallow all). */
+
+/*
+ * The rule a robots.txt fetch result falls under, and the rule set it
+ * gives: 2xx -> the body parsed (gunzipped when gzip- or deflate-coded;
+ * only the first 500 KiB are read) for `agent` with `flags`
+ * (PARSER_ROBOTS_*); 4xx -> allow all; too many redirects (or a 3xx left
+ * unfollowed) -> allow all (RFC 9309: "MAY assume ... unavailable"); 5xx,
+ * transport errors and any other status -> disallow all. desc gets a short
+ * line such as "404 -> allow all". The caller frees the rules.
+ */
+struct parser_robots *robots_rules_from(const struct fetch_result *r,
+                                        const char *agent, unsigned flags,
+                                        int *rule, char *desc, size_t cap);
+
+/* Install rules from a robots.txt fetch result (robots_rules_from) and
+ * set the expiry: robots.expiry, or for a failed fetch (5xx /
+ * unreachable) a retry after ROBOTS_FAIL_WAIT_MS doubled per failure,
+ * until ROBOTS_FAIL_TRIES. Crawl-delay is capped at
+ * robots.max_crawl_delay. */
 void robots_entry_set(struct robots_entry *e, const struct fetch_result *r,
-                      const char *agent_token, int64_t now_ms);
+                      const char *agent_token, const struct conf *c,
+                      int64_t now_ms);
+/* Is the entry's last fetch a failure that will be tried again? Leases of
+ * such a host wait (are put back) instead of being skipped. */
+int robots_entry_retrying(const struct robots_entry *e);
+/* The gap (ms) before the host's next transfer: the larger of
+ * politeness.delay and the host's Crawl-delay (already capped). */
+int64_t robots_entry_delay_ms(const struct robots_entry *e,
+                              const struct conf *c);
+/* Queue a sitemap URL (copied) at nesting level `level`; refused (0)
+ * past ROBOTS_SITEMAP_FETCHES or ROBOTS_SITEMAP_NESTING. 1 if queued. */
+int robots_entry_sitemap_push(struct robots_entry *e, const char *url,
+                              int level);
+/* Take the next queued sitemap (caller frees the string), or NULL. */
+char *robots_entry_sitemap_take(struct robots_entry *e, int *level);
 void robots_cache_free(struct robots_cache **rc);
 
 /* ---------------------------------------------------- redirect hops */

@@ -75,12 +75,13 @@ void node_install_signals(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
-enum { INFLIGHT_PAGE, INFLIGHT_ROBOTS };
+enum { INFLIGHT_PAGE, INFLIGHT_ROBOTS, INFLIGHT_SITEMAP };
 
 struct inflight {
     int kind;
     struct frontier_lease lease;  /* pages */
-    struct robots_entry *robots;  /* robots.txt fetches */
+    struct robots_entry *robots;  /* robots.txt and sitemap fetches */
+    int level;                    /* sitemaps: index nesting level */
 };
 
 struct node {
@@ -167,10 +168,7 @@ static int flush_completions(struct node *n)
 
 static int64_t host_delay_ms(struct node *n, const struct robots_entry *e)
 {
-    double d = n->c->politeness_delay;
-    if (e && e->crawl_delay > d)
-        d = e->crawl_delay > 60 ? 60 : e->crawl_delay;
-    return (int64_t)(d * 1000);
+    return robots_entry_delay_ms(e, n->c);
 }
 
 /* ------------------------------------------------------------ dispatch */
@@ -188,7 +186,7 @@ static void start_page(struct node *n, struct frontier_lease *l)
     }
 }
 
-static void start_robots(struct node *n, struct robots_entry *e)
+static void start_robots(struct node *n, struct robots_entry *e, int depth)
 {
     struct inflight *in = xcalloc(1, sizeof(*in));
     size_t len = strlen(e->origin) + sizeof("/robots.txt");
@@ -197,10 +195,12 @@ static void start_robots(struct node *n, struct robots_entry *e)
     in->kind = INFLIGHT_ROBOTS;
     in->robots = e;
     e->state = ROBOTS_FETCHING;
+    if (e->sm_depth < 0 || depth + 1 < e->sm_depth)
+        e->sm_depth = depth + 1;
     n->st->robots_fetches++;
     if (fetcher_add(n->fetch, url, ROBOTS_MAX_BYTES, in) != DC_OK) {
         struct fetch_result r = {0};
-        robots_entry_set(e, &r, n->agent, dc_now_ms()); /* disallow all */
+        robots_entry_set(e, &r, n->agent, n->c, dc_now_ms()); /* disallow */
         free(in);
     }
     free(url);
@@ -224,7 +224,11 @@ static void dispatch(struct node *n, struct frontier_lease *l, int64_t now)
         robots_entry_park(e, l);
         n->parked++;
         if (e->state == ROBOTS_UNKNOWN)
-            start_robots(n, e);
+            start_robots(n, e, l->depth);
+        return;
+    }
+    if (robots_entry_retrying(e)) { /* robots.txt failed: wait for a retry */
+        complete(n, l, FRONTIER_RETRY, e->expires_ms - now + 1);
         return;
     }
     if (parser_robots_allowed(e->rules, parser_url_path(l->url))) {
@@ -251,14 +255,145 @@ static void release_parked(struct node *n, struct robots_entry *e, int stop)
     free(p);
 }
 
+/* ------------------------------------------------------------ sitemaps */
+
+/*
+ * Sitemaps (robots.sitemaps): when a host's robots.txt is parsed, its
+ * Sitemap URLs are queued on the host's entry and fetched one at a time
+ * (sitemaps.c parses them; index entries are queued in turn, bounded by
+ * ROBOTS_SITEMAP_FETCHES and ROBOTS_SITEMAP_NESTING). The page URLs found
+ * are admitted like links through the dedup cache and frontier_admit, at
+ * depth sm_depth: one below the URL whose lease made the node fetch
+ * robots.txt (seeds: depth 1), and not at all beyond the crawl's depth.
+ * Only URLs on the robots.txt's own host are taken (the sitemaps
+ * protocol's rule for sitemaps submitted through robots.txt), at most
+ * sitemap.max_urls per host. Sitemap fetches go around the frontier's
+ * politeness clock, like robots.txt itself.
+ */
+static void sitemap_next(struct node *n, struct robots_entry *e)
+{
+    struct inflight *in;
+    char *url;
+    int level;
+    if (e->sm_busy || stop_requested || !(url = robots_entry_sitemap_take(e, &level)))
+        return;
+    in = xcalloc(1, sizeof(*in));
+    in->kind = INFLIGHT_SITEMAP;
+    in->robots = e;
+    in->level = level;
+    if (fetcher_add(n->fetch, url, (size_t)n->c->sitemap_max_bytes, in) == DC_OK)
+        e->sm_busy = 1;
+    else
+        free(in);
+    free(url);
+}
+
+static void sitemaps_queue(struct node *n, struct robots_entry *e)
+{
+    const char *const *urls;
+    size_t k, i;
+    if (!n->c->robots_sitemaps || e->sm_started || e->rule != ROBOTS_RULE_PARSED ||
+        e->sm_depth < 0 || e->sm_depth > n->maxd)
+        return;
+    e->sm_started = 1;
+    k = parser_robots_sitemaps(e->rules, &urls);
+    for (i = 0; i < k; i++) {
+        char canon[PARSER_URL_MAX];
+        size_t cl;
+        if (parser_url_canon(e->origin, urls[i], strlen(urls[i]), 0,
+                             PARSER_URL_MAX - 1, canon, sizeof(canon), &cl) == DC_OK)
+            robots_entry_sitemap_push(e, canon, 0);
+    }
+    sitemap_next(n, e);
+}
+
+/* Admit the page URLs of one parsed sitemap (on e's host only). */
+static void sitemap_admit(struct node *n, struct robots_entry *e,
+                          const char *base, const struct parser_sitemap *sm)
+{
+    unsigned flags = n->c->url_strip_index_html ? PARSER_URL_STRIP_INDEX : 0;
+    size_t maxlen = (size_t)n->c->url_max_length, i, m = 0, hl;
+    struct frontier_url *u = xcalloc(sm->nurls + 1, sizeof(*u));
+    unsigned char *isnew = xcalloc(sm->nurls + 1, 1);
+    char canon[PARSER_URL_MAX], *c;
+    const char *host;
+    for (i = 0; i < sm->nurls; i++) {
+        size_t cl;
+        if (e->sm_urls >= (uint64_t)n->c->sitemap_max_urls)
+            break;
+        if (parser_url_canon(base, sm->urls[i], strlen(sm->urls[i]), flags,
+                             maxlen, canon, sizeof(canon), &cl) != DC_OK ||
+            parser_url_host(canon, &host, &hl) != DC_OK ||
+            hl != strlen(e->host) || memcmp(host, e->host, hl))
+            continue;
+        e->sm_urls++;
+        c = xstrndup(canon, cl);
+        host = c + (host - canon);
+        u[m].url = c;
+        u[m].len = cl;
+        u[m].host = host;
+        u[m].hostlen = hl;
+        u[m].fp = dedup_fingerprint(c, cl);
+        u[m].depth = e->sm_depth;
+        if (dedup_cache_hit(n->cache, u[m].fp)) {
+            n->st->links_cached++;
+            free(c);
+            continue;
+        }
+        m++;
+    }
+    if (m && frontier_admit(n->f, u, m, dc_now_ms(), isnew) == DC_OK) {
+        for (i = 0; i < m; i++) {
+            dedup_cache_put(n->cache, u[i].fp);
+            n->st->links_new += isnew[i];
+        }
+        n->st->links_admitted += m;
+        n->kick = 1;
+    }
+    for (i = 0; i < m; i++)
+        free((char *)u[i].url);
+    free(isnew);
+    free(u);
+}
+
+static void sitemap_done(struct node *n, struct robots_entry *e, int level,
+                         struct fetch_result *r)
+{
+    struct parser_sitemap sm;
+    size_t i;
+    memset(&sm, 0, sizeof(sm));
+    e->sm_busy = 0;
+    if (r->status >= 200 && r->status < 300 && r->body &&
+        parser_sitemap_parse(r->body, r->body_len,
+                             (size_t)n->c->sitemap_max_bytes,
+                             (size_t)n->c->sitemap_max_urls, &sm) == DC_OK) {
+        const char *base = r->url; /* canonical: the URL requested */
+        sitemap_admit(n, e, base, &sm);
+        for (i = 0; i < sm.nsitemaps; i++) {
+            char canon[PARSER_URL_MAX];
+            size_t cl;
+            if (parser_url_canon(base, sm.sitemaps[i], strlen(sm.sitemaps[i]),
+                                 0, PARSER_URL_MAX - 1, canon, sizeof(canon),
+                                 &cl) == DC_OK)
+                robots_entry_sitemap_push(e, canon, level + 1);
+        }
+    }
+    parser_sitemap_release(&sm);
+    sitemap_next(n, e);
+}
+
 /* ------------------------------------------------------------- results */
 
 static void on_fetched(struct node *n, struct fetch_result *r)
 {
     struct inflight *in = r->ud;
     if (in->kind == INFLIGHT_ROBOTS) {
-        robots_entry_set(in->robots, r, n->agent, dc_now_ms());
+        robots_entry_set(in->robots, r, n->agent, n->c, dc_now_ms());
+        sitemaps_queue(n, in->robots);
         release_parked(n, in->robots, stop_requested);
+        fetch_result_free(r);
+    } else if (in->kind == INFLIGHT_SITEMAP) {
+        sitemap_done(n, in->robots, in->level, r);
         fetch_result_free(r);
     } else {
         struct work_job *j = xcalloc(1, sizeof(*j));

@@ -4,23 +4,40 @@
  * A host's entry goes UNKNOWN -> FETCHING (the node started a fetch of
  * <origin>/robots.txt) -> READY (rules installed). Leases popped for a host
  * whose rules are not READY are parked on its entry and released by the
- * node when the rules arrive. Rules expire after 24 hours and are fetched
- * again. Fetch outcomes follow RFC 9309 §2.3.1.3-4: 2xx -> parse; 4xx ->
- * no rules (allow all); 5xx or unreachable -> disallow all (this crawl
- * skips that host's URLs; a later issue adds the retry-later policy).
+ * node when the rules arrive. Rules expire after robots.expiry (24 h by
+ * default) and are fetched again.
+ *
+ * Fetch outcomes follow RFC 9309 §2.3.1 (robots_rules_from): redirects are
+ * followed by the fetcher (fetch.max_redirects, 5 by default, the RFC's
+ * minimum); 2xx -> parse; 4xx -> allow all; more redirects than that ->
+ * allow all ("unavailable"); 5xx or unreachable -> disallow all, and the
+ * fetch is tried again after 1 s, 2 s, 4 s (ROBOTS_FAIL_TRIES tries in all)
+ * while the host's leases wait; after the last try the host stays
+ * "disallow all" (its URLs are skipped) until robots.expiry, when one more
+ * round of tries starts. The RFC's "after 30 days treat as allow all" is
+ * not implemented: a host whose robots.txt keeps failing is never crawled.
+ *
+ * Crawl-delay is honoured up to robots.max_crawl_delay; the node asks
+ * robots_entry_delay_ms for the gap it passes to the frontier. Sitemap
+ * URLs wait in a small queue per entry; the node fetches them one at a
+ * time (sitemap fetches are bounded per host, see node-internal.h).
  *
  * Hosts live in a chained hash table keyed by "host[:port]". Thread rules:
  * node thread only.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
 
 #include "conf.h"
 #include "dedup.h"
 #include "node-internal.h"
 #include "parser.h"
 
-#define ROBOTS_TTL_MS (24LL * 3600 * 1000)
+#define ROBOTS_BODY_MAX (500 * 1024)
 
 struct robots_node {
     struct robots_entry e;
@@ -78,6 +95,7 @@ struct robots_entry *robots_cache_get(struct robots_cache *rc, const char *url)
     n->e.origin = xstrndup(url, (size_t)(host - url) + hostlen);
     n->e.state = ROBOTS_UNKNOWN;
     n->e.crawl_delay = -1;
+    n->e.sm_depth = -1;
     n->next = rc->slots[h];
     rc->slots[h] = n;
     rc->n++;
@@ -92,25 +110,149 @@ void robots_entry_park(struct robots_entry *e, struct frontier_lease *l)
     memset(l, 0, sizeof(*l));
 }
 
-void robots_entry_set(struct robots_entry *e, const struct fetch_result *r,
-                      const char *agent_token, int64_t now_ms)
+/* The value of header `name` (lower-case, with ':') in the response head. */
+static int head_has(const char *head, size_t len, const char *name,
+                    const char *word)
 {
+    size_t nl = strlen(name), i;
+    for (i = 0; head && i + nl < len; i++) {
+        if ((i == 0 || head[i - 1] == '\n') && !strncasecmp(head + i, name, nl)) {
+            const char *v = head + i + nl, *e = memchr(v, '\n', len - i - nl);
+            size_t vl = e ? (size_t)(e - v) : len - i - nl, k;
+            for (k = 0; k + strlen(word) <= vl; k++)
+                if (!strncasecmp(v + k, word, strlen(word)))
+                    return 1;
+        }
+    }
+    return 0;
+}
+
+struct parser_robots *robots_rules_from(const struct fetch_result *r,
+                                        const char *agent, unsigned flags,
+                                        int *rule, char *desc, size_t cap)
+{
+    struct parser_robots *rules;
+    char *dec = NULL;
+    const char *body = r->body ? r->body : "";
+    size_t len = r->body_len, dlen = 0;
+
+    if (r->status >= 200 && r->status < 300) {
+        if ((head_has(r->resp_head, r->resp_len, "content-encoding:", "gzip") ||
+             head_has(r->resp_head, r->resp_len, "content-encoding:", "deflate")) &&
+            parser_inflate(body, len, ROBOTS_BODY_MAX, &dec, &dlen) == DC_OK) {
+            body = dec;
+            len = dlen;
+        }
+        rules = parser_robots_parse(body, len, agent, flags);
+        free(dec);
+        *rule = ROBOTS_RULE_PARSED;
+        snprintf(desc, cap, "%d -> rules parsed (%zu bytes%s)", r->status,
+                 len > ROBOTS_BODY_MAX ? (size_t)ROBOTS_BODY_MAX : len,
+                 len > ROBOTS_BODY_MAX || r->truncated ? ", cut at 500 KiB" : "");
+        return rules;
+    }
+    if (r->status >= 400 && r->status < 500) {
+        *rule = ROBOTS_RULE_4XX;
+        snprintf(desc, cap, "%d -> allow all", r->status);
+        return parser_robots_all(1);
+    }
+    if ((r->status >= 300 && r->status < 400) ||
+        (r->status == 0 && r->curl_code == CURLE_TOO_MANY_REDIRECTS)) {
+        *rule = ROBOTS_RULE_REDIRECTS;
+        snprintf(desc, cap, "too many redirects -> allow all");
+        return parser_robots_all(1);
+    }
+    if (r->status >= 500 && r->status < 600) {
+        *rule = ROBOTS_RULE_5XX;
+        snprintf(desc, cap, "%d -> disallow all", r->status);
+    } else {
+        *rule = ROBOTS_RULE_UNREACHABLE;
+        snprintf(desc, cap, "unreachable (%s) -> disallow all",
+                 r->error[0] ? r->error : r->status ? "unexpected status"
+                                                    : "no response");
+    }
+    return parser_robots_all(0);
+}
+
+void robots_entry_set(struct robots_entry *e, const struct fetch_result *r,
+                      const char *agent_token, const struct conf *c,
+                      int64_t now_ms)
+{
+    char desc[128];
+    double d;
+
     parser_robots_free(&e->rules);
-    if (r->status >= 200 && r->status < 300)
-        e->rules = parser_robots_parse(r->body ? r->body : "", r->body_len,
-                                       agent_token);
-    else if (r->status >= 400 && r->status < 500)
-        e->rules = parser_robots_all(1);
-    else
-        e->rules = parser_robots_all(0);
-    e->crawl_delay = parser_robots_crawl_delay(e->rules);
+    e->rules = robots_rules_from(r, agent_token, PARSER_ROBOTS_CANON, &e->rule,
+                                 desc, sizeof desc);
+    d = parser_robots_crawl_delay(e->rules);
+    e->crawl_delay = d > c->robots_max_crawl_delay ? c->robots_max_crawl_delay : d;
     e->state = ROBOTS_READY;
-    e->expires_ms = now_ms + ROBOTS_TTL_MS;
+    if (e->rule == ROBOTS_RULE_5XX || e->rule == ROBOTS_RULE_UNREACHABLE) {
+        e->fails++;
+        if (e->fails < ROBOTS_FAIL_TRIES) {
+            e->expires_ms = now_ms + ((int64_t)ROBOTS_FAIL_WAIT_MS << (e->fails - 1));
+            return;
+        }
+    } else {
+        e->fails = 0;
+    }
+    e->expires_ms = now_ms + (int64_t)(c->robots_expiry * 1000);
+    if (e->fails >= ROBOTS_FAIL_TRIES)
+        e->fails = 0; /* a new round of tries after the expiry */
+}
+
+int robots_entry_retrying(const struct robots_entry *e)
+{
+    return e->fails > 0;
+}
+
+int64_t robots_entry_delay_ms(const struct robots_entry *e,
+                              const struct conf *c)
+{
+    double d = c->politeness_delay;
+    if (e && e->crawl_delay > d)
+        d = e->crawl_delay;
+    return (int64_t)(d * 1000);
+}
+
+int robots_entry_sitemap_push(struct robots_entry *e, const char *url,
+                              int level)
+{
+    if (level > ROBOTS_SITEMAP_NESTING ||
+        e->sm_fetched + e->sm_n >= ROBOTS_SITEMAP_FETCHES)
+        return 0;
+    if (e->sm_n == e->sm_cap) {
+        e->sm_cap = e->sm_cap ? e->sm_cap * 2 : 8;
+        e->sm_queue = xrealloc(e->sm_queue, e->sm_cap * sizeof(*e->sm_queue));
+        e->sm_level = xrealloc(e->sm_level, e->sm_cap);
+    }
+    e->sm_queue[e->sm_n] = xstrdup(url);
+    e->sm_level[e->sm_n++] = (unsigned char)level;
+    return 1;
+}
+
+char *robots_entry_sitemap_take(struct robots_entry *e, int *level)
+{
+    char *u;
+    if (!e->sm_n)
+        return NULL;
+    u = e->sm_queue[0];
+    *level = e->sm_level[0];
+    memmove(e->sm_queue, e->sm_queue + 1, (e->sm_n - 1) * sizeof(*e->sm_queue));
+    memmove(e->sm_level, e->sm_level + 1, e->sm_n - 1);
+    e->sm_n--;
+    e->sm_fetched++;
+    return u;
 }
 
 static void entry_release(struct robots_entry *e)
 {
+    size_t i;
     frontier_leases_free(e->parked, e->nparked);
+    for (i = 0; i < e->sm_n; i++)
+        free(e->sm_queue[i]);
+    free(e->sm_queue);
+    free(e->sm_level);
     parser_robots_free(&e->rules);
     free(e->host);
     free(e->origin);

@@ -16,9 +16,4 @@
  * included). For tests of the arena's reuse and shrink policy. */
 size_t parser__arena_bytes(const struct parser *p);
 
-/* robots.c: the Sitemap URLs of a robots.txt in file order (at most
- * ROBOTS_MAX_SITEMAPS, 64). *urls points into r; returns the count. */
-size_t parser__robots_sitemaps(const struct parser_robots *r,
-                               const char *const **urls);
-
 #endif

@@ -21,6 +21,9 @@
  *  - robots.txt (robots.c): user-agent group selection by product token and
  *    longest-match Allow/Disallow (RFC 9309 §2.2), `*` and `$` patterns.
  *
+ *  - sitemaps (sitemap.c): the URLs of an XML sitemap, sitemap index, RSS
+ *    or Atom feed or text sitemap, gzipped or not, with size and count caps.
+ *
  * Thread rules: the URL and robots functions are reentrant; a struct parser
  * and a struct parser_robots are not shared between threads while mutated
  * (a parsed struct parser_robots may be read from many threads).
@@ -176,25 +179,92 @@ int parser_charset_to_utf8(const char *charset, const char *in, size_t len,
 
 struct parser_robots;
 
+/* Paths given to parser_robots_allowed are paths of canonical URLs
+ * (parser_url_canon): escapes of unreserved characters in patterns are
+ * decoded so that "Disallow: /%7Ea" matches the canonical "/~a", and
+ * paths are normalized the same way. Without it, paths are compared as
+ * given and patterns only get upper-case hex and non-ASCII bytes encoded
+ * (google/robotstxt's behaviour, which its test vectors expect). */
+#define PARSER_ROBOTS_CANON 0x1u
+
 /*
  * Parse a robots.txt body for the crawler whose product token is `agent`
- * (e.g. "dcrawl"; matched exactly, case-insensitively, against user-agent
- * lines; the `*` group applies only when no group names the agent). Only
- * the first 500 KiB are read. Never fails on malformed input; returns a
- * rule set the caller frees with parser_robots_free().
+ * (e.g. "dcrawl", used as given: matched exactly, case-insensitively,
+ * against the name at the start of user-agent lines; the `*` group applies
+ * only when no group names the agent). Only the first 500 KiB are read;
+ * lines are cut at 16663 bytes. flags: PARSER_ROBOTS_*. Never fails on
+ * malformed input; returns a rule set the caller frees with
+ * parser_robots_free().
  */
 struct parser_robots *parser_robots_parse(const char *txt, size_t len,
-                                          const char *agent);
+                                          const char *agent, unsigned flags);
 /* A rule set that allows (allow != 0) or disallows everything. */
 struct parser_robots *parser_robots_all(int allow);
 /* Is `path` (path+query of a URL, starting with '/') allowed? 1 or 0. */
 int parser_robots_allowed(const struct parser_robots *r, const char *path);
 /* Crawl-delay of the selected group in seconds, or -1 when none. */
 double parser_robots_crawl_delay(const struct parser_robots *r);
+/* The Sitemap URLs of the file in file order, as written (at most 64;
+ * every Sitemap line counts, whatever group it is in). *urls points into
+ * r; returns the count. */
+size_t parser_robots_sitemaps(const struct parser_robots *r,
+                              const char *const **urls);
+/*
+ * The part of `url` robots rules are matched against, as google/robotstxt
+ * defines it (for URLs typed by people, not canonical ones): skip a leading
+ * "//", then "scheme://" unless a '/', '?' or ';' comes first; take from
+ * the first '/', '?' or ';' up to '#'; prepend '/' when missing; "/" when
+ * there is no path. Writes at most cap-1 bytes to out (cap >= 2).
+ */
+void parser_robots_url_path(const char *url, char *out, size_t cap);
 void parser_robots_free(struct parser_robots **r);
 
 /* The product token of a User-Agent string: "dcrawl/0.1 (+...)" -> "dcrawl".
  * Writes at most cap-1 bytes to out. */
 void parser_agent_token(const char *user_agent, char *out, size_t cap);
+
+/* ------------------------------------------------------------ sitemaps */
+
+enum parser_sitemap_kind {
+    PARSER_SITEMAP_UNKNOWN, /* XML with another root: no URLs */
+    PARSER_SITEMAP_URLSET,
+    PARSER_SITEMAP_INDEX,
+    PARSER_SITEMAP_RSS,
+    PARSER_SITEMAP_ATOM,
+    PARSER_SITEMAP_TEXT
+};
+
+/* A parsed sitemap. URLs are as written (entities decoded, trimmed), not
+ * canonicalized; the caller resolves and checks them. */
+struct parser_sitemap {
+    int kind;          /* enum parser_sitemap_kind */
+    char **urls;       /* page URLs, document order */
+    size_t nurls, capurls;
+    char **sitemaps;   /* sitemaps named by a sitemap index */
+    size_t nsitemaps, capsitemaps;
+    int truncated;     /* max_bytes or max_urls cut something off */
+    int gzip;          /* the body was gzipped */
+};
+
+/*
+ * Parse a sitemap body (any bytes): gzip is inflated first; at most
+ * max_bytes (after inflating) are read and at most max_urls URLs kept
+ * (pages and sitemaps together). Fills *out (release it with
+ * parser_sitemap_release, also after an error). DC_OK, or DC_EINVAL for a
+ * NULL argument or a gzip stream that gives no byte. Malformed XML never
+ * fails; no external entity or file is ever read.
+ */
+int parser_sitemap_parse(const char *body, size_t len, size_t max_bytes,
+                         size_t max_urls, struct parser_sitemap *out);
+void parser_sitemap_release(struct parser_sitemap *sm);
+
+/*
+ * Inflate a gzip or zlib stream into a new buffer of at most cap bytes
+ * (NUL-terminated; the caller frees *out). Output past cap is not
+ * produced, so a decompression bomb costs at most cap bytes. A stream cut
+ * short keeps what it gave. DC_OK, or DC_EINVAL when nothing decodes.
+ */
+int parser_inflate(const char *in, size_t len, size_t cap, char **out,
+                   size_t *outlen);
 
 #endif

@@ -2,7 +2,9 @@
  * robots.c: robots.txt parsing and matching (RFC 9309).
  *
  * Parsing reads the first ROBOTS_MAX_BYTES of the body line by line (CR,
- * LF or CRLF; a leading UTF-8 BOM is skipped; `#` starts a comment). A line
+ * LF or CRLF; a leading UTF-8 BOM is skipped, a UTF-16 one (LE or BE) makes
+ * the body UTF-16, converted to UTF-8 first; `#` starts a comment; lines
+ * are cut at 16663 bytes, as google/robotstxt does). A line
  * is `key: value`; a line without a colon is accepted as `key value` when it
  * holds exactly two words (a common mistake). Keys are case-insensitive and
  * a few frequent misspellings are accepted.
@@ -18,14 +20,20 @@
  * no rules selects "allow all".
  *
  * Agent matching: the user-agent value's name (its leading run of
- * [A-Za-z0-9_-]; "FooBot/2.1 (x)" -> "FooBot") must equal ours, ignoring
- * case. RFC identifiers have no digits; digits are compared rather than cut
+ * [A-Za-z0-9_-]; "FooBot/2.1 (x)" -> "FooBot") must equal our token (as
+ * given, whole), ignoring case. RFC identifiers have no digits; digits are compared rather than cut
  * so that "crawler1" and "crawler2" stay different agents.
  *
- * Patterns and paths are normalized the same way before matching: %xx
- * escapes get upper-case hex, escapes of unreserved characters are decoded,
- * and bytes outside printable ASCII are percent-encoded (RFC 9309 §2.2.2).
- * A rule's priority is the length of its normalized pattern, `*` and `$`
+ * Patterns and paths are normalized before matching (normalize()): %xx
+ * escapes get upper-case hex, literal '$' / '*' in a path (and a '$' inside
+ * a pattern) compare as %24 / %2A, and non-ASCII bytes of patterns are
+ * percent-encoded (RFC 9309 §2.2.2). With PARSER_ROBOTS_CANON (the
+ * crawler: paths of canonical URLs) escapes of unreserved characters are
+ * decoded and non-ASCII path bytes encoded as well, the canonical form;
+ * without it (`dcrawl robots`: URLs as typed) the path's bytes are kept,
+ * as google/robotstxt and its tests expect. Agent names, line
+ * length, "Allow: /d/index.html" also allowing "/d/" and the path of a
+ * typed URL (parser_robots_url_path) follow google/robotstxt too. A rule's priority is the length of its normalized pattern, `*` and `$`
  * included (a trailing `*` is then dropped for matching); the rules are
  * sorted by priority (Allow first on ties), so the first matching rule
  * decides. `*` matches any run of bytes and a final `$` anchors the end;
@@ -36,6 +44,7 @@
  * may be shared by threads.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +57,7 @@
 #define ROBOTS_MAX_SITEMAP_LEN 2048
 #define ROBOTS_TOKEN_MAX 128
 #define ROBOTS_PATH_STACK 1024
+#define ROBOTS_LINE_MAX (2083 * 8 - 1) /* longer lines are cut */
 
 enum robots_mode { MODE_RULES, MODE_ALLOW_ALL, MODE_DISALLOW_ALL };
 enum { SEL_AGENT = 1, SEL_STAR = 2 };
@@ -61,6 +71,7 @@ struct robots_rule {
 
 struct parser_robots {
     int mode;
+    int canon; /* PARSER_ROBOTS_CANON */
     struct robots_rule *rules;
     size_t nrules, rules_cap;
     char *pool;
@@ -138,24 +149,35 @@ static int word_in(const char *s, size_t n, const char *const *words)
     return 0;
 }
 
+enum { N_CANON = 1, N_PATH = 2 };
+
 /*
- * Normalize n bytes of a path or pattern into out (room for 3n bytes).
- * Returns the output length.
+ * Normalize n bytes of a path (N_PATH) or a pattern into out (room for 3n
+ * bytes). Always: %xx escapes get upper-case hex; a literal '$' or '*' is
+ * written %24 / %2A (in a path every one; in a pattern a '$' that is not
+ * the last byte, since only a final '$' is the end anchor and '*' is
+ * always the wildcard), so "Disallow: /%24" matches "/$" and "/a$b"
+ * matches "/a$b". Bytes >= 0x80 are percent-encoded in patterns and, with
+ * N_CANON, in paths too. With N_CANON also: escapes of unreserved
+ * characters are decoded and control characters and space are encoded
+ * (the form of a canonical URL's path, parser_url_canon). Returns the
+ * output length.
  */
-static size_t normalize(const char *in, size_t n, char *out)
+static size_t normalize(const char *in, size_t n, char *out, unsigned how)
 {
     static const char hex[] = "0123456789ABCDEF";
+    int canon = (how & N_CANON) != 0, path = (how & N_PATH) != 0;
     size_t i, o = 0;
 
     for (i = 0; i < n; i++) {
         unsigned char c = (unsigned char)in[i];
-        int hi, lo;
+        int hi, lo, enc;
 
         if (c == '%' && i + 2 < n &&
             (hi = hexval((unsigned char)in[i + 1])) >= 0 &&
             (lo = hexval((unsigned char)in[i + 2])) >= 0) {
             int v = hi * 16 + lo;
-            if (is_unreserved(v)) {
+            if (canon && is_unreserved(v)) {
                 out[o++] = (char)v;
             } else {
                 out[o++] = '%';
@@ -163,7 +185,17 @@ static size_t normalize(const char *in, size_t n, char *out)
                 out[o++] = hex[lo];
             }
             i += 2;
-        } else if (c <= 0x20 || c >= 0x7F) {
+            continue;
+        }
+        if (c >= 0x80)
+            enc = canon || !path;
+        else if (c <= 0x20 || c == 0x7F)
+            enc = canon;
+        else if (c == '$')
+            enc = path || i + 1 < n;
+        else
+            enc = c == '*' && path;
+        if (enc) {
             out[o++] = '%';
             out[o++] = hex[c >> 4];
             out[o++] = hex[c & 15];
@@ -255,7 +287,7 @@ int parser_robots_allowed(const struct parser_robots *r, const char *path)
         return 0;
     if (3 * len > sizeof stackbuf)
         buf = xmalloc(3 * len);
-    n = normalize(path, len, buf);
+    n = normalize(path, len, buf, N_PATH | (r->canon ? N_CANON : 0));
     ok = allowed_norm(r, buf, n);
     if (buf != stackbuf)
         free(buf);
@@ -280,7 +312,7 @@ static void add_rule(struct parser_robots *r, const char *v, size_t n,
         return; /* empty value: no rule */
     xgrow((void **)&r->pool, &r->pool_cap, r->pool_len + 3 * n + 1, 1);
     pat = r->pool + r->pool_len;
-    len = normalize(v, n, pat);
+    len = normalize(v, n, pat, r->canon ? N_CANON : 0);
     xgrow((void **)&r->rules, &r->rules_cap, r->nrules + 1, sizeof *r->rules);
     rule = &r->rules[r->nrules++];
     memset(rule, 0, sizeof *rule);
@@ -309,6 +341,26 @@ static void add_rule(struct parser_robots *r, const char *v, size_t n,
     rule->off = r->pool_len;
     rule->len = o;
     r->pool_len += o;
+}
+
+/* "Allow: /d/index.html" (or .htm) also allows "/d/" exactly: a server
+ * answers both with the same page. */
+static void add_index_dir(struct parser_robots *r, const char *v, size_t n,
+                          unsigned sel)
+{
+    static const char *const names[] = {"/index.html", "/index.htm"};
+    char buf[ROBOTS_LINE_MAX + 2];
+    size_t i, k;
+
+    for (i = 0; i < 2; i++) {
+        k = strlen(names[i]);
+        if (n < k || n > ROBOTS_LINE_MAX || memcmp(v + n - k, names[i], k))
+            continue;
+        memcpy(buf, v, n - k + 1);
+        buf[n - k + 1] = '$';
+        add_rule(r, buf, n - k + 2, 1, sel);
+        return;
+    }
 }
 
 static void add_sitemap(struct parser_robots *r, const char *v, size_t n)
@@ -359,7 +411,7 @@ static enum robots_key key_kind(const char *k, size_t n)
                                         "user agent", NULL};
     static const char *const disallow[] = {"disallow", "dissallow",
                                            "dissalow", "disalow", "diasllow",
-                                           "disallaw", NULL};
+                                           "disallaw", "desallow", NULL};
     static const char *const delay[] = {"crawl-delay", "crawldelay", NULL};
     static const char *const sitemap[] = {"sitemap", "site-map", NULL};
 
@@ -394,6 +446,8 @@ static void handle_line(struct parser_robots *r, struct robots_state *st,
         st->in_agents = 0;
         if (st->cur)
             add_rule(r, v, n, key == KEY_ALLOW, st->cur);
+        if (st->cur && key == KEY_ALLOW)
+            add_index_dir(r, v, n, st->cur);
         break;
     case KEY_DELAY:
         /* an extension record: it does not end the run of user-agents */
@@ -480,26 +534,71 @@ static void select_rules(struct parser_robots *r, const struct robots_state *st)
         qsort(r->rules, r->nrules, sizeof *r->rules, rule_cmp);
 }
 
+/* Our product token as given; one too long to hold never matches. */
 static void agent_name(const char *agent, char *out, size_t cap)
 {
-    size_t n = 0;
+    size_t n = agent ? strlen(agent) : 0;
 
-    while (agent && n + 1 < cap && is_name_char((unsigned char)agent[n])) {
-        out[n] = agent[n];
-        n++;
-    }
+    if (n >= cap)
+        n = 0;
+    if (n)
+        memcpy(out, agent, n);
     out[n] = '\0';
 }
 
-struct parser_robots *parser_robots_parse(const char *txt, size_t len,
-                                          const char *agent)
+/* A UTF-16 body (after its BOM) as UTF-8, in a new buffer; *len updated.
+ * Unpaired surrogates become U+FFFD. */
+static char *utf16_to_utf8(const unsigned char *s, size_t *len, int be)
 {
+    size_t n = *len / 2, i, o = 0;
+    char *out = xmalloc(n * 3 + 1);
+
+    for (i = 0; i < n; i++) {
+        unsigned cu = be ? (unsigned)s[2 * i] << 8 | s[2 * i + 1]
+                         : (unsigned)s[2 * i + 1] << 8 | s[2 * i];
+        unsigned long cp = cu;
+        if (cu >= 0xD800 && cu < 0xDC00 && i + 1 < n) {
+            unsigned lo = be ? (unsigned)s[2 * i + 2] << 8 | s[2 * i + 3]
+                             : (unsigned)s[2 * i + 3] << 8 | s[2 * i + 2];
+            if (lo >= 0xDC00 && lo < 0xE000) {
+                cp = 0x10000 + ((unsigned long)(cu - 0xD800) << 10) + (lo - 0xDC00);
+                i++;
+            }
+        }
+        if (cp >= 0xD800 && cp < 0xE000)
+            cp = 0xFFFD;
+        if (cp < 0x80) {
+            out[o++] = (char)cp;
+        } else if (cp < 0x800) {
+            out[o++] = (char)(0xC0 | (cp >> 6));
+            out[o++] = (char)(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+            out[o++] = (char)(0xE0 | (cp >> 12));
+            out[o++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+            out[o++] = (char)(0x80 | (cp & 0x3F));
+        } else { /* a pair: 4 bytes from 2 code units */
+            out[o++] = (char)(0xF0 | (cp >> 18));
+            out[o++] = (char)(0x80 | ((cp >> 12) & 0x3F));
+            out[o++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+            out[o++] = (char)(0x80 | (cp & 0x3F));
+        }
+    }
+    out[o] = '\0';
+    *len = o;
+    return out;
+}
+
+struct parser_robots *parser_robots_parse(const char *txt, size_t len,
+                                          const char *agent, unsigned flags)
+{
+    char *wide = NULL;
     struct parser_robots *r = xcalloc(1, sizeof *r);
     struct robots_state st = {0};
     char token[ROBOTS_TOKEN_MAX];
     const char *s, *end, *e;
 
     r->mode = MODE_RULES;
+    r->canon = (flags & PARSER_ROBOTS_CANON) != 0;
     r->crawl_delay = -1;
     agent_name(agent, token, sizeof token);
     st.token = token;
@@ -508,6 +607,12 @@ struct parser_robots *parser_robots_parse(const char *txt, size_t len,
         len = 0;
     if (len > ROBOTS_MAX_BYTES)
         len = ROBOTS_MAX_BYTES;
+    if (len >= 2 && (!memcmp(txt, "\xFF\xFE", 2) || !memcmp(txt, "\xFE\xFF", 2))) {
+        size_t wl = len - 2;
+        wide = utf16_to_utf8((const unsigned char *)txt + 2, &wl, txt[0] == '\xFE');
+        txt = wide;
+        len = wl > ROBOTS_MAX_BYTES ? ROBOTS_MAX_BYTES : wl;
+    }
     s = txt;
     end = txt + len;
     if (len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0)
@@ -515,7 +620,8 @@ struct parser_robots *parser_robots_parse(const char *txt, size_t len,
     while (s < end) {
         for (e = s; e < end && *e != '\n' && *e != '\r'; e++)
             ;
-        parse_line(r, &st, s, e);
+        parse_line(r, &st, s,
+                   (size_t)(e - s) > ROBOTS_LINE_MAX ? s + ROBOTS_LINE_MAX : e);
         if (e == end)
             break;
         if (e < end && *e == '\r' && e + 1 < end && e[1] == '\n')
@@ -523,6 +629,7 @@ struct parser_robots *parser_robots_parse(const char *txt, size_t len,
         s = e + 1;
     }
     select_rules(r, &st);
+    free(wide);
     return r;
 }
 
@@ -552,8 +659,8 @@ void parser_robots_free(struct parser_robots **rp)
     *rp = NULL;
 }
 
-size_t parser__robots_sitemaps(const struct parser_robots *r,
-                               const char *const **urls)
+size_t parser_robots_sitemaps(const struct parser_robots *r,
+                              const char *const **urls)
 {
     *urls = r ? (const char *const *)r->sitemaps : NULL;
     return r ? r->nsitemaps : 0;
@@ -571,4 +678,38 @@ void parser_agent_token(const char *user_agent, char *out, size_t cap)
         n++;
     }
     out[n] = '\0';
+}
+
+void parser_robots_url_path(const char *url, char *out, size_t cap)
+{
+    size_t n, start = 0, proto, path, end, i, o = 0;
+    const char *p;
+
+    if (!out || cap < 2)
+        return;
+    snprintf(out, cap, "/");
+    if (!url)
+        return;
+    n = strlen(url);
+    if (n >= 2 && url[0] == '/' && url[1] == '/')
+        start = 2;
+    path = start + strcspn(url + start, "/?;");
+    p = strstr(url + start, "://");
+    proto = p ? (size_t)(p - url) : n;
+    if (proto == n || path < proto)
+        proto = start;
+    else
+        proto += 3;
+    path = proto + strcspn(url + proto, "/?;");
+    if (path >= n)
+        return;
+    p = strchr(url + start, '#');
+    end = p ? (size_t)(p - url) : n;
+    if (end < path)
+        return;
+    if (url[path] != '/')
+        out[o++] = '/';
+    for (i = path; i < end && o + 1 < cap; i++)
+        out[o++] = url[i];
+    out[o] = '\0';
 }

@@ -1,10 +1,7 @@
 /*
  * u-robots.c: robots.txt parsing and matching (parser/robots.c).
  *
- *  - the conformance vectors of google/robotstxt: every case that is not
- *    Google-specific must pass, except the few listed in known_failures[]
- *    (each one explained; the test fails if a listed case starts passing,
- *    so the list cannot go stale). Google-specific cases: count only.
+ *  - the conformance vectors of google/robotstxt: all 145 must pass.
  *  - the crawler-commons vectors that use RFC 9309 exact agent matching:
  *    count only (they include crawler-commons policy, not just the RFC).
  *  - hand-written tables: groups, longest match, ties, `$`, `*`, percent-
@@ -31,42 +28,6 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/*
- * Path, params and query of a URL as google/robotstxt's
- * GetPathParamsQuery() defines it: skip a leading "//", skip "scheme://"
- * unless a '/', '?' or ';' comes first, take from the first '/', '?' or
- * ';' up to '#', and prepend '/' when the result does not start with one.
- */
-static void url_path(const char *url, char *out, size_t cap)
-{
-    size_t n = strlen(url), start = 0, proto, path, hash, end, i, o = 0;
-    const char *p;
-
-    if (n >= 2 && url[0] == '/' && url[1] == '/')
-        start = 2;
-    path = start + strcspn(url + start, "/?;");
-    p = strstr(url + start, "://");
-    proto = p ? (size_t)(p - url) : n;
-    if (proto == n || path < proto)
-        proto = start;
-    else
-        proto += 3;
-    path = proto + strcspn(url + proto, "/?;");
-    snprintf(out, cap, "/");
-    if (path >= n)
-        return;
-    p = strchr(url + start, '#');
-    hash = p ? (size_t)(p - url) : n;
-    if (hash < path)
-        return;
-    end = hash;
-    if (url[path] != '/' && o + 1 < cap)
-        out[o++] = '/';
-    for (i = path; i < end && o + 1 < cap; i++)
-        out[o++] = url[i];
-    out[o] = '\0';
-}
-
 static void test_url_path(void)
 {
     struct tj *doc = tj_load_file(CONF_DIR "google_robotstxt_helper_cases.json");
@@ -78,7 +39,7 @@ static void test_url_path(void)
     for (i = 0; cases && i < cases->n; i++) {
         const char *url = tj_str(tj_get(cases->items[i], "url"));
         const char *want = tj_str(tj_get(cases->items[i], "expected_path"));
-        url_path(url ? url : "", path, sizeof path);
+        parser_robots_url_path(url ? url : "", path, sizeof path);
         CHECK(want && strcmp(path, want) == 0, "url_path(%s) = %s, want %s",
               url, path, want);
     }
@@ -97,73 +58,39 @@ static int run_case(const struct tj *c, const char *agent)
 
     if (!txt || txt->type != TJ_STR || !url || !allowed || !agent)
         return -1;
-    url_path(url, path, sizeof path);
-    r = parser_robots_parse(txt->str, txt->len, agent);
+    parser_robots_url_path(url, path, sizeof path);
+    r = parser_robots_parse(txt->str, txt->len, agent, 0);
     got = parser_robots_allowed(r, path);
     parser_robots_free(&r);
     return got == allowed->b;
 }
 
-/*
- * Non-Google-specific cases where RFC 9309 and this code deliberately
- * differ from google/robotstxt's expectation.
- */
-static const struct {
-    const char *name;
-    const char *why;
-} known_failures[] = {
-    {"ID_Encoding_3",
-     "URL with a raw non-ASCII path: upstream expects the caller to have "
-     "percent-encoded it and compares bytes; we encode both sides (RFC 9309 "
-     "2.2.2), so /foo/bar/\xe3\x83\x84 matches Allow: /foo/bar/\xe3\x83\x84"},
-    {"ID_Encoding_5",
-     "the same raw non-ASCII URL path against Allow: /foo/bar/%E3%83%84: "
-     "both sides normalize to the same escapes, so the Allow matches"},
-    {"ID_Encoding_6",
-     "Allow: /foo/bar/%62%61%7A vs /foo/bar/baz: RFC 9309 2.2.2 (its table) "
-     "decodes escaped unreserved characters before matching, so the Allow "
-     "matches; upstream compares the escapes literally"},
-};
-
-static int known_failure(const char *name)
-{
-    size_t i;
-
-    for (i = 0; i < sizeof known_failures / sizeof known_failures[0]; i++)
-        if (strcmp(name, known_failures[i].name) == 0)
-            return (int)i;
-    return -1;
-}
-
+/* Every one of the 145 cases must pass, Google-specific ones included
+ * (the parser is used without PARSER_ROBOTS_CANON, as `dcrawl robots`
+ * uses it; tests/robots_conformance.py runs the same file through the
+ * command). */
 static void test_google(void)
 {
     struct tj *doc = tj_load_file(CONF_DIR "google_robotstxt_cases.json");
-    size_t i, rfc = 0, rfc_ok = 0, g = 0, g_ok = 0;
+    size_t i, ok = 0, g = 0, g_ok = 0;
 
     CHECK(doc && doc->type == TJ_ARR && doc->n == 145, "google cases loaded");
     for (i = 0; doc && i < doc->n; i++) {
         const struct tj *c = doc->items[i];
         const char *name = tj_str(tj_get(c, "name"));
         const struct tj *gs = tj_get(c, "google_specific");
-        int ok = run_case(c, tj_str(tj_get(c, "user_agent")));
-        int kf = known_failure(name ? name : "");
+        int r = run_case(c, tj_str(tj_get(c, "user_agent")));
 
-        CHECK(ok >= 0 && gs, "case %zu malformed", i);
+        CHECK(r >= 0 && gs, "case %zu malformed", i);
+        CHECK(r == 1, "google case %s", name ? name : "?");
+        ok += r == 1;
         if (gs && gs->b) {
             g++;
-            g_ok += ok == 1;
-        } else if (kf >= 0) {
-            CHECK(ok == 0, "%s is listed as a known failure but passes", name);
-        } else {
-            rfc++;
-            rfc_ok += ok == 1;
-            CHECK(ok == 1, "google case %s", name);
+            g_ok += r == 1;
         }
     }
-    printf("google robotstxt: %zu/%zu RFC cases pass (+%zu known failures), "
-           "google-specific %zu/%zu (informational)\n",
-           rfc_ok, rfc, sizeof known_failures / sizeof known_failures[0],
-           g_ok, g);
+    printf("google robotstxt: %zu/%zu pass (google-specific %zu/%zu)\n", ok,
+           doc ? doc->n : 0, g_ok, g);
     tj_free(doc);
 }
 
@@ -210,7 +137,7 @@ static void test_crawler_commons(void)
         if (!exact || !exact->b || !agent || !txt || !ms)
             continue;
         want = ms->type == TJ_NUM ? ms->num / 1000 : -1;
-        r = parser_robots_parse(txt->str, txt->len, agent);
+        r = parser_robots_parse(txt->str, txt->len, agent, 0);
         got = parser_robots_crawl_delay(r);
         parser_robots_free(&r);
         dn++;
@@ -338,7 +265,8 @@ static void test_tables(void)
 
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct parser_robots *r =
-            parser_robots_parse(cases[i].txt, strlen(cases[i].txt), cases[i].agent);
+            parser_robots_parse(cases[i].txt, strlen(cases[i].txt), cases[i].agent,
+                                PARSER_ROBOTS_CANON);
         int got = parser_robots_allowed(r, cases[i].path);
         CHECK(got == cases[i].allowed, "case %zu: %s for %s: got %d", i,
               cases[i].path, cases[i].agent, got);
@@ -347,7 +275,7 @@ static void test_tables(void)
     }
     for (i = 0; i < sizeof delays / sizeof delays[0]; i++) {
         struct parser_robots *r =
-            parser_robots_parse(delays[i].txt, strlen(delays[i].txt), delays[i].agent);
+            parser_robots_parse(delays[i].txt, strlen(delays[i].txt), delays[i].agent, 0);
         double got = parser_robots_crawl_delay(r);
         CHECK(got == delays[i].delay, "delay %zu: got %g want %g", i, got,
               delays[i].delay);
@@ -383,9 +311,9 @@ static void test_sitemaps(void)
     static const char txt[] = "Sitemap: http://a.com/s1.xml\nUser-agent: *\n"
                               "Disallow: /x\nsitemap:http://a.com/s2.xml # c\n"
                               "Sitemap:\n";
-    struct parser_robots *r = parser_robots_parse(txt, sizeof txt - 1, "x");
+    struct parser_robots *r = parser_robots_parse(txt, sizeof txt - 1, "x", PARSER_ROBOTS_CANON);
     const char *const *urls;
-    size_t n = parser__robots_sitemaps(r, &urls);
+    size_t n = parser_robots_sitemaps(r, &urls);
     char *many = malloc(100 * 40), *q = many;
     int i;
 
@@ -394,8 +322,8 @@ static void test_sitemaps(void)
     parser_robots_free(&r);
     for (i = 0; i < 100; i++)
         q += sprintf(q, "Sitemap: http://a.com/%d.xml\n", i);
-    r = parser_robots_parse(many, (size_t)(q - many), "x");
-    n = parser__robots_sitemaps(r, &urls);
+    r = parser_robots_parse(many, (size_t)(q - many), "x", PARSER_ROBOTS_CANON);
+    n = parser_robots_sitemaps(r, &urls);
     CHECK(n == 64, "sitemaps are bounded: %zu", n);
     parser_robots_free(&r);
     free(many);
@@ -429,7 +357,7 @@ static void test_cutoff(void)
     memset(buf + n, '\n', pad - n);
     n = pad;
     n += (size_t)sprintf(buf + n, "Disallow: /late\n");
-    r = parser_robots_parse(buf, n, "x");
+    r = parser_robots_parse(buf, n, "x", PARSER_ROBOTS_CANON);
     CHECK(parser_robots_allowed(r, "/early") == 0, "rule at the start");
     CHECK(parser_robots_allowed(r, "/in") == 0, "rule just inside 500 KiB");
     CHECK(parser_robots_allowed(r, "/late") == 1, "rule after 500 KiB ignored");
@@ -449,7 +377,7 @@ static void test_pathological(void)
                                "Disallow: /*a*a*a*a*a*a*a*a*a*a*b$\n");
     for (k = 0; k < 1000; k++)
         n += (size_t)sprintf(txt + n, "Disallow: /x%d*y*z\n", k);
-    r = parser_robots_parse(txt, n, "x");
+    r = parser_robots_parse(txt, n, "x", PARSER_ROBOTS_CANON);
     path[0] = '/';
     memset(path + 1, 'a', sizeof path - 2);
     path[sizeof path - 1] = '\0';
@@ -485,7 +413,7 @@ static void test_garbage(void)
         n = rnd() % sizeof buf;
         for (i = 0; i < n; i++)
             buf[i] = it & 1 ? (char)rnd() : alpha[rnd() % (sizeof alpha - 1)];
-        r = parser_robots_parse(buf, n, it & 2 ? "aB" : "x");
+        r = parser_robots_parse(buf, n, it & 2 ? "aB" : "x", it & 4 ? PARSER_ROBOTS_CANON : 0);
         for (i = 0; i < sizeof paths / sizeof paths[0]; i++) {
             int a = parser_robots_allowed(r, paths[i]);
             CHECK(a == 0 || a == 1, "verdict is 0 or 1");
