@@ -139,7 +139,7 @@ struct parser_robots *robots_rules_from(const struct fetch_result *r,
     if (r->status >= 200 && r->status < 300) {
         if ((head_has(r->resp_head, r->resp_len, "content-encoding:", "gzip") ||
              head_has(r->resp_head, r->resp_len, "content-encoding:", "deflate")) &&
-            parser_inflate(body, len, ROBOTS_BODY_MAX, &dec, &dlen) == DC_OK) {
+            parser_inflate(body, len, 0, ROBOTS_BODY_MAX, &dec, &dlen, NULL) == DC_OK) {
             body = dec;
             len = dlen;
         }

@@ -36,7 +36,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include <zlib.h>
 
 #include "conf.h"
 #include "dedup.h"
@@ -102,46 +101,6 @@ static int header_value(const char *head, size_t len, const char *name,
         i += ll + 1;
     }
     return 0;
-}
-
-/* Inflate gzip/zlib/raw deflate into *out, at most cap bytes (*cut = 1
- * when output stopped at the cap). */
-static int inflate_capped(const char *in, size_t len, int raw, size_t cap,
-                          char **out, size_t *outlen, int *cut)
-{
-    z_stream z;
-    size_t have = 0, size = len * 4 + 4096;
-    int rc;
-    memset(&z, 0, sizeof(z));
-    if (inflateInit2(&z, raw ? -15 : 15 + 32) != Z_OK)
-        return DC_EPARSE;
-    if (size > cap)
-        size = cap;
-    *out = xmalloc(size + 1);
-    z.next_in = (unsigned char *)in;
-    z.avail_in = (uInt)len;
-    do {
-        if (have == size) {
-            if (size >= cap) {
-                *cut = 1;
-                break; /* the cap: keep what fits */
-            }
-            size = size * 2 > cap ? cap : size * 2;
-            *out = xrealloc(*out, size + 1);
-        }
-        z.next_out = (unsigned char *)*out + have;
-        z.avail_out = (uInt)(size - have);
-        rc = inflate(&z, Z_NO_FLUSH);
-        have = size - z.avail_out;
-        if (rc == Z_STREAM_END && !raw && z.avail_in &&
-            inflateReset(&z) == Z_OK)
-            rc = Z_OK; /* gzip allows several members, one after another */
-    } while (rc == Z_OK);
-    inflateEnd(&z);
-    (*out)[have] = '\0';
-    *outlen = have;
-    return (rc == Z_STREAM_END || rc == Z_OK || rc == Z_BUF_ERROR) ? DC_OK
-                                                                   : DC_EPARSE;
 }
 
 /* Is the media type of ct (before any ';', trimmed) in the
@@ -310,12 +269,12 @@ static int decode(struct work_job *j, const struct conf *c, char **dec,
     raw = strcasecmp(enc, "deflate") == 0;
     if (strcasecmp(enc, "gzip") && strcasecmp(enc, "x-gzip") && !raw)
         return 0; /* a coding we did not ask for: not parsed */
-    if (inflate_capped(r->body, r->body_len, 0, cap, dec, len, &cut) !=
+    if (parser_inflate(r->body, r->body_len, 0, cap, dec, len, &cut) !=
         DC_OK) {
         free(*dec); /* "deflate" is sometimes sent without zlib header */
         *dec = NULL;
         cut = 0;
-        if (!raw || inflate_capped(r->body, r->body_len, 1, cap, dec, len,
+        if (!raw || parser_inflate(r->body, r->body_len, 1, cap, dec, len,
                                    &cut) != DC_OK) {
             free(*dec);
             *dec = NULL;

@@ -259,12 +259,14 @@ int parser_sitemap_parse(const char *body, size_t len, size_t max_bytes,
 void parser_sitemap_release(struct parser_sitemap *sm);
 
 /*
- * Inflate a gzip or zlib stream into a new buffer of at most cap bytes
- * (NUL-terminated; the caller frees *out). Output past cap is not
- * produced, so a decompression bomb costs at most cap bytes. A stream cut
- * short keeps what it gave. DC_OK, or DC_EINVAL when nothing decodes.
+ * Inflate a gzip (several members allowed) or zlib stream, or raw deflate
+ * when raw is set, into a new NUL-terminated buffer of at most cap bytes
+ * (the caller frees *out). Output past cap is not produced, so a
+ * decompression bomb costs at most cap bytes; *cut (may be NULL) is set
+ * when the cap stopped decoding. A stream cut short keeps what it gave.
+ * DC_OK, or DC_EPARSE when nothing decodes (*out is then NULL).
  */
-int parser_inflate(const char *in, size_t len, size_t cap, char **out,
-                   size_t *outlen);
+int parser_inflate(const char *in, size_t len, int raw, size_t cap,
+                   char **out, size_t *outlen, int *cut);
 
 #endif

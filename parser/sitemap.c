@@ -35,7 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <zlib.h>
 
 #include "conf.h"
 #include "parser.h"
@@ -61,49 +60,6 @@ struct sm_state {
     int full;        /* max_urls reached */
     struct sm_text loc, alt, self;
 };
-
-/* ------------------------------------------------------------- inflate */
-
-int parser_inflate(const char *in, size_t len, size_t cap, char **out,
-                   size_t *outlen)
-{
-    z_stream z;
-    size_t room = cap < 65536 ? cap : 65536, n = 0;
-    char *buf;
-    int rc = Z_OK;
-
-    *out = NULL;
-    *outlen = 0;
-    if (!in || cap == 0)
-        return DC_EINVAL;
-    memset(&z, 0, sizeof z);
-    if (inflateInit2(&z, 15 + 32) != Z_OK) /* gzip or zlib header */
-        return DC_EINVAL;
-    buf = xmalloc(room + 1);
-    z.next_in = (unsigned char *)(uintptr_t)in;
-    z.avail_in = (uInt)(len > 0x7fffffffu ? 0x7fffffffu : len);
-    while (n < cap && rc == Z_OK) {
-        if (n == room) {
-            room = room * 2 > cap ? cap : room * 2;
-            buf = xrealloc(buf, room + 1);
-        }
-        z.next_out = (unsigned char *)buf + n;
-        z.avail_out = (uInt)(room - n);
-        rc = inflate(&z, Z_NO_FLUSH);
-        n = room - z.avail_out;
-        if (rc == Z_BUF_ERROR && z.avail_in == 0)
-            break; /* input ended early: keep what we have */
-    }
-    inflateEnd(&z);
-    if (n == 0 && rc != Z_STREAM_END) {
-        free(buf);
-        return DC_EINVAL;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *outlen = n;
-    return DC_OK;
-}
 
 /* ------------------------------------------------------------- results */
 
@@ -545,7 +501,7 @@ int parser_sitemap_parse(const char *body, size_t len, size_t max_bytes,
         return DC_EINVAL;
     if (len >= 2 && (unsigned char)body[0] == 0x1f &&
         (unsigned char)body[1] == 0x8b) {
-        if (parser_inflate(body, len, max_bytes, &inflated, &n) != DC_OK)
+        if (parser_inflate(body, len, 0, max_bytes, &inflated, &n, NULL) != DC_OK)
             return DC_EINVAL;
         body = inflated;
         len = n;
