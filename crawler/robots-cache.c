@@ -167,7 +167,7 @@ struct parser_robots *robots_rules_from(const struct fetch_result *r,
         snprintf(desc, cap, "%d -> disallow all", r->status);
     } else {
         *rule = ROBOTS_RULE_UNREACHABLE;
-        snprintf(desc, cap, "unreachable (%s) -> disallow all",
+        snprintf(desc, cap, "unreachable (%.80s) -> disallow all",
                  r->error[0] ? r->error : r->status ? "unexpected status"
                                                     : "no response");
     }
