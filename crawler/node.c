@@ -45,6 +45,7 @@
 #define MAX_DEPTH 63
 #define POP_BATCH 512
 #define LEVEL_CHECK_MS 20
+#define BUSY_POP_MS 500
 #define RECLAIM_MS 5000
 #define ROBOTS_MAX_BYTES (512 * 1024)
 
@@ -79,6 +80,8 @@ struct inflight {
     int kind;
     struct frontier_lease lease;  /* pages */
     struct robots_entry *robots;  /* robots.txt fetches */
+    char *url;                    /* robots.txt URL (pages: lease.url) */
+    char ipkey[POLITE_IP_MAX];    /* address slot held while in flight */
 };
 
 struct node {
@@ -92,6 +95,8 @@ struct node {
     struct robots_cache *robots;
     struct dedup_cache *cache;
     struct noise *noise;
+    struct polite *polite;        /* when leased transfers may start */
+    struct parser_scope *scope;   /* which links are followed */
     struct merge_writer *writers[MAX_DEPTH + 1];
     char agent[64];
     int level, maxd;
@@ -102,6 +107,7 @@ struct node {
     int *outcome;
     int64_t *delay;
     size_t ndone, capdone;
+    char errmsg[256]; /* why setup failed (a bad scope.* setting) */
     /* URLs that failed transiently: fingerprint -> attempts so far */
     uint64_t *retry_fp;
     unsigned char *retry_n;
@@ -162,6 +168,9 @@ static int flush_completions(struct node *n)
     return rc;
 }
 
+/* The gap between the end of one transfer of a host and the start of the
+ * next: the larger of politeness.delay and the host's robots.txt
+ * Crawl-delay (the hook for the robots cache's value and its cap). */
 static int64_t host_delay_ms(struct node *n, const struct robots_entry *e)
 {
     double d = n->c->politeness_delay;
@@ -172,35 +181,86 @@ static int64_t host_delay_ms(struct node *n, const struct robots_entry *e)
 
 /* ------------------------------------------------------------ dispatch */
 
+static const char *inflight_host(const struct inflight *in)
+{
+    return in->kind == INFLIGHT_PAGE ? in->lease.host : in->robots->host;
+}
+
+static void inflight_free(struct inflight *in)
+{
+    free(in->url);
+    free(in);
+}
+
+/* Transfers wait in the politeness queue (host gap, address slots) and
+ * start from launch_ready. */
 static void start_page(struct node *n, struct frontier_lease *l)
 {
     struct inflight *in = xcalloc(1, sizeof(*in));
+    struct robots_entry *e = NULL;
     in->kind = INFLIGHT_PAGE;
     in->lease = *l;
     memset(l, 0, sizeof(*l));
-    if (fetcher_add(n->fetch, in->lease.url, (size_t)n->c->fetch_max_bytes,
-                    in) != DC_OK) {
-        complete(n, &in->lease, FRONTIER_FAILED, 0);
-        free(in);
-    }
+    if (n->c->robots_obey)
+        e = robots_cache_get(n->robots, in->lease.url);
+    polite_queue(n->polite, in->lease.host, host_delay_ms(n, e), in);
 }
 
 static void start_robots(struct node *n, struct robots_entry *e)
 {
     struct inflight *in = xcalloc(1, sizeof(*in));
     size_t len = strlen(e->origin) + sizeof("/robots.txt");
-    char *url = xmalloc(len);
-    snprintf(url, len, "%s/robots.txt", e->origin);
+    in->url = xmalloc(len);
+    snprintf(in->url, len, "%s/robots.txt", e->origin);
     in->kind = INFLIGHT_ROBOTS;
     in->robots = e;
     e->state = ROBOTS_FETCHING;
     n->st->robots_fetches++;
-    if (fetcher_add(n->fetch, url, ROBOTS_MAX_BYTES, in) != DC_OK) {
+    polite_queue(n->polite, e->host, host_delay_ms(n, NULL), in);
+}
+
+static void release_parked(struct node *n, struct robots_entry *e, int stop);
+
+/* A transfer that could not start (or is given up before it starts). */
+static void not_started(struct node *n, struct inflight *in, int stop)
+{
+    if (in->kind == INFLIGHT_PAGE) {
+        complete(n, &in->lease, stop ? FRONTIER_RETRY : FRONTIER_FAILED, 0);
+    } else if (stop) {
+        in->robots->state = ROBOTS_UNKNOWN;
+        release_parked(n, in->robots, 1);
+    } else {
         struct fetch_result r = {0};
-        robots_entry_set(e, &r, n->agent, dc_now_ms()); /* disallow all */
-        free(in);
+        robots_entry_set(in->robots, &r, n->agent, dc_now_ms()); /* disallow all */
+        release_parked(n, in->robots, 0);
     }
-    free(url);
+    inflight_free(in);
+}
+
+/* Start every queued transfer whose host gap has passed and whose address
+ * has a free slot. */
+static void launch_ready(struct node *n, int64_t now)
+{
+    struct inflight *in;
+    char ipkey[POLITE_IP_MAX];
+    while ((in = polite_next(n->polite, now, ipkey, sizeof(ipkey)))) {
+        const char *url = in->kind == INFLIGHT_PAGE ? in->lease.url : in->url;
+        size_t max = in->kind == INFLIGHT_PAGE ? (size_t)n->c->fetch_max_bytes
+                                               : ROBOTS_MAX_BYTES;
+        memcpy(in->ipkey, ipkey, sizeof(ipkey));
+        if (fetcher_add(n->fetch, url, max, in) != DC_OK) {
+            polite_ended(n->polite, inflight_host(in), in->ipkey, NULL, now);
+            not_started(n, in, 0);
+        }
+    }
+}
+
+/* Stop: queued transfers that have not started go back. */
+static void drop_queued(struct node *n)
+{
+    struct inflight *in;
+    while ((in = polite_take(n->polite)))
+        not_started(n, in, 1);
 }
 
 static void dispatch(struct node *n, struct frontier_lease *l, int64_t now)
@@ -253,6 +313,7 @@ static void release_parked(struct node *n, struct robots_entry *e, int stop)
 static void on_fetched(struct node *n, struct fetch_result *r)
 {
     struct inflight *in = r->ud;
+    polite_ended(n->polite, inflight_host(in), in->ipkey, r->ip, dc_now_ms());
     if (in->kind == INFLIGHT_ROBOTS) {
         robots_entry_set(in->robots, r, n->agent, dc_now_ms());
         release_parked(n, in->robots, stop_requested);
@@ -265,7 +326,7 @@ static void on_fetched(struct node *n, struct fetch_result *r)
         j->follow = j->depth < n->maxd;
         workers_submit(n->workers, j);
     }
-    free(in);
+    inflight_free(in);
 }
 
 static void admit_add(struct node *n, const struct work_job *j, size_t i,
@@ -328,8 +389,15 @@ static int admit_links(struct node *n, struct work_job **jobs, size_t njobs)
         struct work_job *j = jobs[k];
         noise_job(n, j);
         for (i = 0; i < j->links.n; i++) {
+            int why;
             if (j->links.verdict[i] != NOISE_KEEP)
                 continue;
+            why = parser_scope_check(n->scope, j->lease.url,
+                                     j->links.blob + j->links.off[i]);
+            if (why != PARSER_SCOPE_IN) {
+                n->st->scope_dropped[why]++;
+                continue;
+            }
             if (dedup_cache_hit(n->cache, j->links.fp[i])) {
                 n->st->links_cached++;
                 continue;
@@ -342,6 +410,7 @@ static int admit_links(struct node *n, struct work_job **jobs, size_t njobs)
     rc = frontier_admit(n->f, n->adm, n->nadm, dc_now_ms(), n->isnew);
     if (rc)
         return rc;
+    n->st->scope_budget = frontier_budget_refused(n->f);
     n->st->links_admitted += n->nadm;
     for (i = 0; i < n->nadm; i++) {
         dedup_cache_put(n->cache, n->adm[i].fp);
@@ -471,33 +540,62 @@ static void retry_forget(struct node *n, uint64_t fp)
     }
 }
 
+/* How long a transient failure pushes its host back: the host's back-off
+ * (politeness.c), or a 429/503's Retry-After when longer (capped by
+ * politeness.max_retry_after). */
+static int64_t failure_delay(struct node *n, const struct work_job *j)
+{
+    const struct fetch_result *r = j->res;
+    int64_t back = polite_failure(n->polite, j->lease.host, dc_now_ms());
+    int64_t ra, cap = (int64_t)(n->c->politeness_max_retry_after * 1000);
+    if ((r->status == 429 || r->status == 503) && r->resp_head &&
+        parser_retry_after(r->resp_head, r->resp_len, dc_now_ms(), &ra) ==
+            DC_OK) {
+        n->st->retry_after++;
+        if (ra > cap)
+            ra = cap;
+        if (ra > back)
+            back = ra;
+    }
+    return back;
+}
+
 /* Record a finished page and queue its lease's completion. A transport
- * error or 5xx is retried (fetch.retries times, the host pushed back 1 s,
- * 2 s, 4 s...) before it is written as failed. */
+ * error, 5xx or 429 is retried (fetch.retries times, the host pushed back
+ * by its back-off or Retry-After) before it is written as failed. */
 static int finish_job(struct node *n, struct work_job *j)
 {
     struct robots_entry *e = NULL;
     int status = j->res->status, rc;
-    int transient = status == 0 || status >= 500;
+    int transient = status == 0 || status >= 500 || status == 429;
     uint64_t fp = 0; /* the retry map's key, only needed when it is used */
     unsigned attempt = 0;
     int64_t delay;
     if (n->c->robots_obey)
         e = robots_cache_get(n->robots, j->lease.url);
     delay = host_delay_ms(n, e);
+    if (transient) {
+        int64_t back = failure_delay(n, j);
+        if (back > delay)
+            delay = back;
+    } else {
+        polite_success(n->polite, j->lease.host);
+    }
     if (transient || n->nretry)
         fp = dedup_fingerprint(j->lease.url, strlen(j->lease.url));
     if (transient && retry_again(n, fp, &attempt)) {
-        int64_t backoff = 1000LL << (attempt > 10 ? 10 : attempt - 1);
         n->st->retries++;
-        complete(n, &j->lease, FRONTIER_RETRY, backoff > delay ? backoff : delay);
+        complete(n, &j->lease, FRONTIER_RETRY, delay);
         return DC_OK;
     }
     if (n->nretry)
         retry_forget(n, fp);
     rc = write_job(n, j);
+    if (transient)
+        n->st->failed++;
     if (!rc) /* not written: the lease expires and the URL is fetched again */
-        complete(n, &j->lease, status ? FRONTIER_DONE : FRONTIER_FAILED, delay);
+        complete(n, &j->lease, transient ? FRONTIER_FAILED : FRONTIER_DONE,
+                 delay);
     return rc;
 }
 
@@ -616,6 +714,16 @@ static int node_setup(struct node *n, struct frontier *f, const struct conf *c,
     n->noise = noise_from_conf(c);
     if (!n->noise)
         return DC_ECONFIG;
+    n->polite = polite_new(c);
+    {
+        struct parser_scope_conf sc = {c->scope_mode, c->scope_include,
+                                       c->scope_exclude, c->scope_skip_suffixes,
+                                       c->scope_max_repeated_segments};
+        int rc = parser_scope_new(&n->scope, &sc, n->errmsg,
+                                  sizeof(n->errmsg));
+        if (rc)
+            return rc;
+    }
     parser_agent_token(c->crawl_user_agent, n->agent, sizeof(n->agent));
     n->maxd = node_max_depth(f, c);
     st->max_depth = n->maxd;
@@ -643,6 +751,8 @@ static int node_teardown(struct node *n)
     }
     dedup_cache_free(&n->cache);
     noise_free(&n->noise);
+    polite_free(&n->polite);
+    parser_scope_free(&n->scope);
     free(n->retry_fp);
     free(n->retry_n);
     free(n->adm);
@@ -658,7 +768,7 @@ static int fill_slots(struct node *n, int64_t now, int64_t *next_ms, int *rc)
 {
     struct frontier_lease *l = NULL;
     size_t busy = fetcher_active(n->fetch) + workers_pending(n->workers) +
-                  n->parked;
+                  n->parked + polite_waiting(n->polite);
     size_t room, nl = 0, i;
     *next_ms = INT64_MAX;
     if (busy >= (size_t)n->c->fetch_concurrency)
@@ -678,7 +788,7 @@ static int fill_slots(struct node *n, int64_t now, int64_t *next_ms, int *rc)
 static int local_idle(struct node *n)
 {
     return fetcher_active(n->fetch) == 0 && workers_pending(n->workers) == 0 &&
-           n->parked == 0;
+           n->parked == 0 && polite_waiting(n->polite) == 0;
 }
 
 int node_run(struct frontier *f, const struct conf *c, const char *node_id,
@@ -698,8 +808,10 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
     while (!rc) {
         int64_t now = dc_now_ms(), wait_ms = 100;
         struct fetch_result *r;
-        if (stop_requested)
+        if (stop_requested && !stopping) {
             stopping = 1; /* parked leases go back as their robots end */
+            drop_queued(&n);
+        }
         if (!stopping && n.level >= 0 && now >= next_pop) {
             int64_t next = INT64_MAX;
             int got = fill_slots(&n, now, &next, &rc);
@@ -707,8 +819,10 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
                 break;
             if (got)
                 next_pop = now;
-            else if (next == INT64_MAX)
-                next_pop = now + LEVEL_CHECK_MS;
+            else if (next == INT64_MAX) /* nothing ready anywhere: while
+                 * our own transfers run, their completions kick us, so only
+                 * poll slowly for work other nodes admit (no spinning) */
+                next_pop = now + (local_idle(&n) ? LEVEL_CHECK_MS : BUSY_POP_MS);
             else /* a host becomes ready then (never spin on "now") */
                 next_pop = next > now ? next : now + 2;
             if (!got && next == INT64_MAX && local_idle(&n) &&
@@ -740,6 +854,12 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
             wait_ms = next_pop - now;
         if (next_pop <= now && !stopping)
             wait_ms = 0;
+        launch_ready(&n, now);
+        {
+            int64_t w = polite_wait_ms(n.polite, now);
+            if (w < wait_ms)
+                wait_ms = w;
+        }
         if (!rc)
             rc = fetcher_run(n.fetch, (int)wait_ms);
         while ((r = fetcher_next_done(n.fetch)))
@@ -755,7 +875,9 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
     }
     if (rc)
         snprintf(err, errlen, "%s: %s", dc_strerror(rc),
-                 rc == DC_EREDIS ? frontier_errstr(f) : "node stopped");
+                 rc == DC_EREDIS ? frontier_errstr(f)
+                 : n.errmsg[0]   ? n.errmsg
+                                 : "node stopped");
     {
         int trc = node_teardown(&n);
         if (!rc && trc) {
