@@ -6,7 +6,10 @@
  *   1. lease URLs of the current depth level from the frontier, as many as
  *      there are free transfer slots (fetch.concurrency);
  *   2. check each against its host's robots.txt (fetching robots.txt first
- *      when the host's rules are unknown; the lease waits, parked);
+ *      when the host's rules are unknown; the lease waits, parked); then
+ *      the transfer waits in the politeness queue (politeness.c) until the
+ *      host's gap since its last transfer has passed and its IP address
+ *      has a free slot (politeness.ip_connections);
  *   3. run libcurl until something finishes, a worker wakes us, or the
  *      next host becomes ready;
  *   4. hand finished pages to the workers;
@@ -16,8 +19,14 @@
  *      filter's per-host stage, drop links the dedup cache has seen, admit
  *      the rest in one frontier call (insert-if-absent + enqueue), write
  *      WARC (response or revisit, request, metadata) + JSON line, complete
- *      the leases in one call. Transport errors and 5xx are retried
- *      fetch.retries times before they are written.
+ *      the leases in one call. Links outside scope.* are dropped before
+ *      admission (parser/scope.c). Transport errors, 5xx and 429 are
+ *      retried fetch.retries times before they are written as failed; the
+ *      host is pushed back by its back-off or Retry-After.
+ *
+ * Sleeping: when no host is ready the loop waits in libcurl until the
+ * earliest ready time (frontier or politeness queue) or a transfer ends;
+ * while transfers run it asks the frontier only every BUSY_POP_MS.
  *
  * Depth levels: the node serves one depth at a time and moves to the next
  * when frontier_level says no URL of a lower depth is queued or in flight
