@@ -132,6 +132,8 @@ void polite_ended(struct polite *p, const char *host, const char *ipkey,
                   const char *ip, int64_t now);
 /* A transient failure of host: its back-off in ms (1 s doubling per
  * consecutive failure, capped by politeness.max_backoff). */
+/* Give back an address slot taken by polite_next without a transfer. */
+void polite_release(struct polite *p, const char *ipkey);
 int64_t polite_failure(struct polite *p, const char *host, int64_t now);
 void polite_success(struct polite *p, const char *host);
 size_t polite_waiting(const struct polite *p);

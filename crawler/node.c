@@ -91,6 +91,7 @@ struct inflight {
     struct robots_entry *robots;  /* robots.txt fetches */
     char *url;                    /* robots.txt URL (pages: lease.url) */
     char ipkey[POLITE_IP_MAX];    /* address slot held while in flight */
+    int64_t queued_ms;            /* when it entered the politeness queue */
 };
 
 struct node {
@@ -212,6 +213,7 @@ static void start_page(struct node *n, struct frontier_lease *l)
     memset(l, 0, sizeof(*l));
     if (n->c->robots_obey)
         e = robots_cache_get(n->robots, in->lease.url);
+    in->queued_ms = dc_now_ms();
     polite_queue(n->polite, in->lease.host, host_delay_ms(n, e), in);
 }
 
@@ -257,6 +259,15 @@ static void launch_ready(struct node *n, int64_t now)
         size_t max = in->kind == INFLIGHT_PAGE ? (size_t)n->c->fetch_max_bytes
                                                : ROBOTS_MAX_BYTES;
         memcpy(in->ipkey, ipkey, sizeof(ipkey));
+        if (in->kind == INFLIGHT_PAGE &&
+            now - in->queued_ms > (int64_t)(n->c->frontier_lease * 750)) {
+            /* waited most of its lease for an address slot: give it back
+             * rather than risk fetching a URL that was reclaimed */
+            polite_release(n->polite, in->ipkey);
+            complete(n, &in->lease, FRONTIER_RETRY, 0);
+            inflight_free(in);
+            continue;
+        }
         if (fetcher_add(n->fetch, url, max, in) != DC_OK) {
             polite_ended(n->polite, inflight_host(in), in->ipkey, NULL, now);
             not_started(n, in, 0);

@@ -278,6 +278,12 @@ int64_t polite_wait_ms(struct polite *p, int64_t now)
     return best;
 }
 
+void polite_release(struct polite *p, const char *ipkey)
+{
+    if (ipkey && ipkey[0])
+        ip_put(p, ipkey);
+}
+
 void polite_ended(struct polite *p, const char *host, const char *ipkey,
                   const char *ip, int64_t now)
 {
