@@ -93,7 +93,7 @@ const struct conf_opt conf__opts[] = {
     OPT_BOOL("fetch.verify_tls", fetch_verify_tls, "true",
              "verify server certificates and host names"),
     OPT_INT("fetch.retries", fetch_retries, "1", 0, 10,
-            "retries after a timeout, connection error or 5xx"),
+            "retries after a timeout, connection error, 5xx or 429"),
     OPT_STRING("fetch.accept_encoding", fetch_accept_encoding, "gzip, deflate",
                0, 256, "Accept-Encoding offered (empty = no compression)"),
     OPT_INT("parse.threads", parse_threads, "0", 0, 64,

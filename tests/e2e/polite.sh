@@ -10,6 +10,9 @@
 #     host starts >= 2 s after; a page that always answers 500 is requested
 #     1 + fetch.retries times with growing gaps (1 s, 2 s back-off) and is
 #     recorded as failed with status 500.
+#  2b. the same with named hosts (localhost:P1..P3): the address is
+#     learnt from each host's robots.txt fetch (CURLINFO_PRIMARY_IP), after
+#     which never more than 2 page requests are in flight to 127.0.0.1.
 #  3. no spinning: while the only host waits out a 3 s delay, the node's
 #     CPU time (utime + stime from /proc/PID/stat) grows by < 0.15 s.
 . "$(dirname "$0")/lib.sh"
@@ -51,6 +54,32 @@ m = overlap(reqs)
 sys.stderr.write('      most in flight to 127.0.0.61: %d\n' % m)
 if m != $conns: print('max concurrent', m)"
 done
+
+# ---- 1b. named hosts: the address is learnt from the first transfer ----
+site='{"origins": {'
+for h in n1 n2 n3; do
+    site+="\"$h\": {\"ip\": \"127.0.0.1\", \"delay\": 0.2, \"pages\": {\"/\": {\"links\": [\"/p1\", \"/p2\", \"/p3\"]},"
+    site+='"/p1": {}, "/p2": {}, "/p3": {}}},'
+done
+site=${site%,}'}}'
+pserve named "$site" || exit 1
+for h in n1 n2 n3; do echo "http://localhost:$(origin $h | cut -d: -f2)/"; done >"$SDIR/seeds.txt"
+timeout 120 "$DCRAWL" crawl --seeds "$SDIR/seeds.txt" --depth 1 --out "$SDIR/out" "${COMMON[@]}" \
+    --set politeness.delay=0.5 --set politeness.ip_connections=2 >"$SDIR/crawl.log" 2>&1
+rc=$?
+pstop
+check "named hosts: crawl exits 0" [ $rc -eq 0 ] || cat "$SDIR/crawl.log"
+pycheck "named hosts: each got robots.txt, / and 3 pages; gaps >= 0.5 s" "
+for h in ('n1', 'n2', 'n3'):
+    if sorted(paths(h)) != sorted(['/robots.txt', '/', '/p1', '/p2', '/p3']): print(h, paths(h))
+    rs = by(h)
+    for a, b in zip(rs, rs[1:]):
+        if b['start'] - a['end'] < 0.5 - $SLACK: print(h, 'gap', b['start'] - a['end'])"
+pycheck "named hosts: after the robots.txt fetches, at most 2 in flight to 127.0.0.1, and 2 reached" "
+pages = [r for r in reqs if r['path'] != '/robots.txt']
+m = overlap(pages)
+sys.stderr.write('      most page requests in flight to 127.0.0.1: %d (robots.txt fetches: %d)\\n' % (m, overlap([r for r in reqs if r['path'] == '/robots.txt'])))
+if m != 2: print('max concurrent', m)"
 
 # ---- 2. Retry-After and back-off ----
 site='{"origins": {
@@ -94,7 +123,10 @@ pserve idle "$site" || exit 1
     "http://$(origin w)/" >"$SDIR/crawl.log" 2>&1 &
 CPID=$!
 cpu() { awk '{print $14 + $15}' "/proc/$CPID/stat" 2>/dev/null; }
-sleep 1.0
+# wait (at most 30 s) for the robots.txt request; the root page may start
+# 3 s after it ended, so [+0.3 s, +2.3 s] is a wait
+for _ in $(seq 1 300); do grep -q robots.txt "$SDIR/requests.jsonl" 2>/dev/null && break; sleep 0.1; done
+sleep 0.3
 t0=$(date +%s.%N); c0=$(cpu)
 sleep 2.0
 t1=$(date +%s.%N); c1=$(cpu)
