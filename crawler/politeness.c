@@ -195,6 +195,8 @@ void polite_host_ip(const char *host, char *out, size_t cap)
     if (*host == '[') { /* [v6]:port */
         host++;
         end = strchr(host, ']');
+        if (!end)
+            return;
     } else {
         end = strchr(host, ':');
     }
