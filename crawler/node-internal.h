@@ -119,9 +119,12 @@ void polite_free(struct polite **p);
  * gap_ms after the end of the host's last transfer. ud is the caller's. */
 void polite_queue(struct polite *p, const char *host, int64_t gap_ms,
                   void *ud);
-/* The first queued transfer that may start at now, its address slot taken
+/* The next queued transfer that may start at now, its address slot taken
  * (ipkey, cap bytes: the address counted, "" when none; give it back to
- * polite_ended), or NULL. */
+ * polite_ended), or NULL. It goes on from where the previous call stopped
+ * (each queued transfer is looked at once per round): call polite_rewind
+ * first to start a round from the head. */
+void polite_rewind(struct polite *p);
 void *polite_next(struct polite *p, int64_t now, char *ipkey, size_t cap);
 /* ms until a queued transfer may become startable by time (0: one may
  * start now; INT64_MAX: none, or all wait for an address slot). */

@@ -254,6 +254,7 @@ static void launch_ready(struct node *n, int64_t now)
 {
     struct inflight *in;
     char ipkey[POLITE_IP_MAX];
+    polite_rewind(n->polite);
     while ((in = polite_next(n->polite, now, ipkey, sizeof(ipkey)))) {
         const char *url = in->kind == INFLIGHT_PAGE ? in->lease.url : in->url;
         size_t max = in->kind == INFLIGHT_PAGE ? (size_t)n->c->fetch_max_bytes

@@ -18,7 +18,9 @@
  *     a success resets it.
  *
  * Transfers wait in a list scanned in order, so the first queued transfer
- * of an address is the first to get its free slot. Nothing here spins: the
+ * of an address is the first to get its free slot; one round
+ * (polite_rewind, then polite_next until NULL) passes over the list once,
+ * which is exact because slots are only taken during a round. Nothing here spins: the
  * node sleeps until polite_wait_ms() or until a transfer ends.
  *
  * Memory: one entry per host seen recently (gap, address, failures) and
@@ -68,6 +70,8 @@ struct polite {
     struct polite_ip *ips[POLITE_BUCKETS];
     size_t nhosts, nwaiting;
     struct polite_wait *head, **tail;
+    /* where polite_next goes on (NULL: from the head) */
+    struct polite_wait **cursor, *cursor_prev;
 };
 
 static uint32_t hash(const char *s)
@@ -235,10 +239,20 @@ void polite_queue(struct polite *p, const char *host, int64_t gap_ms,
     p->nwaiting++;
 }
 
+void polite_rewind(struct polite *p)
+{
+    p->cursor = &p->head;
+    p->cursor_prev = NULL;
+}
+
 void *polite_next(struct polite *p, int64_t now, char *ipkey, size_t cap)
 {
-    struct polite_wait **wp, *prev = NULL;
-    for (wp = &p->head; *wp; prev = *wp, wp = &(*wp)->next) {
+    struct polite_wait **wp, *prev;
+    if (!p->cursor)
+        polite_rewind(p);
+    wp = p->cursor;
+    prev = p->cursor_prev;
+    for (; *wp; prev = *wp, wp = &(*wp)->next) {
         struct polite_wait *w = *wp;
         struct polite_ip *e;
         void *ud;
@@ -256,8 +270,12 @@ void *polite_next(struct polite *p, int64_t now, char *ipkey, size_t cap)
         ud = w->ud;
         free(w);
         p->nwaiting--;
+        p->cursor = wp; /* now the item after the one taken */
+        p->cursor_prev = prev;
         return ud;
     }
+    p->cursor = wp;
+    p->cursor_prev = prev;
     ipkey[0] = '\0';
     return NULL;
 }
@@ -325,6 +343,7 @@ void *polite_take(struct polite *p)
 {
     struct polite_wait *w = p->head;
     void *ud;
+    p->cursor = NULL;
     if (!w)
         return NULL;
     p->head = w->next;

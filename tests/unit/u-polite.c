@@ -60,6 +60,8 @@ static void test_ip_slots(void)
     CHECK(polite_wait_ms(p, 1000) == INT64_MAX, "blocked on a slot only");
     polite_ended(p, "127.0.0.9:81", "127.0.0.9", "127.0.0.9", 1200);
     CHECK(polite_wait_ms(p, 1200) == 0, "slot free: ready now");
+    CHECK(polite_next(p, 1200, ip, sizeof(ip)) == NULL, "round is over");
+    polite_rewind(p);
     CHECK(polite_next(p, 1200, ip, sizeof(ip)) == &tag[1], "then the second");
     CHECK(polite_waiting(p) == 0, "none waiting");
     polite_free(&p);
@@ -79,7 +81,9 @@ static void test_gap(void)
     CHECK(polite_next(p, 10100, ip, sizeof(ip)) == NULL, "a not yet");
     CHECK(polite_wait_ms(p, 10100) == 400, "a in 400 ms, got %lld",
           (long long)polite_wait_ms(p, 10100));
+    polite_rewind(p);
     CHECK(polite_next(p, 10499, ip, sizeof(ip)) == NULL, "not at 499");
+    polite_rewind(p);
     CHECK(polite_next(p, 10500, ip, sizeof(ip)) == &tag[0] && ip[0] == '\0',
           "a at 500, no address known");
     polite_free(&p);
@@ -98,10 +102,12 @@ static void test_learnt(void)
     polite_ended(p, "y.test", "", "10.0.0.1", 100);
     polite_queue(p, "x.test", 0, &tag[2]);
     polite_queue(p, "y.test", 0, &tag[3]);
+    polite_rewind(p);
     CHECK(polite_next(p, 200, ip, sizeof(ip)) == &tag[2] &&
               !strcmp(ip, "10.0.0.1"), "x counted on 10.0.0.1");
     CHECK(polite_next(p, 200, ip, sizeof(ip)) == NULL, "y shares the slot");
     polite_release(p, "10.0.0.1");
+    polite_rewind(p);
     CHECK(polite_next(p, 200, ip, sizeof(ip)) == &tag[3], "released: y goes");
     CHECK(polite_take(p) == NULL, "take on empty");
     polite_free(&p);
