@@ -27,6 +27,12 @@
 
 #include "conf-internal.h"
 
+#define DC_SCOPE_SUFFIXES                                                   \
+    ".jpg .jpeg .png .gif .webp .svg .ico .bmp .tif .tiff .css .js .mjs "   \
+    ".zip .gz .tgz .bz2 .xz .7z .rar .tar .pdf .mp3 .mp4 .m4a .m4v .avi "  \
+    ".mov .wmv .webm .ogg .wav .flac .woff .woff2 .ttf .eot .exe .dmg .iso " \
+    ".apk .msi .deb .rpm"
+
 /* clang-format off */
 /* offsetof(struct conf, f), failing to compile unless f has type T. */
 #define FIELD(f, T)                                                        \
@@ -63,6 +69,13 @@ const struct conf_opt conf__opts[] = {
                "seconds between two requests to the same host"),
     OPT_INT("politeness.host_connections", politeness_host_connections, "1", 1,
             256, "most connections open to one host at a time"),
+    OPT_INT("politeness.ip_connections", politeness_ip_connections, "2", 1,
+            1024, "most transfers in flight to one IP address at a time"),
+    OPT_DOUBLE("politeness.max_retry_after", politeness_max_retry_after,
+               "600.0", 0, 86400,
+               "longest Retry-After (429/503) honoured, in seconds"),
+    OPT_DOUBLE("politeness.max_backoff", politeness_max_backoff, "300.0", 1,
+               86400, "longest host back-off after repeated 5xx/timeouts"),
     OPT_BOOL("robots.obey", robots_obey, "true",
              "fetch robots.txt and skip the URLs it disallows"),
     OPT_DOUBLE("robots.expiry", robots_expiry, "86400.0", 60, 30 * 86400.0,
@@ -92,7 +105,7 @@ const struct conf_opt conf__opts[] = {
     OPT_BOOL("fetch.verify_tls", fetch_verify_tls, "true",
              "verify server certificates and host names"),
     OPT_INT("fetch.retries", fetch_retries, "1", 0, 10,
-            "retries after a timeout, connection error or 5xx"),
+            "retries after a timeout, connection error, 5xx or 429"),
     OPT_STRING("fetch.accept_encoding", fetch_accept_encoding, "gzip, deflate",
                0, 256, "Accept-Encoding offered (empty = no compression)"),
     OPT_BYTES("fetch.low_speed_limit", fetch_low_speed_limit, "1K", 1, GiB,
@@ -112,6 +125,24 @@ const struct conf_opt conf__opts[] = {
             "longest canonical URL kept, in bytes"),
     OPT_BOOL("url.strip_index_html", url_strip_index_html, "true",
              "treat /dir/index.html as /dir/"),
+    OPT_STRING("scope.mode", scope_mode, "any", 3, 6,
+               "links followed: any, host (same host as the linking page) "
+               "or domain (same registrable domain)"),
+    OPT_STRING("scope.include", scope_include, "", 0, 4096,
+               "POSIX EREs (space separated); when set, a link must match "
+               "one"),
+    OPT_STRING("scope.exclude", scope_exclude, "", 0, 4096,
+               "POSIX EREs (space separated); a link matching one is "
+               "dropped"),
+    OPT_STRING("scope.skip_suffixes", scope_skip_suffixes,
+               DC_SCOPE_SUFFIXES, 0, 4096,
+               "path suffixes of non-page resources that are not fetched "
+               "(space separated, case-insensitive)"),
+    OPT_INT("scope.max_repeated_segments", scope_max_repeated_segments, "3",
+            0, 1000, "most times one path segment may occur in a link's "
+            "path (0 = no limit)"),
+    OPT_INT64("scope.host_budget", scope_host_budget, "0", 0, 1e12,
+              "URLs queued per host over the whole crawl (0 = no limit)"),
     OPT_BOOL("noise.enabled", noise_enabled, "true",
              "drop navigation-noise links (calendars, sort orders, ...)"),
     OPT_DOUBLE("noise.link_ratio", noise_link_ratio, "0.25", 0, 1,

@@ -68,6 +68,9 @@ struct conf {
     /* politeness */
     double politeness_delay;
     int politeness_host_connections;
+    int politeness_ip_connections;
+    double politeness_max_retry_after;
+    double politeness_max_backoff;
     int robots_obey;
     double robots_expiry;
     double robots_max_crawl_delay;
@@ -93,6 +96,13 @@ struct conf {
     char *parse_content_types;
     int url_max_length;
     int url_strip_index_html;
+    /* scope */
+    char *scope_mode;
+    char *scope_include;
+    char *scope_exclude;
+    char *scope_skip_suffixes;
+    int scope_max_repeated_segments;
+    int64_t scope_host_budget;
     /* noise */
     int noise_enabled;
     double noise_link_ratio;

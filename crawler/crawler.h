@@ -104,6 +104,12 @@ struct node_stats {
     /* noise filter: links seen, dropped by block / cluster, refused by
      * template budget */
     uint64_t noise_seen, noise_block, noise_cluster, noise_budget;
+    /* scope: links dropped per enum parser_scope_reason (index 0 unused),
+     * admits refused by scope.host_budget */
+    uint64_t scope_dropped[8], scope_budget;
+    /* politeness: pages recorded as failed after their retries, 429/503
+     * responses whose Retry-After was honoured */
+    uint64_t failed, retry_after;
     /* dedup: cache counters, Redis round trips of the node's frontier
      * handle, and the seen-set's size (frontier_seen_usage) at the end */
     uint64_t cache_hits, cache_misses, cache_evictions;

@@ -6,24 +6,42 @@
  * file has to be found at run time), and is shut down at the end.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "crawler.h"
 
+/* Ready when a connect to the socket succeeds: redis-server creates the
+ * socket file at bind(), a moment before it listens. */
+static int socket_accepts(const char *path)
+{
+    struct sockaddr_un sa;
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0), ok;
+    if (fd < 0)
+        return 0;
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    ok = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+    close(fd);
+    return ok;
+}
+
 static int wait_socket(const char *path, pid_t pid)
 {
     int i, st;
-    struct stat sb;
     for (i = 0; i < 200; i++) { /* 10 s */
         struct timespec ts = {0, 50 * 1000 * 1000};
-        if (stat(path, &sb) == 0 && S_ISSOCK(sb.st_mode))
+        if (socket_accepts(path))
             return DC_OK;
         if (waitpid(pid, &st, WNOHANG) == pid)
             return DC_EREDIS;
@@ -35,15 +53,17 @@ static int wait_socket(const char *path, pid_t pid)
 int embedded_redis_start(struct embedded_redis *er, const char *dir, char *err,
                          size_t errlen)
 {
-    char sock[512], log[600];
+    char sock[512], log[600], abs[PATH_MAX];
     pid_t pid;
     memset(er, 0, sizeof(*er));
-    snprintf(er->dir, sizeof(er->dir), "%s", dir);
-    if (snprintf(sock, sizeof(sock), "%s/redis.sock", dir) >= 104) {
+    if (realpath(dir, abs)) /* redis-server chdirs to --dir, then opens the log */
+        dir = abs;
+    if (snprintf(er->dir, sizeof(er->dir), "%s", dir) >= (int)sizeof(er->dir) ||
+        snprintf(log, sizeof(log), "%s/redis.log", dir) >= (int)sizeof(log) ||
+        snprintf(sock, sizeof(sock), "%s/redis.sock", dir) >= 104) {
         snprintf(err, errlen, "output path too long for a unix socket: %s", sock);
         return DC_EREDIS;
     }
-    snprintf(log, sizeof(log), "%s/redis.log", dir);
     unlink(sock);
     pid = fork();
     if (pid < 0) {

@@ -16,6 +16,7 @@
 
 #include "crawler.h"
 #include "frontier.h"
+#include "parser.h"
 
 #define DCRAWL_VERSION "0.1.0"
 
@@ -230,6 +231,19 @@ int cli_frontier_open(const char *cmd, const char *redis, const struct conf *c,
     return 0;
 }
 
+/* scope.mode and the scope.include/exclude expressions are checked when
+ * the settings are read, so a bad one is a usage error (exit 2). */
+static int scope_check_conf(const struct conf *c, char *err, size_t errlen)
+{
+    struct parser_scope_conf sc = {c->scope_mode, c->scope_include,
+                                   c->scope_exclude, c->scope_skip_suffixes,
+                                   c->scope_max_repeated_segments};
+    struct parser_scope *s = NULL;
+    int rc = parser_scope_new(&s, &sc, err, errlen);
+    parser_scope_free(&s);
+    return rc;
+}
+
 int cli_conf_apply(const struct cli_conf *cc, struct conf *c)
 {
     char err[512];
@@ -248,6 +262,8 @@ int cli_conf_apply(const struct cli_conf *cc, struct conf *c)
     for (i = 0; i < cc->nkv; i++)
         if (conf_set_kv(c, cc->keys[i], cc->vals[i], err, sizeof(err)))
             goto fail;
+    if (scope_check_conf(c, err, sizeof(err)))
+        goto fail;
     return 0;
 fail:
     fprintf(stderr, "dcrawl: %s\n", err);

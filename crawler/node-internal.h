@@ -2,7 +2,8 @@
  * node-internal.h: the parts the node loop (node.c) is built from: the
  * libcurl fetcher (fetch.c), the parse/build worker pool (workers.c) and the
  * per-host robots.txt cache (robots-cache.c). Code outside crawler/ should
- * not include this file.
+ * not include this file. politeness.c holds the node's local politeness
+ * state (when a leased transfer may start).
  *
  * Ownership: a fetch_result is created by the fetcher, handed to the caller
  * by fetcher_next_done, carried through a work_job and freed with the job.
@@ -118,6 +119,45 @@ void workers_submit(struct workers *w, struct work_job *j);
 struct work_job *workers_take_done(struct workers *w);
 size_t workers_pending(struct workers *w);
 void workers_free(struct workers **w);
+
+/* --------------------------------------------------------- politeness */
+
+/* When a leased transfer may start (politeness.c): the host's gap since
+ * the end of its last transfer, politeness.ip_connections per address,
+ * and per-host back-off. */
+#define POLITE_IP_MAX 64
+struct polite;
+struct polite *polite_new(const struct conf *c);
+void polite_free(struct polite **p);
+/* Queue a transfer of host (a host key, "host[:port]"); it may start
+ * gap_ms after the end of the host's last transfer. ud is the caller's. */
+void polite_queue(struct polite *p, const char *host, int64_t gap_ms,
+                  void *ud);
+/* The next queued transfer that may start at now, its address slot taken
+ * (ipkey, cap bytes: the address counted, "" when none; give it back to
+ * polite_ended), or NULL. It goes on from where the previous call stopped
+ * (each queued transfer is looked at once per round): call polite_rewind
+ * first to start a round from the head. */
+void polite_rewind(struct polite *p);
+void *polite_next(struct polite *p, int64_t now, char *ipkey, size_t cap);
+/* ms until a queued transfer may become startable by time (0: one may
+ * start now; INT64_MAX: none, or all wait for an address slot). */
+int64_t polite_wait_ms(struct polite *p, int64_t now);
+/* A transfer of host ended at now: give back ipkey's slot, learn the
+ * host's address ip (CURLINFO_PRIMARY_IP, may be "" or NULL). */
+void polite_ended(struct polite *p, const char *host, const char *ipkey,
+                  const char *ip, int64_t now);
+/* A transient failure of host: its back-off in ms (1 s doubling per
+ * consecutive failure, capped by politeness.max_backoff). */
+/* Give back an address slot taken by polite_next without a transfer. */
+void polite_release(struct polite *p, const char *ipkey);
+int64_t polite_failure(struct polite *p, const char *host, int64_t now);
+void polite_success(struct polite *p, const char *host);
+size_t polite_waiting(const struct polite *p);
+/* Remove and return the first queued transfer regardless of time (stop). */
+void *polite_take(struct polite *p);
+/* The IP literal of a host key into out ("" when the host is a name). */
+void polite_host_ip(const char *host, char *out, size_t cap);
 
 /* -------------------------------------------------------- robots cache */
 

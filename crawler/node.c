@@ -6,7 +6,10 @@
  *   1. lease URLs of the current depth level from the frontier, as many as
  *      there are free transfer slots (fetch.concurrency);
  *   2. check each against its host's robots.txt (fetching robots.txt first
- *      when the host's rules are unknown; the lease waits, parked);
+ *      when the host's rules are unknown; the lease waits, parked); then
+ *      the transfer waits in the politeness queue (politeness.c) until the
+ *      host's gap since its last transfer has passed and its IP address
+ *      has a free slot (politeness.ip_connections);
  *   3. run libcurl until something finishes, a worker wakes us, or the
  *      next host becomes ready;
  *   4. hand finished pages to the workers;
@@ -16,10 +19,16 @@
  *      filter's per-host stage, drop links the dedup cache has seen, admit
  *      the rest in one frontier call (insert-if-absent + enqueue), write
  *      WARC (response or revisit, request, metadata) + JSON line, complete
- *      the leases in one call. Transport errors and 5xx are retried
- *      fetch.retries times before they are written. A 3xx's target is
- *      admitted like a link but at the page's own depth, its hop count
+ *      the leases in one call. Links outside scope.* are dropped before
+ *      admission (parser/scope.c). Transport errors, 5xx and 429 are
+ *      retried fetch.retries times before they are written as failed; the
+ *      host is pushed back by its back-off or Retry-After. A 3xx's target
+ *      is admitted like a link but at the page's own depth, its hop count
  *      kept in struct redirects (redirects.c) until it is fetched.
+ *
+ * Sleeping: when no host is ready the loop waits in libcurl until the
+ * earliest ready time (frontier or politeness queue) or a transfer ends;
+ * while transfers run it asks the frontier only every BUSY_POP_MS.
  *
  * Depth levels: the node serves one depth at a time and moves to the next
  * when frontier_level says no URL of a lower depth is queued or in flight
@@ -47,6 +56,7 @@
 #define MAX_DEPTH 63
 #define POP_BATCH 512
 #define LEVEL_CHECK_MS 20
+#define BUSY_POP_MS 500
 #define RECLAIM_MS 5000
 #define ROBOTS_MAX_BYTES (512 * 1024)
 
@@ -82,6 +92,9 @@ struct inflight {
     struct frontier_lease lease;  /* pages */
     struct robots_entry *robots;  /* robots.txt and sitemap fetches */
     int level;                    /* sitemaps: index nesting level */
+    char *url;                    /* robots.txt / sitemap URL (pages: lease.url) */
+    char ipkey[POLITE_IP_MAX];    /* address slot held while in flight */
+    int64_t queued_ms;            /* when it entered the politeness queue */
 };
 
 struct node {
@@ -96,6 +109,8 @@ struct node {
     struct dedup_cache *cache;
     struct noise *noise;
     struct redirects *redir; /* hops behind queued redirect targets */
+    struct polite *polite;        /* when leased transfers may start */
+    struct parser_scope *scope;   /* which links are followed */
     struct merge_writer *writers[MAX_DEPTH + 1];
     char agent[64];
     int level, maxd;
@@ -106,6 +121,7 @@ struct node {
     int *outcome;
     int64_t *delay;
     size_t ndone, capdone;
+    char errmsg[256]; /* why setup failed (a bad scope.* setting) */
     /* URLs that failed transiently: fingerprint -> attempts so far */
     uint64_t *retry_fp;
     unsigned char *retry_n;
@@ -166,6 +182,9 @@ static int flush_completions(struct node *n)
     return rc;
 }
 
+/* The gap between the end of one transfer of a host and the start of the
+ * next: the larger of politeness.delay and the host's robots.txt
+ * Crawl-delay (the hook for the robots cache's value and its cap). */
 static int64_t host_delay_ms(struct node *n, const struct robots_entry *e)
 {
     return robots_entry_delay_ms(e, n->c);
@@ -173,37 +192,107 @@ static int64_t host_delay_ms(struct node *n, const struct robots_entry *e)
 
 /* ------------------------------------------------------------ dispatch */
 
+static const char *inflight_host(const struct inflight *in)
+{
+    return in->kind == INFLIGHT_PAGE ? in->lease.host : in->robots->host;
+}
+
+static void inflight_free(struct inflight *in)
+{
+    free(in->url);
+    free(in);
+}
+
+/* Transfers wait in the politeness queue (host gap, address slots) and
+ * start from launch_ready. */
 static void start_page(struct node *n, struct frontier_lease *l)
 {
     struct inflight *in = xcalloc(1, sizeof(*in));
+    struct robots_entry *e = NULL;
     in->kind = INFLIGHT_PAGE;
     in->lease = *l;
     memset(l, 0, sizeof(*l));
-    if (fetcher_add_page(n->fetch, in->lease.url,
-                         (size_t)n->c->fetch_max_bytes, in) != DC_OK) {
-        complete(n, &in->lease, FRONTIER_FAILED, 0);
-        free(in);
-    }
+    if (n->c->robots_obey)
+        e = robots_cache_get(n->robots, in->lease.url);
+    in->queued_ms = dc_now_ms();
+    polite_queue(n->polite, in->lease.host, host_delay_ms(n, e), in);
 }
 
 static void start_robots(struct node *n, struct robots_entry *e, int depth)
 {
     struct inflight *in = xcalloc(1, sizeof(*in));
     size_t len = strlen(e->origin) + sizeof("/robots.txt");
-    char *url = xmalloc(len);
-    snprintf(url, len, "%s/robots.txt", e->origin);
+    in->url = xmalloc(len);
+    snprintf(in->url, len, "%s/robots.txt", e->origin);
     in->kind = INFLIGHT_ROBOTS;
     in->robots = e;
     e->state = ROBOTS_FETCHING;
     if (e->sm_depth < 0 || depth + 1 < e->sm_depth)
         e->sm_depth = depth + 1;
     n->st->robots_fetches++;
-    if (fetcher_add(n->fetch, url, ROBOTS_MAX_BYTES, in) != DC_OK) {
+    polite_queue(n->polite, e->host, host_delay_ms(n, NULL), in);
+}
+
+static void release_parked(struct node *n, struct robots_entry *e, int stop);
+
+/* A transfer that could not start (or is given up before it starts). */
+static void not_started(struct node *n, struct inflight *in, int stop)
+{
+    if (in->kind == INFLIGHT_PAGE) {
+        complete(n, &in->lease, stop ? FRONTIER_RETRY : FRONTIER_FAILED, 0);
+    } else if (in->kind == INFLIGHT_SITEMAP) {
+        in->robots->sm_busy = 0; /* this sitemap is skipped */
+    } else if (stop) {
+        in->robots->state = ROBOTS_UNKNOWN;
+        release_parked(n, in->robots, 1);
+    } else {
         struct fetch_result r = {0};
-        robots_entry_set(e, &r, n->agent, n->c, dc_now_ms()); /* disallow */
-        free(in);
+        robots_entry_set(in->robots, &r, n->agent, n->c, dc_now_ms()); /* disallow all */
+        release_parked(n, in->robots, 0);
     }
-    free(url);
+    inflight_free(in);
+}
+
+/* Start every queued transfer whose host gap has passed and whose address
+ * has a free slot. */
+static void launch_ready(struct node *n, int64_t now)
+{
+    struct inflight *in;
+    char ipkey[POLITE_IP_MAX];
+    polite_rewind(n->polite);
+    while ((in = polite_next(n->polite, now, ipkey, sizeof(ipkey)))) {
+        const char *url = in->kind == INFLIGHT_PAGE ? in->lease.url : in->url;
+        size_t max = in->kind == INFLIGHT_PAGE      ? (size_t)n->c->fetch_max_bytes
+                     : in->kind == INFLIGHT_SITEMAP ? (size_t)n->c->sitemap_max_bytes
+                                                    : ROBOTS_MAX_BYTES;
+        int rc;
+        memcpy(in->ipkey, ipkey, sizeof(ipkey));
+        if (in->kind == INFLIGHT_PAGE &&
+            now - in->queued_ms > (int64_t)(n->c->frontier_lease * 750)) {
+            /* waited most of its lease for an address slot: give it back
+             * rather than risk fetching a URL that was reclaimed */
+            polite_release(n->polite, in->ipkey);
+            complete(n, &in->lease, FRONTIER_RETRY, 0);
+            inflight_free(in);
+            continue;
+        }
+        /* pages never follow redirects (a 3xx's target is admitted as a
+         * URL); robots.txt and sitemaps do */
+        rc = in->kind == INFLIGHT_PAGE ? fetcher_add_page(n->fetch, url, max, in)
+                                       : fetcher_add(n->fetch, url, max, in);
+        if (rc != DC_OK) {
+            polite_ended(n->polite, inflight_host(in), in->ipkey, NULL, now);
+            not_started(n, in, 0);
+        }
+    }
+}
+
+/* Stop: queued transfers that have not started go back. */
+static void drop_queued(struct node *n)
+{
+    struct inflight *in;
+    while ((in = polite_take(n->polite)))
+        not_started(n, in, 1);
 }
 
 static void dispatch(struct node *n, struct frontier_lease *l, int64_t now)
@@ -267,8 +356,8 @@ static void release_parked(struct node *n, struct robots_entry *e, int stop)
  * robots.txt (seeds: depth 1), and not at all beyond the crawl's depth.
  * Only URLs on the robots.txt's own host are taken (the sitemaps
  * protocol's rule for sitemaps submitted through robots.txt), at most
- * sitemap.max_urls per host. Sitemap fetches go around the frontier's
- * politeness clock, like robots.txt itself.
+ * sitemap.max_urls per host. Sitemap fetches wait in the politeness
+ * queue like every other transfer of the host.
  */
 static void sitemap_next(struct node *n, struct robots_entry *e)
 {
@@ -281,11 +370,10 @@ static void sitemap_next(struct node *n, struct robots_entry *e)
     in->kind = INFLIGHT_SITEMAP;
     in->robots = e;
     in->level = level;
-    if (fetcher_add(n->fetch, url, (size_t)n->c->sitemap_max_bytes, in) == DC_OK)
-        e->sm_busy = 1;
-    else
-        free(in);
-    free(url);
+    in->url = url;
+    in->queued_ms = dc_now_ms();
+    e->sm_busy = 1;
+    polite_queue(n->polite, e->host, host_delay_ms(n, e), in);
 }
 
 static void sitemaps_queue(struct node *n, struct robots_entry *e)
@@ -317,6 +405,7 @@ static void sitemap_admit(struct node *n, struct robots_entry *e,
     unsigned char *isnew = xcalloc(sm->nurls + 1, 1);
     char canon[PARSER_URL_MAX], *c;
     const char *host;
+    int why;
     for (i = 0; i < sm->nurls; i++) {
         size_t cl;
         if (e->sm_urls >= (uint64_t)n->c->sitemap_max_urls)
@@ -326,6 +415,11 @@ static void sitemap_admit(struct node *n, struct robots_entry *e,
             parser_url_host(canon, &host, &hl) != DC_OK ||
             hl != strlen(e->host) || memcmp(host, e->host, hl))
             continue;
+        why = parser_scope_check(n->scope, base, canon);
+        if (why != PARSER_SCOPE_IN) {
+            n->st->scope_dropped[why]++;
+            continue;
+        }
         e->sm_urls++;
         c = xstrndup(canon, cl);
         host = c + (host - canon);
@@ -387,6 +481,7 @@ static void sitemap_done(struct node *n, struct robots_entry *e, int level,
 static void on_fetched(struct node *n, struct fetch_result *r)
 {
     struct inflight *in = r->ud;
+    polite_ended(n->polite, inflight_host(in), in->ipkey, r->ip, dc_now_ms());
     if (in->kind == INFLIGHT_ROBOTS) {
         robots_entry_set(in->robots, r, n->agent, n->c, dc_now_ms());
         sitemaps_queue(n, in->robots);
@@ -406,7 +501,7 @@ static void on_fetched(struct node *n, struct fetch_result *r)
                 n->redir, dedup_fingerprint(j->lease.url, strlen(j->lease.url)));
         workers_submit(n->workers, j);
     }
-    free(in);
+    inflight_free(in);
 }
 
 static void admit_add(struct node *n, const struct work_job *j, size_t i,
@@ -474,8 +569,15 @@ static int admit_links(struct node *n, struct work_job **jobs, size_t njobs)
         struct work_job *j = jobs[k];
         noise_job(n, j);
         for (i = 0; i < j->links.n; i++) {
+            int why;
             if (j->links.verdict[i] != NOISE_KEEP)
                 continue;
+            why = parser_scope_check(n->scope, j->lease.url,
+                                     j->links.blob + j->links.off[i]);
+            if (why != PARSER_SCOPE_IN) {
+                n->st->scope_dropped[why]++;
+                continue;
+            }
             if (dedup_cache_hit(n->cache, j->links.fp[i])) {
                 n->st->links_cached++;
                 continue;
@@ -488,6 +590,7 @@ static int admit_links(struct node *n, struct work_job **jobs, size_t njobs)
     rc = frontier_admit(n->f, n->adm, n->nadm, dc_now_ms(), n->isnew);
     if (rc)
         return rc;
+    n->st->scope_budget = frontier_budget_refused(n->f);
     n->st->links_admitted += n->nadm;
     for (i = 0; i < n->nadm; i++) {
         dedup_cache_put(n->cache, n->adm[i].fp);
@@ -620,34 +723,62 @@ static void retry_forget(struct node *n, uint64_t fp)
     }
 }
 
+/* How long a transient failure pushes its host back: the host's back-off
+ * (politeness.c), or a 429/503's Retry-After when longer (capped by
+ * politeness.max_retry_after). */
+static int64_t failure_delay(struct node *n, const struct work_job *j)
+{
+    const struct fetch_result *r = j->res;
+    int64_t back = polite_failure(n->polite, j->lease.host, dc_now_ms());
+    int64_t ra, cap = (int64_t)(n->c->politeness_max_retry_after * 1000);
+    if ((r->status == 429 || r->status == 503) && r->resp_head &&
+        parser_retry_after(r->resp_head, r->resp_len, dc_now_ms(), &ra) ==
+            DC_OK) {
+        n->st->retry_after++;
+        if (ra > cap)
+            ra = cap;
+        if (ra > back)
+            back = ra;
+    }
+    return back;
+}
+
 /* Record a finished page and queue its lease's completion. A transport
- * error or 5xx is retried (fetch.retries times, the host pushed back 1 s,
- * 2 s, 4 s...) before it is written as failed. */
+ * error, 5xx or 429 is retried (fetch.retries times, the host pushed back
+ * by its back-off or Retry-After) before it is written as failed. */
 static int finish_job(struct node *n, struct work_job *j)
 {
     struct robots_entry *e = NULL;
     int status = j->res->status, rc;
-    int transient = status == 0 || status >= 500;
+    int transient = status == 0 || status >= 500 || status == 429;
     uint64_t fp = 0; /* the retry map's key, only needed when it is used */
     unsigned attempt = 0;
     int64_t delay;
     if (n->c->robots_obey)
         e = robots_cache_get(n->robots, j->lease.url);
     delay = host_delay_ms(n, e);
+    if (transient) {
+        int64_t back = failure_delay(n, j);
+        if (back > delay)
+            delay = back;
+    } else {
+        polite_success(n->polite, j->lease.host);
+    }
     if (transient || n->nretry)
         fp = dedup_fingerprint(j->lease.url, strlen(j->lease.url));
     if (transient && retry_again(n, fp, &attempt)) {
-        int64_t backoff = 1000LL << (attempt > 10 ? 10 : attempt - 1);
         n->st->retries++;
-        complete(n, &j->lease, FRONTIER_RETRY, backoff > delay ? backoff : delay);
+        complete(n, &j->lease, FRONTIER_RETRY, delay);
         return DC_OK;
     }
     if (n->nretry)
         retry_forget(n, fp);
     rc = write_job(n, j);
+    if (transient)
+        n->st->failed++;
     if (!rc) /* not written: the lease expires and the URL is fetched again */
         complete(n, &j->lease,
-                 status && !j->res->error[0] ? FRONTIER_DONE : FRONTIER_FAILED,
+                 transient || j->res->error[0] ? FRONTIER_FAILED : FRONTIER_DONE,
                  delay);
     return rc;
 }
@@ -768,6 +899,16 @@ static int node_setup(struct node *n, struct frontier *f, const struct conf *c,
     n->noise = noise_from_conf(c);
     if (!n->noise)
         return DC_ECONFIG;
+    n->polite = polite_new(c);
+    {
+        struct parser_scope_conf sc = {c->scope_mode, c->scope_include,
+                                       c->scope_exclude, c->scope_skip_suffixes,
+                                       c->scope_max_repeated_segments};
+        int rc = parser_scope_new(&n->scope, &sc, n->errmsg,
+                                  sizeof(n->errmsg));
+        if (rc)
+            return rc;
+    }
     parser_agent_token(c->crawl_user_agent, n->agent, sizeof(n->agent));
     n->maxd = node_max_depth(f, c);
     st->max_depth = n->maxd;
@@ -796,6 +937,8 @@ static int node_teardown(struct node *n)
     dedup_cache_free(&n->cache);
     noise_free(&n->noise);
     redirects_free(&n->redir);
+    polite_free(&n->polite);
+    parser_scope_free(&n->scope);
     free(n->retry_fp);
     free(n->retry_n);
     free(n->adm);
@@ -811,7 +954,7 @@ static int fill_slots(struct node *n, int64_t now, int64_t *next_ms, int *rc)
 {
     struct frontier_lease *l = NULL;
     size_t busy = fetcher_active(n->fetch) + workers_pending(n->workers) +
-                  n->parked;
+                  n->parked + polite_waiting(n->polite);
     size_t room, nl = 0, i;
     *next_ms = INT64_MAX;
     if (busy >= (size_t)n->c->fetch_concurrency)
@@ -831,7 +974,7 @@ static int fill_slots(struct node *n, int64_t now, int64_t *next_ms, int *rc)
 static int local_idle(struct node *n)
 {
     return fetcher_active(n->fetch) == 0 && workers_pending(n->workers) == 0 &&
-           n->parked == 0;
+           n->parked == 0 && polite_waiting(n->polite) == 0;
 }
 
 int node_run(struct frontier *f, const struct conf *c, const char *node_id,
@@ -851,8 +994,10 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
     while (!rc) {
         int64_t now = dc_now_ms(), wait_ms = 100;
         struct fetch_result *r;
-        if (stop_requested)
+        if (stop_requested && !stopping) {
             stopping = 1; /* parked leases go back as their robots end */
+            drop_queued(&n);
+        }
         if (!stopping && n.level >= 0 && now >= next_pop) {
             int64_t next = INT64_MAX;
             int got = fill_slots(&n, now, &next, &rc);
@@ -860,8 +1005,10 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
                 break;
             if (got)
                 next_pop = now;
-            else if (next == INT64_MAX)
-                next_pop = now + LEVEL_CHECK_MS;
+            else if (next == INT64_MAX) /* nothing ready anywhere: while
+                 * our own transfers run, their completions kick us, so only
+                 * poll slowly for work other nodes admit (no spinning) */
+                next_pop = now + (local_idle(&n) ? LEVEL_CHECK_MS : BUSY_POP_MS);
             else /* a host becomes ready then (never spin on "now") */
                 next_pop = next > now ? next : now + 2;
             if (!got && next == INT64_MAX && local_idle(&n) &&
@@ -893,6 +1040,12 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
             wait_ms = next_pop - now;
         if (next_pop <= now && !stopping)
             wait_ms = 0;
+        launch_ready(&n, now);
+        {
+            int64_t w = polite_wait_ms(n.polite, now);
+            if (w < wait_ms)
+                wait_ms = w;
+        }
         if (!rc)
             rc = fetcher_run(n.fetch, (int)wait_ms);
         while ((r = fetcher_next_done(n.fetch)))
@@ -908,7 +1061,9 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
     }
     if (rc)
         snprintf(err, errlen, "%s: %s", dc_strerror(rc),
-                 rc == DC_EREDIS ? frontier_errstr(f) : "node stopped");
+                 rc == DC_EREDIS ? frontier_errstr(f)
+                 : n.errmsg[0]   ? n.errmsg
+                                 : "node stopped");
     {
         int trc = node_teardown(&n);
         if (!rc && trc) {

@@ -14,6 +14,7 @@
 
 #include "crawler.h"
 #include "frontier.h"
+#include "parser.h"
 
 void node_dedup_stats(struct frontier *f, struct node_stats *st)
 {
@@ -54,6 +55,24 @@ static void print_dedup(FILE *out, const struct node_stats *st)
     fputc('\n', out);
 }
 
+/* Links dropped by scope, per reason, and pages given up after retries. */
+static void print_scope(FILE *out, const struct node_stats *st)
+{
+    uint64_t total = st->scope_budget;
+    int r;
+    for (r = 1; r < PARSER_SCOPE_NREASONS; r++)
+        total += st->scope_dropped[r];
+    fprintf(out, "  scope: %llu links dropped (", (unsigned long long)total);
+    for (r = 1; r < PARSER_SCOPE_NREASONS; r++)
+        fprintf(out, "%s %llu, ", parser_scope_reason(r),
+                (unsigned long long)st->scope_dropped[r]);
+    fprintf(out, "host budget %llu)\n", (unsigned long long)st->scope_budget);
+    fprintf(out, "  politeness: %llu pages failed after retries, %llu "
+                 "Retry-After honoured\n",
+            (unsigned long long)st->failed,
+            (unsigned long long)st->retry_after);
+}
+
 void node_print_summary(FILE *out, const struct node_stats *st,
                         const char *out_dir)
 {
@@ -84,6 +103,7 @@ void node_print_summary(FILE *out, const struct node_stats *st,
             (unsigned long long)st->noise_block,
             (unsigned long long)st->noise_cluster,
             (unsigned long long)st->noise_budget);
+    print_scope(out, st);
     print_dedup(out, st);
     fprintf(out, "  content duplicates: %llu pages archived as revisits of an "
                  "earlier copy (links not followed again)\n",

@@ -71,6 +71,8 @@ struct frontier {
     char *node;
     int nparts;
     int conns;                   /* politeness.host_connections */
+    int64_t host_budget;         /* scope.host_budget, 0 = none */
+    uint64_t budget_refused;     /* admit answers "budget spent" so far */
     int64_t lease_ms;
     char sha[FRONTIER_NSCRIPTS][41];
 

@@ -123,6 +123,7 @@ static struct frontier *frontier_new(const char *url, const struct conf *c,
         f->nparts = MAX_PARTITIONS;
     f->conns = c->politeness_host_connections < 1
                    ? 1 : c->politeness_host_connections;
+    f->host_budget = c->scope_host_budget > 0 ? c->scope_host_budget : 0;
     f->lease_ms = (int64_t)(c->frontier_lease * 1000.0);
     if (f->lease_ms < 1)
         f->lease_ms = 1;
@@ -323,8 +324,10 @@ static void admit_call(struct frontier *f, struct frontier_call *c, int p,
     frontier__strv_pushf(&c->keys, "%s:{%d}:stat", f->prefix, p);
     frontier__strv_pushf(&c->keys, "%s:{%d}:next", f->prefix, p);
     frontier__strv_pushf(&c->keys, "%s:{%d}:act", f->prefix, p);
+    frontier__strv_pushf(&c->keys, "%s:{%d}:budget", f->prefix, p);
     frontier__strv_pushf(&c->args, "%lld", (long long)now);
     frontier__strv_pushf(&c->args, "%d", f->conns);
+    frontier__strv_pushf(&c->args, "%lld", (long long)f->host_budget);
 }
 
 static int admit_build(struct frontier *f, const struct frontier_url *urls,
@@ -359,6 +362,8 @@ static int admit_read(struct frontier *f, redisReply **rep,
         if (rep[c]->type != REDIS_REPLY_ARRAY || j >= rep[c]->elements)
             return frontier__seterr(f, DC_EREDIS, "admit: bad reply");
         isnew[s[i].idx] = rep[c]->element[j]->integer == 1;
+        if (rep[c]->element[j]->integer == 2)
+            f->budget_refused++;
         if (isnew[s[i].idx] && urls[s[i].idx].depth == f->depth)
             lower_next(f, s[i].part, now);
     }
@@ -872,7 +877,14 @@ static void sum_stat(const redisReply *r, struct frontier_stats *st)
             st->failed += v;
         else if (strncmp(k, "skipped:", 8) == 0)
             st->skipped += v;
+        else if (strcmp(k, "budget") == 0)
+            st->budget += v;
     }
+}
+
+uint64_t frontier_budget_refused(const struct frontier *f)
+{
+    return f->budget_refused;
 }
 
 int frontier_stats(struct frontier *f, struct frontier_stats *st)

@@ -19,7 +19,9 @@
  *                                      deadline (ms)
  *   <prefix>:{p}:pend            HASH  d -> URLs queued or in flight at d
  *   <prefix>:{p}:stat            HASH  counters: admitted, seen, done:<d>,
- *                                      failed:<d>, skipped:<d>
+ *                                      failed:<d>, skipped:<d>, budget
+ *   <prefix>:{p}:budget          HASH  host -> URLs queued over the crawl
+ *                                      (only when scope.host_budget > 0)
  * and one global key <prefix>:meta (HASH: partitions, created) that makes
  * every client agree on P.
  *
@@ -36,6 +38,11 @@
  *
  * Politeness: at most politeness.host_connections leases per host, and a
  * host becomes ready again `delay` ms after a transfer of it completes.
+ *
+ * Host budget (scope.host_budget > 0): admit queues at most that many URLs
+ * per host over the whole crawl, counted in the partition's budget hash,
+ * so the limit holds whichever node admits; a URL refused for the budget
+ * is not marked seen (isnew 0; frontier_budget_refused counts them).
  *
  * Thread rules: a struct frontier (one hiredis connection) is used by one
  * thread. Every call is a bounded number of pipelined round trips.
@@ -142,6 +149,7 @@ struct frontier_stats {
     int64_t admitted, seen;      /* admit answers: new / already seen */
     int64_t queued, leased;
     int64_t done, failed, skipped;
+    int64_t budget;              /* admits refused by scope.host_budget */
 };
 int frontier_stats(struct frontier *f, struct frontier_stats *st);
 
@@ -190,6 +198,9 @@ struct frontier_seen_usage {
 };
 int frontier_seen_usage(struct frontier *f, size_t sample,
                         struct frontier_seen_usage *u);
+
+/* Admits this handle saw refused by scope.host_budget. */
+uint64_t frontier_budget_refused(const struct frontier *f);
 
 /* Round trips (pipelines) sent to Redis on f so far. */
 uint64_t frontier_roundtrips(const struct frontier *f);

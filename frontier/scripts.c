@@ -41,20 +41,28 @@
     "end\n"
 
 /*
- * admit. KEYS: pend, stat, next, act, then per URL: seen bucket, host
- * queue, h:<d>. ARGV: now, host_connections, then per URL: seen member,
- * url, host, depth. Returns 1/0 per URL (new / already seen).
+ * admit. KEYS: pend, stat, next, act, budget, then per URL: seen bucket,
+ * host queue, h:<d>. ARGV: now, host_connections, host budget (0 = none),
+ * then per URL: seen member, url, host, depth. Returns per URL 1 (new), 0
+ * (already seen) or 2 (new, but its host's budget is spent: not marked
+ * seen, not queued; counted as stat "budget").
  */
 static const char script_admit[] =
     LUA_COMMON
     "local now, conns = tonumber(ARGV[1]), tonumber(ARGV[2])\n"
-    "local res, added, seen = {}, 0, 0\n"
-    "for i = 0, (#KEYS - 4) / 3 - 1 do\n"
-    "  local k, a = 5 + 3 * i, 3 + 4 * i\n"
+    "local budget = tonumber(ARGV[3])\n"
+    "local res, added, seen, over = {}, 0, 0, 0\n"
+    "for i = 0, (#KEYS - 5) / 3 - 1 do\n"
+    "  local k, a = 6 + 3 * i, 4 + 4 * i\n"
     "  local host = ARGV[a + 2]\n"
-    "  if redis.call('SADD', KEYS[k], ARGV[a]) == 1 then\n"
+    "  if budget > 0 and num(redis.call('HGET', KEYS[5], host)) >= budget\n"
+    "     and redis.call('SISMEMBER', KEYS[k], ARGV[a]) == 0 then\n"
+    "    over = over + 1\n"
+    "    res[i + 1] = 2\n"
+    "  elseif redis.call('SADD', KEYS[k], ARGV[a]) == 1 then\n"
     "    redis.call('RPUSH', KEYS[k + 1], ARGV[a + 1])\n"
     "    redis.call('HINCRBY', KEYS[1], ARGV[a + 3], 1)\n"
+    "    if budget > 0 then redis.call('HINCRBY', KEYS[5], host, 1) end\n"
     "    if not redis.call('ZSCORE', KEYS[k + 2], host) then\n"
     "      local score = busy\n"
     "      if num(redis.call('HGET', KEYS[4], host)) < conns then\n"
@@ -71,6 +79,7 @@ static const char script_admit[] =
     "end\n"
     "if added > 0 then redis.call('HINCRBY', KEYS[2], 'admitted', added) end\n"
     "if seen > 0 then redis.call('HINCRBY', KEYS[2], 'seen', seen) end\n"
+    "if over > 0 then redis.call('HINCRBY', KEYS[2], 'budget', over) end\n"
     "return res\n";
 
 /*

@@ -24,6 +24,10 @@
  *  - sitemaps (sitemap.c): the URLs of an XML sitemap, sitemap index, RSS
  *    or Atom feed or text sitemap, gzipped or not, with size and count caps.
  *
+ *  - scope (scope.c): which links a crawl follows (scope.* settings:
+ *    suffixes, repeated path segments, same host / registrable domain via
+ *    libpsl, include/exclude regular expressions), and Retry-After.
+ *
  * Thread rules: the URL and robots functions are reentrant; a struct parser
  * and a struct parser_robots are not shared between threads while mutated
  * (a parsed struct parser_robots may be read from many threads).
@@ -268,5 +272,67 @@ void parser_sitemap_release(struct parser_sitemap *sm);
  */
 int parser_inflate(const char *in, size_t len, int raw, size_t cap,
                    char **out, size_t *outlen, int *cut);
+/* --------------------------------------------------------------- scope */
+
+/* Why a link is out of scope; PARSER_SCOPE_IN (0) when it is not. */
+enum parser_scope_reason {
+    PARSER_SCOPE_IN = 0,
+    PARSER_SCOPE_SUFFIX,       /* scope.skip_suffixes */
+    PARSER_SCOPE_REPEATED,     /* scope.max_repeated_segments */
+    PARSER_SCOPE_OFF_HOST,     /* scope.mode = host */
+    PARSER_SCOPE_OFF_DOMAIN,   /* scope.mode = domain */
+    PARSER_SCOPE_NOT_INCLUDED, /* matches no scope.include expression */
+    PARSER_SCOPE_EXCLUDED,     /* matches a scope.exclude expression */
+    PARSER_SCOPE_NREASONS
+};
+
+enum { PARSER_SCOPE_MODE_ANY, PARSER_SCOPE_MODE_HOST, PARSER_SCOPE_MODE_DOMAIN };
+
+/* The scope.* settings (strings are read, not kept). */
+struct parser_scope_conf {
+    const char *mode;          /* "any", "host" or "domain" */
+    const char *include;       /* space-separated POSIX EREs, "" for none */
+    const char *exclude;
+    const char *skip_suffixes; /* space-separated, e.g. ".jpg .css" */
+    int max_repeated_segments; /* 0 = no limit */
+};
+
+struct parser_scope;
+
+/* Build the rules. DC_ECONFIG with a message naming the key in err for an
+ * unknown mode or a bad expression (*out is then NULL). Free with
+ * parser_scope_free. */
+int parser_scope_new(struct parser_scope **out,
+                     const struct parser_scope_conf *sc, char *err,
+                     size_t errlen);
+void parser_scope_free(struct parser_scope **s);
+
+/* Check canonical link `url` found on page `page_url` (canonical; NULL for
+ * a seed, which skips the host/domain rule). Returns PARSER_SCOPE_IN or
+ * the first rule that rejects it. Reentrant. */
+int parser_scope_check(const struct parser_scope *s, const char *page_url,
+                       const char *url);
+/* A short name of a reason ("suffix", "off host", ...); never NULL. */
+const char *parser_scope_reason(int reason);
+/* "any"/"host"/"domain" -> PARSER_SCOPE_MODE_*; DC_EINVAL otherwise. */
+int parser_scope_mode(const char *name, int *mode);
+/* Registrable domain of a canonical URL's host ("a.b.example.co.uk" ->
+ * "example.co.uk"); an IP address or a public suffix is returned whole. */
+int parser_scope_domain(const struct parser_scope *s, const char *url,
+                        char *out, size_t cap);
+/* 1 when a segment of path (len bytes, no query) occurs more than max
+ * times (max <= 0: never). */
+int parser_scope_repeated(const char *path, size_t len, int max);
+
+/*
+ * Retry-After of an HTTP response header block (RFC 9110 §10.2.3): delay
+ * seconds or an HTTP-date, as milliseconds from now_ms (a date in the past
+ * gives 0). DC_ENOTFOUND when absent, DC_EPARSE when malformed.
+ */
+int parser_retry_after(const char *head, size_t len, int64_t now_ms,
+                       int64_t *delay_ms);
+/* An HTTP-date (IMF-fixdate, RFC 850 or asctime form) to Unix seconds;
+ * DC_EPARSE when malformed. */
+int parser_http_date(const char *v, int64_t *secs);
 
 #endif

@@ -3,7 +3,7 @@
 # (apt-get; run as root). Installs only what is missing.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libcurl4-openssl-dev libgumbo-dev
-      libhiredis-dev libssl-dev zlib1g-dev libdeflate-dev redis-server nginx-light python3
+      libhiredis-dev libssl-dev zlib1g-dev libdeflate-dev libpsl-dev redis-server nginx-light python3
       curl procps docker-compose)
 command -v node >/dev/null 2>&1 || pkgs+=(nodejs npm)
 missing=()

@@ -106,7 +106,7 @@ class H(http.server.BaseHTTPRequestHandler):
         if p == "/h/":
             links = ["/h/drip", "/h/slowforever", "/h/huge", "/h/bomb",
                      "/h/silent", "/h/badchunk", "/h/loop-a", "/h/chain/0",
-                     "/h/doc.pdf", "/h/latin1", "/h/sjis", "/h/badbytes",
+                     "/h/document", "/h/latin1", "/h/sjis", "/h/badbytes",
                      "/h/nofollow", "/h/noindex", "/h/none", "/h/relnofollow",
                      "/h/canon", "/h/refresh", "/h/gone-redirect"]
             return self.send(200, hpage("".join('<a href="%s">%s</a> ' % (l, l)
@@ -151,7 +151,7 @@ class H(http.server.BaseHTTPRequestHandler):
             return self.redirect("/h/chain/%d" % (n + 1))
         if p == "/h/gone-redirect":  # to a URL already fetched: costs nothing
             return self.redirect("/h/")
-        if p == "/h/doc.pdf":
+        if p == "/h/document":
             return self.send(200, b"%PDF-1.4 <a href='/h/from-pdf'>x</a>",
                              "application/pdf")
         if p == "/h/latin1":  # header charset; \xe9 is e-acute in ISO-8859-1

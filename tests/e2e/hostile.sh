@@ -89,7 +89,7 @@ for l in open(sys.argv[1]):
         sys.exit(0 if b"WARC-Type: response" in rec and b"302" in rec and b"Location: /h/loop-b" in rec else 1)
 sys.exit(1)' "$out/merged/pages.jsonl" "$out"
 check "application/pdf: recorded, its links not parsed" \
-    is 'r["/h/doc.pdf"]["status"] == 200 and r["/h/doc.pdf"]["content_type"] == "application/pdf" and "/h/from-pdf" not in n'
+    is 'r["/h/document"]["status"] == 200 and r["/h/document"]["content_type"] == "application/pdf" and "/h/from-pdf" not in n'
 check "charset from the header (ISO-8859-1): link converted to UTF-8" is 'n.get("/h/caf%C3%A9") == 1'
 check "charset from <meta> (Shift_JIS): link converted to UTF-8" is 'n.get("/h/%E6%97%A5%E6%9C%AC") == 1'
 check "invalid bytes: page recorded, its link still found" is 'r["/h/badbytes"]["status"] == 200 and n.get("/h/after-bad") == 1'

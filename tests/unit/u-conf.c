@@ -141,7 +141,7 @@ static void test_documented_file(void)
 
     conf_init(&def);
     snap(&def, &a);
-    CHECK(a.n == 43, "table has %d keys, expected 43", a.n);
+    CHECK(a.n == 52, "table has %d keys, expected 52", a.n);
     for (i = 0; i < a.n; i++) {
         CHECK(!strcmp(a.value[i], a.def[i]),
               "%s: init value '%s' != "
@@ -198,6 +198,15 @@ static void test_default_fields(void)
           "parse/url/noise");
     CHECK(c.frontier_partitions == 1024 && c.frontier_lease == 300.0,
           "frontier");
+    CHECK(c.politeness_ip_connections == 2 &&
+              c.politeness_max_retry_after == 600.0 &&
+              c.politeness_max_backoff == 300.0,
+          "politeness ip/retry-after/backoff");
+    CHECK(!strcmp(c.scope_mode, "any") && !strcmp(c.scope_include, "") &&
+              !strcmp(c.scope_exclude, "") &&
+              strstr(c.scope_skip_suffixes, ".jpg ") &&
+              c.scope_max_repeated_segments == 3 && c.scope_host_budget == 0,
+          "scope");
     CHECK(!strcmp(c.redis_prefix, "dc") && !strcmp(c.redis_url, ""), "redis");
     CHECK(c.dedup_cache_entries == 1048576, "cache_entries");
     CHECK(c.output_warc_max_bytes == (int64_t)1 << 30 &&

@@ -938,10 +938,49 @@ static void t_seen_layout(void)
     conf_release(&c);
 }
 
+/* scope.host_budget: at most B URLs queued per host, across handles (two
+ * nodes); a refused URL is not marked seen and is counted. */
+static void t_host_budget(void)
+{
+    struct frontier *f1, *f2;
+    struct conf c;
+    char err[256] = "";
+    const char *a[] = { "http://a.test/1", "http://a.test/2", "http://b.test/1" };
+    const char *b[] = { "http://a.test/1", "http://a.test/3", "http://a.test/4",
+                        "http://b.test/2" };
+    unsigned char isnew[4];
+    struct frontier_stats st;
+
+    conf_init(&c);
+    c.frontier_partitions = 4;
+    c.scope_host_budget = 3;
+    CHECK(frontier_open(&f1, redis_url, &c, "n1", err, sizeof(err)) == DC_OK,
+          "open 1: %s", err);
+    CHECK(frontier_open(&f2, redis_url, &c, "n2", err, sizeof(err)) == DC_OK,
+          "open 2: %s", err);
+    CHECK(admit(f1, a, 3, 0, 1000, isnew) == 3, "first batch all new");
+    admit(f2, b, 4, 0, 1000, isnew);
+    CHECK(isnew[0] == 0 && isnew[1] == 1 && isnew[2] == 0 && isnew[3] == 1,
+          "second batch: %d %d %d %d", isnew[0], isnew[1], isnew[2], isnew[3]);
+    CHECK(frontier_budget_refused(f2) == 1 && frontier_budget_refused(f1) == 0,
+          "refused %llu", (unsigned long long)frontier_budget_refused(f2));
+    CHECK(frontier_stats(f1, &st) == DC_OK && st.budget == 1 &&
+              st.admitted == 5,
+          "stats budget %lld admitted %lld", (long long)st.budget,
+          (long long)st.admitted);
+    /* the refused URL was not marked seen: still refused, never "seen" */
+    admit(f1, b + 2, 1, 0, 1000, isnew);
+    CHECK(isnew[0] == 0 && frontier_budget_refused(f1) == 1, "again refused");
+    frontier_close(&f1);
+    frontier_close(&f2);
+    conf_release(&c);
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
 } cases[] = {
+    { "host budget", t_host_budget },
     { "admit once", t_admit_once },
     { "admit two handles", t_admit_two_handles },
     { "host connections 1", t_host_conns_1 },

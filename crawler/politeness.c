@@ -1,0 +1,356 @@
+/*
+ * politeness.c: the node's local half of politeness. The frontier (Redis)
+ * decides when a host may be leased again (politeness.delay after its last
+ * completion, at most host_connections leases); this file decides when a
+ * leased transfer actually starts:
+ *
+ *   - the host's gap: not before delay ms after the END of the host's
+ *     previous transfer on this node, robots.txt fetches included (the
+ *     frontier's clock does not see those);
+ *   - the IP limit: at most politeness.ip_connections transfers in flight
+ *     to one IP address. The address of a host is the host itself when it
+ *     is an IP literal, else the primary IP libcurl reported for the host's
+ *     previous transfer (CURLINFO_PRIMARY_IP; its robots.txt fetch comes
+ *     first). A named host whose address is not known yet is not counted.
+ *     host:port origins on one address share its slots;
+ *   - back-off: consecutive transient failures (timeouts, connection errors,
+ *     5xx, 429) of a host give 1 s, 2 s, 4 s ... up to politeness.max_backoff;
+ *     a success resets it.
+ *
+ * Transfers wait in a list scanned in order, so the first queued transfer
+ * of an address is the first to get its free slot; one round
+ * (polite_rewind, then polite_next until NULL) passes over the list once,
+ * which is exact because slots are only taken during a round. Nothing here spins: the
+ * node sleeps until polite_wait_ms() or until a transfer ends.
+ *
+ * Memory: one entry per host seen recently (gap, address, failures) and
+ * one per address with transfers in flight. Past POLITE_HOSTS_MAX host
+ * entries, those idle for a minute without failures are dropped (a dropped
+ * named host is learnt again from its next transfer).
+ *
+ * Thread rules: the node thread only.
+ */
+#include <arpa/inet.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "node-internal.h"
+
+#define POLITE_BUCKETS 16384
+#define POLITE_HOSTS_MAX 200000
+#define POLITE_IDLE_MS 60000
+
+struct polite_host {
+    char *host;
+    int64_t last_end;   /* ms of the end of its last transfer, 0 never */
+    unsigned fails;     /* consecutive transient failures */
+    char ip[POLITE_IP_MAX];
+    struct polite_host *next;
+};
+
+struct polite_ip {
+    char ip[POLITE_IP_MAX];
+    int active;
+    struct polite_ip *next;
+};
+
+struct polite_wait {
+    void *ud;
+    char host[256];     /* truncated host keys only lose precision */
+    int64_t not_before;
+    struct polite_wait *next;
+};
+
+struct polite {
+    int ip_limit;
+    int64_t max_backoff_ms;
+    struct polite_host *hosts[POLITE_BUCKETS];
+    struct polite_ip *ips[POLITE_BUCKETS];
+    size_t nhosts, nwaiting;
+    struct polite_wait *head, **tail;
+    /* where polite_next goes on (NULL: from the head) */
+    struct polite_wait **cursor, *cursor_prev;
+};
+
+static uint32_t hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 16777619u;
+    return h % POLITE_BUCKETS;
+}
+
+struct polite *polite_new(const struct conf *c)
+{
+    struct polite *p = xcalloc(1, sizeof(*p));
+    p->ip_limit = c->politeness_ip_connections;
+    p->max_backoff_ms = (int64_t)(c->politeness_max_backoff * 1000);
+    p->tail = &p->head;
+    return p;
+}
+
+void polite_free(struct polite **pp)
+{
+    struct polite *p = pp ? *pp : NULL;
+    if (!p)
+        return;
+    for (size_t b = 0; b < POLITE_BUCKETS; b++) {
+        while (p->hosts[b]) {
+            struct polite_host *h = p->hosts[b];
+            p->hosts[b] = h->next;
+            free(h->host);
+            free(h);
+        }
+        while (p->ips[b]) {
+            struct polite_ip *ip = p->ips[b];
+            p->ips[b] = ip->next;
+            free(ip);
+        }
+    }
+    while (p->head) {
+        struct polite_wait *w = p->head;
+        p->head = w->next;
+        free(w);
+    }
+    free(p);
+    *pp = NULL;
+}
+
+/* Drop idle host entries without failures (called past the cap). */
+static void prune_hosts(struct polite *p, int64_t now)
+{
+    for (size_t b = 0; b < POLITE_BUCKETS; b++) {
+        struct polite_host **hp = &p->hosts[b];
+        while (*hp) {
+            struct polite_host *h = *hp;
+            if (!h->fails && h->last_end + POLITE_IDLE_MS < now) {
+                *hp = h->next;
+                free(h->host);
+                free(h);
+                p->nhosts--;
+            } else {
+                hp = &h->next;
+            }
+        }
+    }
+}
+
+static struct polite_host *host_get(struct polite *p, const char *host,
+                                    int create, int64_t now)
+{
+    uint32_t b = hash(host);
+    struct polite_host *h;
+    for (h = p->hosts[b]; h; h = h->next)
+        if (!strcmp(h->host, host))
+            return h;
+    if (!create)
+        return NULL;
+    if (p->nhosts >= POLITE_HOSTS_MAX)
+        prune_hosts(p, now);
+    h = xcalloc(1, sizeof(*h));
+    h->host = xstrdup(host);
+    h->next = p->hosts[b];
+    p->hosts[b] = h;
+    p->nhosts++;
+    return h;
+}
+
+static struct polite_ip *ip_get(struct polite *p, const char *ip, int create)
+{
+    uint32_t b = hash(ip);
+    struct polite_ip *e;
+    for (e = p->ips[b]; e; e = e->next)
+        if (!strcmp(e->ip, ip))
+            return e;
+    if (!create)
+        return NULL;
+    e = xcalloc(1, sizeof(*e));
+    snprintf(e->ip, sizeof(e->ip), "%s", ip);
+    e->next = p->ips[b];
+    p->ips[b] = e;
+    return e;
+}
+
+static void ip_put(struct polite *p, const char *ip)
+{
+    uint32_t b = hash(ip);
+    struct polite_ip **ep;
+    for (ep = &p->ips[b]; *ep; ep = &(*ep)->next) {
+        struct polite_ip *e = *ep;
+        if (strcmp(e->ip, ip))
+            continue;
+        if (--e->active <= 0) {
+            *ep = e->next;
+            free(e);
+        }
+        return;
+    }
+}
+
+void polite_host_ip(const char *host, char *out, size_t cap)
+{
+    const char *end;
+    char tmp[POLITE_IP_MAX];
+    unsigned char bin[16];
+    size_t len;
+    out[0] = '\0';
+    if (*host == '[') { /* [v6]:port */
+        host++;
+        end = strchr(host, ']');
+        if (!end)
+            return;
+    } else {
+        end = strchr(host, ':');
+    }
+    len = end ? (size_t)(end - host) : strlen(host);
+    if (len >= sizeof(tmp))
+        return;
+    memcpy(tmp, host, len);
+    tmp[len] = '\0';
+    if (inet_pton(AF_INET, tmp, bin) == 1 || inet_pton(AF_INET6, tmp, bin) == 1)
+        snprintf(out, cap, "%s", tmp);
+}
+
+/* The address key of host: the literal, else the learnt one, else "". */
+static void address_of(struct polite *p, const char *host, char *out,
+                        size_t cap)
+{
+    struct polite_host *h;
+    polite_host_ip(host, out, cap);
+    if (out[0])
+        return;
+    h = host_get(p, host, 0, 0);
+    if (h && h->ip[0])
+        snprintf(out, cap, "%s", h->ip);
+}
+
+void polite_queue(struct polite *p, const char *host, int64_t gap_ms,
+                  void *ud)
+{
+    struct polite_wait *w = xcalloc(1, sizeof(*w));
+    struct polite_host *h = host_get(p, host, 0, 0);
+    w->ud = ud;
+    snprintf(w->host, sizeof(w->host), "%s", host);
+    w->not_before = h && h->last_end ? h->last_end + gap_ms : 0;
+    *p->tail = w;
+    p->tail = &w->next;
+    p->nwaiting++;
+}
+
+void polite_rewind(struct polite *p)
+{
+    p->cursor = &p->head;
+    p->cursor_prev = NULL;
+}
+
+void *polite_next(struct polite *p, int64_t now, char *ipkey, size_t cap)
+{
+    struct polite_wait **wp, *prev;
+    if (!p->cursor)
+        polite_rewind(p);
+    wp = p->cursor;
+    prev = p->cursor_prev;
+    for (; *wp; prev = *wp, wp = &(*wp)->next) {
+        struct polite_wait *w = *wp;
+        struct polite_ip *e;
+        void *ud;
+        if (w->not_before > now)
+            continue;
+        address_of(p, w->host, ipkey, cap);
+        e = ipkey[0] ? ip_get(p, ipkey, 1) : NULL;
+        if (e && e->active >= p->ip_limit)
+            continue;
+        if (e)
+            e->active++;
+        *wp = w->next;
+        if (p->tail == &w->next)
+            p->tail = prev ? &prev->next : &p->head;
+        ud = w->ud;
+        free(w);
+        p->nwaiting--;
+        p->cursor = wp; /* now the item after the one taken */
+        p->cursor_prev = prev;
+        return ud;
+    }
+    p->cursor = wp;
+    p->cursor_prev = prev;
+    ipkey[0] = '\0';
+    return NULL;
+}
+
+int64_t polite_wait_ms(struct polite *p, int64_t now)
+{
+    int64_t best = INT64_MAX;
+    for (struct polite_wait *w = p->head; w; w = w->next) {
+        char ip[POLITE_IP_MAX];
+        struct polite_ip *e;
+        if (w->not_before <= now) { /* ready: blocked only by its address */
+            address_of(p, w->host, ip, sizeof(ip));
+            e = ip[0] ? ip_get(p, ip, 0) : NULL;
+            if (!e || e->active < p->ip_limit)
+                return 0;
+        } else if (w->not_before - now < best) {
+            best = w->not_before - now;
+        }
+    }
+    return best;
+}
+
+void polite_release(struct polite *p, const char *ipkey)
+{
+    if (ipkey && ipkey[0])
+        ip_put(p, ipkey);
+}
+
+void polite_ended(struct polite *p, const char *host, const char *ipkey,
+                  const char *ip, int64_t now)
+{
+    struct polite_host *h = host_get(p, host, 1, now);
+    if (ipkey && ipkey[0])
+        ip_put(p, ipkey);
+    h->last_end = now;
+    if (ip && ip[0] && strlen(ip) < sizeof(h->ip))
+        snprintf(h->ip, sizeof(h->ip), "%s", ip);
+}
+
+int64_t polite_failure(struct polite *p, const char *host, int64_t now)
+{
+    struct polite_host *h = host_get(p, host, 1, now);
+    int64_t ms;
+    unsigned shift;
+    if (h->fails < 64)
+        h->fails++;
+    shift = h->fails - 1 > 20 ? 20 : h->fails - 1;
+    ms = 1000LL << shift;
+    return ms > p->max_backoff_ms ? p->max_backoff_ms : ms;
+}
+
+void polite_success(struct polite *p, const char *host)
+{
+    struct polite_host *h = host_get(p, host, 0, 0);
+    if (h)
+        h->fails = 0;
+}
+
+size_t polite_waiting(const struct polite *p)
+{
+    return p->nwaiting;
+}
+
+void *polite_take(struct polite *p)
+{
+    struct polite_wait *w = p->head;
+    void *ud;
+    p->cursor = NULL;
+    if (!w)
+        return NULL;
+    p->head = w->next;
+    if (!p->head)
+        p->tail = &p->head;
+    ud = w->ud;
+    free(w);
+    p->nwaiting--;
+    return ud;
+}
