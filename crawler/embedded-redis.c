@@ -30,7 +30,11 @@ static int socket_accepts(const char *path)
         return 0;
     memset(&sa, 0, sizeof(sa));
     sa.sun_family = AF_UNIX;
-    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path) >=
+        (int)sizeof(sa.sun_path)) {
+        close(fd);
+        return 0;
+    }
     ok = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
     close(fd);
     return ok;
