@@ -10,11 +10,10 @@
  * operation, no pointers, no second array. Each word is one way:
  *
  *   bits 63..8  the top 56 bits of h = fmix64(fp)
- *   bit  7      0 (unused)
- *   bit  6      used
- *   bits 5..2   rank 0..15: the way's place in the set's recency order
+ *   bit  7      used
+ *   bits 6..3   rank 0..15: the way's place in the set's recency order
  *               (0 = most recently put or hit; used ways hold 0..used-1)
- *   bits 1..0   count 0..3: hits since the put (saturating, aged)
+ *   bits 2..0   count 0..7: hits since the put (saturating, aged)
  *
  * fmix64 is a bijection and the set number is h's low bits, so the set
  * (at least 8 bits of h: sets >= 256) plus the stored 56 bits give back
@@ -69,13 +68,13 @@
 #define CACHE_WAYS 16
 #define CACHE_SET_BYTES (CACHE_WAYS * 8)
 #define CACHE_IMPLIED_SETS 256 /* sets >= this: the set gives h's low byte */
-#define CACHE_W_COUNT 2
+#define CACHE_W_COUNT 1
 #define CACHE_AGE_PERIOD 512 /* accesses to a set per halving, a power of 2 */
 
-#define W_COUNT 0x03u
-#define W_RANK_SHIFT 2
+#define W_COUNT 0x07u
+#define W_RANK_SHIFT 3
 #define W_RANK (0xFu << W_RANK_SHIFT)
-#define W_USED 0x40u
+#define W_USED 0x80u
 #define W_KEY (~(uint64_t)0xFF)
 
 struct dedup_cache {
@@ -86,6 +85,8 @@ struct dedup_cache {
     size_t base_ways, extra; /* sets < extra hold base_ways + 1 ways */
     int recency_only;      /* (0, 0): LRU within each set */
     uint64_t rng;          /* aging draws */
+    uint64_t missed;       /* fp of the last miss of dedup_cache_hit() */
+    int missed_valid;      /* ... and no put since */
     struct dedup_cache_stats st;
 };
 
@@ -195,10 +196,11 @@ static void touch(uint64_t *s, int w)
     unsigned r = rank_of(s[w]);
 
     for (int i = 0; i < CACHE_WAYS; i++)
-        if ((s[i] & W_USED) && rank_of(s[i]) < r)
-            s[i] += 1u << W_RANK_SHIFT;
+        s[i] += (uint64_t)((s[i] & W_USED) && rank_of(s[i]) < r)
+                << W_RANK_SHIFT;
     s[w] &= ~(uint64_t)W_RANK;
 }
+
 
 /* Count one access to the set: with probability 1 / CACHE_AGE_PERIOD,
  * halve its counts. */
@@ -213,24 +215,20 @@ static void tick(struct dedup_cache *c, uint64_t *s)
         s[i] = (s[i] & ~(uint64_t)W_COUNT) | (count_of(s[i]) >> 1);
 }
 
-/* The used way to evict from a full set of n ways (see the top). */
+/* The used way to evict from a full set of n ways (see the top): the
+ * smallest key (weight, then recency, then way number), branch-free. */
 static int victim(const struct dedup_cache *c, const uint64_t *s, int n)
 {
-    int best = -1, bw = 0;
+    unsigned wc = c->recency_only ? 0 : CACHE_W_COUNT, best = ~0u;
 
     for (int i = 0; i < n; i++) {
         unsigned r = rank_of(s[i]);
-        int wt = -(int)r;
-        if (r == 0)
-            continue;
-        if (!c->recency_only)
-            wt += CACHE_W_COUNT * (int)count_of(s[i]);
-        if (best < 0 || wt < bw || (wt == bw && r > rank_of(s[best]))) {
-            best = i;
-            bw = wt;
-        }
+        /* weight + 16 >= 1; rank 0 gets the largest weight there is */
+        unsigned wt = r ? wc * count_of(s[i]) + 16 - r : 0xFFFu;
+        unsigned key = (wt << 8) | (15 - r) << 4 | (unsigned)i;
+        best = key < best ? key : best;
     }
-    return best;
+    return (int)(best & 15);
 }
 
 /* ---- API ---- */
@@ -261,6 +259,8 @@ int dedup_cache_hit(struct dedup_cache *c, uint64_t fp)
 
     if (w < 0) {
         c->st.misses++;
+        c->missed = fp; /* a put of fp may skip the search */
+        c->missed_valid = 1;
         return 0;
     }
     c->st.hits++;
@@ -278,8 +278,9 @@ int dedup_cache_put(struct dedup_cache *c, uint64_t fp)
     size_t si = set_index(c, h);
     int n = (int)ways_in(c, si), w, evicted = 0;
 
-    if (find_way(c, si, h) >= 0)
+    if (!(c->missed_valid && c->missed == fp) && find_way(c, si, h) >= 0)
         return 0;
+    c->missed_valid = 0;
     s = c->set + si * CACHE_WAYS;
     for (w = 0; w < n && (s[w] & W_USED); w++)
         ;

@@ -301,7 +301,7 @@ static void test_cache_basics(void)
  * `victim` must be the one evicted. Expected victims are worked by hand
  * from the rules in cache.c: rank = place in recency order (0 = most
  * recent put or hit, 15 = least recent), count = hits since the put (at
- * most 3), weight = 2 * count - rank, the lowest weight goes (rank 0
+ * most 7), weight = count - rank, the lowest weight goes (rank 0
  * never; ties: the less recent). window 0 and prot 0 select recency alone
  * (count ignored); the other shares select the weighted policy.
  */
@@ -320,9 +320,9 @@ static const struct {
      * 1 (1): old and rare 1 goes */
     {"frequent and recent beat old and rare", 25, 80,
      {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0}, 1},
-    /* 1 hit 4 times (count 3), then 2..16 once (count 1): 1 is the least
-     * recent (rank 15, weight 6 - 15 = -9), 2 the next (rank 14, weight
-     * 2 - 14 = -12): 2 goes although 1 is older */
+    /* 1 hit 4 times (count 4), then 2..16 once (count 1): 1 is the least
+     * recent (rank 15, weight 4 - 15 = -11), 2 the next (rank 14, weight
+     * 1 - 14 = -13): 2 goes although 1 is older */
     {"frequency outweighs age", 25, 80,
      {1, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0},
      2},
@@ -331,15 +331,15 @@ static const struct {
      {1, 1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0},
      1},
     /* 1..12 hit once (count 1, ranks 0..11); 13 (rank 15, weight -15) vs
-     * 1 (rank 11, weight -9): the one-off 13 goes, the older repeat stays */
+     * 1 (rank 11, weight -10): the one-off 13 goes, the older repeat stays */
     {"one-off before repeat", 25, 80,
      {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0}, 13},
     /* other shares, same policy: 1 hit, 2 goes */
     {"shares: a repeat is protected", 0, 50, {1, 0}, 2},
     /* 1..9 hit: 10 (count 0, rank 15) goes */
     {"shares: old one-off goes", 0, 50, {1, 2, 3, 4, 5, 6, 7, 8, 9, 0}, 10},
-    /* 16 hit 3 times then 1..15 once: 16 (count 3, rank 15, weight -9)
-     * stays, 1 (count 1, rank 14, weight -12) goes */
+    /* 16 hit 3 times then 1..15 once: 16 (count 3, rank 15, weight -12)
+     * stays, 1 (count 1, rank 14, weight -13) goes */
     {"repeat beats one hit", 25, 80,
      {16, 16, 16, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0}, 1},
     /* plain LRU: 1 refreshed, 2 is the oldest */
@@ -394,8 +394,8 @@ static void test_cache_hot(void)
     CHECK(dedup_cache_segment(c, 42) == 1, "hot: segment %d",
           dedup_cache_segment(c, 42));
     CHECK(dedup_cache_segment(c, 7) == -1, "absent segment");
-    /* 42 is no longer asked for: without aging its count (3) would keep
-     * it above every one-off forever */
+    /* 42 is no longer asked for: without aging its count (7) would keep
+     * it above every older one-off forever */
     for (i = 0; i < 20000 && dedup_cache_contains(c, 42); i++)
         dedup_cache_put(c, 200000 + i);
     CHECK(!dedup_cache_contains(c, 42), "hot entry never aged out");
