@@ -126,7 +126,8 @@ static void put_dec(struct ubuf *o, unsigned long v)
  *             '?', '#', '%' or a byte to encode);
  *   U_RUN_Q   copied as is inside a query (ends at '#', '%' or a byte to
  *             encode);
- *   U_F_HOST  host byte the fast path copies (a-z 0-9 - . _ ~);
+ *   U_F_HOST  host byte the fast path copies, lower-cased (A-Z a-z 0-9
+ *             - . _ ~);
  *   U_F_PATH  path byte the fast path copies: U_RUN_P and '/', not '.'.
  */
 enum {
@@ -163,8 +164,8 @@ enum {
                    (c) == ']' || (c) == '^' || (c) == '|')
 #define RUN_P(c) (!ENC_P(c) && (c) != '%' && (c) != '/' && (c) != '\\')
 #define RUN_Q(c) (!ENC_Q(c) && (c) != '%')
-#define F_HOST(c) (IS_LOW(c) || IS_DIG(c) || (c) == '-' || (c) == '.' ||     \
-                   (c) == '_' || (c) == '~')
+#define F_HOST(c) (IS_LOW(c) || IS_UP(c) || IS_DIG(c) || (c) == '-' ||      \
+                   (c) == '.' || (c) == '_' || (c) == '~')
 #define F_PATH(c) ((RUN_P(c) && (c) != '.') || (c) == '/')
 #define CLS(c)                                                           \
     (uint16_t)((ENC_U(c) ? U_ENC_USERINFO : 0) |                         \
@@ -690,7 +691,7 @@ static int put_domain(struct ubuf *o, const char *s, size_t n)
     for (i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (has(c, U_F_HOST)) {
-            put(o, (char)c);
+            put(o, (char)to_lower(c));
             continue;
         }
         if (c == '%' && i + 2 < n && has(s[i + 1], U_HEX) &&
@@ -1052,16 +1053,16 @@ static void strip_index(struct ubuf *o)
 
 /*
  * The fast path takes an absolute "http://" or "https://" URL (scheme in
- * lower case, exactly two slashes) whose bytes need no change but the
- * cheap ones: host of a-z 0-9 - . _ ~ only, not ending in a number (so not
- * IPv4), no userinfo; a port without leading zeros (dropped when it is the
+ * any case, exactly two slashes) whose bytes need no change but the
+ * cheap ones: host of A-Z a-z 0-9 - . _ ~ only (lower-cased), not ending
+ * in a number (so not IPv4), no userinfo; a port without leading zeros (dropped when it is the
  * default); a path and query of bytes outside the encode sets, with any
  * %XX in upper case and not decoding to an unreserved character, no "."
  * or ".." segment and no backslash; any fragment. Everything else (tabs,
- * spaces and controls anywhere, upper case in scheme or host, other bytes,
- * IPv6, relative refs) goes to the full parser, as does an output that
- * does not fit. Then the canonical form is the input up to the fragment,
- * minus a default port, plus "/" when the path is empty, with index.html
+ * spaces and controls anywhere, other bytes in the host, IPv6, relative
+ * refs) goes to the full parser, as does an output that does not fit.
+ * Then the canonical form is the input up to the fragment, with scheme
+ * and host in lower case, minus a default port, plus "/" when the path is empty, with index.html
  * stripped when asked: the same bytes the full parser writes.
  */
 
@@ -1171,9 +1172,10 @@ int parser__url_canon_fast(const char *base, const char *ref, size_t reflen,
 
     (void)base; /* "scheme://" ignores the base */
     if (!ref || !out || !outlen || cap == 0 || reflen > PARSER_URL_MAX ||
-        reflen < 8 || memcmp(ref, "http", 4) != 0)
+        reflen < 8 || (ref[0] | 0x20) != 'h' || (ref[1] | 0x20) != 't' ||
+        (ref[2] | 0x20) != 't' || (ref[3] | 0x20) != 'p')
         return -1;
-    https = ref[4] == 's';
+    https = (ref[4] | 0x20) == 's';
     p = https ? 5 : 4;
     if (memcmp(ref + p, "://", 3) != 0)
         return -1;
@@ -1199,7 +1201,9 @@ int parser__url_canon_fast(const char *base, const char *ref, size_t reflen,
     o.lim = max_len < cap - 1 ? max_len : cap - 1;
     if (len > o.lim)
         return -1;
-    memcpy(out, ref, hk);
+    memcpy(out, https ? "https://" : "http://", h);
+    for (size_t i = h; i < hk; i++)
+        out[i] = (char)to_lower(ref[i]);
     out[hk] = '/';
     memcpy(out + hk + slash, ref + ae, end - ae);
     o.len = len;
