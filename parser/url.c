@@ -784,22 +784,32 @@ static int is_auth_end(int c)
 static int parse_authority(struct ubuf *o, const char *s, size_t n,
                            size_t *pos)
 {
-    size_t b = *pos, e = b, hs = b, he;
+    size_t b = *pos, e, hs = b, he = SIZE_MAX;
     int inbr = 0, rc;
 
-    for (; e < n && !is_auth_end(s[e]); e++)
-        if (s[e] == '@')
+    /* One pass: the end, the last '@' (the host starts after it) and the
+     * host's first ':' outside brackets (the port's), counted from there. */
+    for (e = b; e < n; e++) {
+        if (has(s[e], U_F_HOST))
+            continue;
+        if (is_auth_end(s[e]))
+            break;
+        if (s[e] == '@') {
             hs = e + 1;
+            he = SIZE_MAX;
+            inbr = 0;
+        } else if (s[e] == '[') {
+            inbr = 1;
+        } else if (s[e] == ']') {
+            inbr = 0;
+        } else if (s[e] == ':' && !inbr && he == SIZE_MAX) {
+            he = e;
+        }
+    }
     if (hs > b)
         put_userinfo(o, s + b, hs - 1 - b);
-    for (he = hs; he < e; he++) {
-        if (s[he] == '[')
-            inbr = 1;
-        else if (s[he] == ']')
-            inbr = 0;
-        else if (s[he] == ':' && !inbr)
-            break;
-    }
+    if (he == SIZE_MAX)
+        he = e;
     rc = parse_host(o, s + hs, he - hs);
     if (!rc && he < e)
         rc = parse_port(o, s + he + 1, e - he - 1);
