@@ -45,6 +45,16 @@
  * U+200B, U+3002 as a dot, right-to-left scripts) is rejected with DC_EURL.
  * ASCII "xn--" labels are passed through without punycode validation.
  *
+ * Speed: parser_url_canon() first tries a fast path (parser__url_canon_
+ * fast, below): one pass over a plain absolute http(s) URL, then a copy
+ * with the few edits canonicalization makes there (lower-case scheme and
+ * host, default port and fragment dropped, "/" for an empty path,
+ * index.html). Anything it does not fully understand goes to the parser
+ * above, so the fast path only ever answers with the same bytes (tests/
+ * unit/u-url.c checks both paths against each other). The parser itself
+ * tests bytes through one compile-time class table (ucls) and copies runs
+ * of bytes that need no change in one memcpy.
+ *
  * Limits: an input longer than PARSER_URL_MAX-1 bytes after whitespace
  * removal is DC_ETOOBIG, as is an output that overflows before dot
  * segments or index.html are removed, even if it would fit afterwards.
