@@ -19,11 +19,12 @@
  * (at least 8 bits of h: sets >= 256) plus the stored 56 bits give back
  * the whole fingerprint: a hit is exact, with no tag collisions, and
  * fingerprint 0 is an ordinary member. A cache with fewer than 256 sets
- * (capacity < 4096, always in L1/L2 anyway) keeps the low 8 bits of h in
- * a side array. The set count is a power of two; each set holds
- * capacity / sets ways (one more for the first capacity % sets sets), so
- * entries <= capacity exactly. Memory: 8 bytes per entry when the
- * capacity is 16 * a power of two, at most 16 otherwise.
+ * (capacity <= 2048, in L1/L2 anyway) keeps the low 8 bits of h in a
+ * side array. The set count is the smallest power of two with sets * 16
+ * >= capacity; each set holds capacity / sets ways (one more for the
+ * first capacity % sets sets), so entries <= capacity exactly. Memory: 8
+ * bytes per entry when the capacity is 16 * a power of two, at most 16
+ * otherwise (18 for the small caches with a side array).
  *
  * Policy. A put into a full set evicts the used way of lowest weight
  *   weight = CACHE_W_COUNT * count - rank   (ties: the less recent goes)
@@ -37,9 +38,8 @@
  * without a clock in the set: each access halves the set's counts with
  * probability 1 / CACHE_AGE_PERIOD (a per-cache xorshift generator with a
  * fixed seed, so runs repeat), the way Redis's LFU counter is
- * probabilistic. This is Redis's sampled
- * eviction with the set as the sample; with many sets it approaches a
- * global weighted LRU. Hit rates on the bench/dedup link stream with
+ * probabilistic. This is Redis's sampled eviction with the set as the
+ * sample; with many sets it approaches a global weighted LRU. Hit rates on the bench/dedup link stream with
  * 1 M entries (bench/canon_cache; 50 M links by the same generator):
  *                    10 M links   50 M links
  *   this cache         65.47 %      57.42 %
@@ -47,8 +47,8 @@
  *   exact LRU          65.43 %      57.06 %
  * On a stream of recency only (no lasting popularity, where LRU is the
  * best a cache can do), 67.69 % against LRU's 67.93 % at 10 M links.
- * A weight of 2 or 4 places per hit did better at 10 M and worse at 50 M
- * (4: 56.85 %, below LRU). 8 ways in one 64-byte line stayed below LRU
+ * Other weights (with counts of 0..3): 4 places per hit, 65.59 % at 10 M
+ * but 56.85 % at 50 M, below LRU; 2 places, 65.47 % and 57.09 %. 8 ways in one 64-byte line stayed below LRU
  * at 10 M links in every setting tried (65.24 to 65.40 %), hence 16.
  *
  * dedup_cache_new_tuned(): window_pct == 0 and protected_pct == 0 give
