@@ -295,7 +295,8 @@ int main(int argc, char **argv)
            total, entries, bad_urls);
     for (int k = 0; k < T_N; k++)
         if (t[k] > 0)
-            printf("%-34s %7.1f ns/URL\n", t_name[k], 1e9 * t[k] / (double)total);
+            printf("%-34s %7.1f ns/URL\n", t_name[k],
+                   1e9 * t[k] / (double)total);
     printf("%-34s %7.1f ns/URL\n", "path (canonicalize+fp+cache)",
            1e9 * (t[T_CANON] + t[T_FP] + t[T_CACHE]) / (double)total);
     dedup_cache_stats(dc, &s);

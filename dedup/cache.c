@@ -39,8 +39,10 @@
  * probability 1 / CACHE_AGE_PERIOD (a per-cache xorshift generator with a
  * fixed seed, so runs repeat), the way Redis's LFU counter is
  * probabilistic. This is Redis's sampled eviction with the set as the
- * sample; with many sets it approaches a global weighted LRU. Hit rates on the bench/dedup link stream with
- * 1 M entries (bench/canon_cache; 50 M links by the same generator):
+ * sample; with many sets it approaches a global weighted LRU.
+ *
+ * Hit rates on the bench/dedup link stream with 1 M entries
+ * (bench/canon_cache; the 50 M figure from the same generator):
  *                    10 M links   50 M links
  *   this cache         65.47 %      57.42 %
  *   previous cache     65.56 %      57.27 %  (W-TinyLFU, 24+ B/entry)
@@ -48,8 +50,9 @@
  * On a stream of recency only (no lasting popularity, where LRU is the
  * best a cache can do), 67.69 % against LRU's 67.93 % at 10 M links.
  * Other weights (with counts of 0..3): 4 places per hit, 65.59 % at 10 M
- * but 56.85 % at 50 M, below LRU; 2 places, 65.47 % and 57.09 %. 8 ways in one 64-byte line stayed below LRU
- * at 10 M links in every setting tried (65.24 to 65.40 %), hence 16.
+ * but 56.85 % at 50 M, below LRU; 2 places, 65.47 % and 57.09 %. 8 ways
+ * in one 64-byte line stayed below LRU at 10 M links in every setting
+ * tried (65.24 to 65.40 %), hence 16 ways.
  *
  * dedup_cache_new_tuned(): window_pct == 0 and protected_pct == 0 give
  * recency alone (count ignored: LRU within each set); any other shares

@@ -1073,17 +1073,18 @@ static void strip_index(struct ubuf *o)
 
 /*
  * The fast path takes an absolute "http://" or "https://" URL (scheme in
- * any case, exactly two slashes) whose bytes need no change but the
- * cheap ones: host of A-Z a-z 0-9 - . _ ~ only (lower-cased), not ending
- * in a number (so not IPv4), no userinfo; a port without leading zeros (dropped when it is the
- * default); a path and query of bytes outside the encode sets, with any
- * %XX in upper case and not decoding to an unreserved character, no "."
- * or ".." segment and no backslash; any fragment. Everything else (tabs,
- * spaces and controls anywhere, other bytes in the host, IPv6, relative
- * refs) goes to the full parser, as does an output that does not fit.
- * Then the canonical form is the input up to the fragment, with scheme
- * and host in lower case, minus a default port, plus "/" when the path is empty, with index.html
- * stripped when asked: the same bytes the full parser writes.
+ * any case, exactly two slashes) whose bytes need no change but cheap
+ * ones: a host of A-Z a-z 0-9 - . _ ~ only (lower-cased), not ending in a
+ * number (so not IPv4), no userinfo; a port without leading zeros
+ * (dropped when it is the default); a path and query of bytes outside the
+ * encode sets, any %XX in upper case and not decoding to an unreserved
+ * character, no "." or ".." segment, no backslash; any fragment.
+ * Everything else (tabs, spaces and controls anywhere, other bytes in the
+ * host, IPv6, relative refs) goes to the full parser, as does an output
+ * that does not fit. The canonical form is then the input up to the
+ * fragment with scheme and host in lower case, minus a default port, plus
+ * "/" when the path is empty, with index.html stripped when asked: the
+ * same bytes the full parser writes.
  */
 
 /* A fast-path %XX at s[i] (s[i] == '%'): both digits upper-case hex and

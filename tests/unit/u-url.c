@@ -598,7 +598,8 @@ static void eq_file(const char *path, int whatwg)
     CHECK(all && all->type == TJ_ARR, "load %s", path);
     for (i = 0; all && i < all->n; i++) {
         const struct tj *in = tj_get(all->items[i], "input");
-        const char *base = whatwg ? tj_str(tj_get(all->items[i], "base")) : NULL;
+        const struct tj *b = whatwg ? tj_get(all->items[i], "base") : NULL;
+        const char *base = tj_str(b);
         if (in && in->type == TJ_STR)
             same_paths_all(base, in->str, in->len);
     }
@@ -724,7 +725,8 @@ static void test_fast_equals_slow(void)
     size_t r;
 
     eq_file(DC_SHARED_DIR "/conformance/url/urltestdata.json", 1);
-    eq_file(DC_SHARED_DIR "/conformance/url/crawler_commons_normalizer_cases.json", 0);
+    eq_file(DC_SHARED_DIR
+            "/conformance/url/crawler_commons_normalizer_cases.json", 0);
     eq_file(DC_SHARED_DIR "/conformance/url/nutch_normalizer_cases.json", 0);
     for (r = 0; r < sizeof(rows) / sizeof(rows[0]); r++)
         same_paths(rows[r].base, rows[r].ref, strlen(rows[r].ref),
