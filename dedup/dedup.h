@@ -55,8 +55,8 @@
  * answers most repeated "seen?" questions without a round trip. A URL is
  * put in the cache only once Redis has answered for it (new or not), so a
  * cache hit is always a URL the seen-set already holds. Eviction combines
- * how often an entry was asked for and how recently (segmented LRU, see
- * cache.c).
+ * how often an entry was asked for and how recently (set-associative,
+ * weighted eviction inside each 16-way set; see cache.c).
  *
  * Thread rules: dedup_fingerprint and the key functions are reentrant; a
  * struct dedup_cache is owned by one thread.
@@ -109,12 +109,11 @@ int dedup_seen_key(const char *prefix, int partition, uint64_t fp, char *out,
 int dedup_seen_member(uint64_t fp, char *out, size_t cap);
 
 /* Bounded cache of fingerprints known to be in the seen-set. Eviction
- * combines repetition and recency (cache.c): new entries go through a
- * recency window (DEDUP_CACHE_WINDOW_PCT % of the entries), then a
- * frequency filter decides
- * whether the window's oldest or the main area's least recent entry
- * stays; entries asked for again are protected (up to
- * DEDUP_CACHE_PROTECTED_PCT % of the main area). */
+ * combines repetition and recency (cache.c): a fingerprint picks one
+ * 16-way set; a put into a full set evicts the way with the lowest
+ * weight, hits (aged by halving) counted against places of recency, so
+ * frequent and recent entries stay and old one-offs go first. One memory
+ * round trip per operation, 8 bytes per entry. */
 struct dedup_cache;
 struct dedup_cache_stats {
     uint64_t hits, misses, inserts, evictions, entries, capacity;
@@ -123,24 +122,23 @@ struct dedup_cache_stats {
 #define DEDUP_CACHE_WINDOW_PCT 98
 /* A cache of at most `entries` fingerprints (at least 16). */
 struct dedup_cache *dedup_cache_new(size_t entries);
-/* The same with other shares: window_pct % of the entries in the
- * admission window (0: no window and no frequency filter), protected_pct
- * % (0 to 95) of the rest protected. (0, 0) is plain LRU. */
+/* Policy by the shares of the earlier segmented design, kept for the
+ * benches: (0, 0) is recency alone (LRU within each set); any other pair
+ * gives the default weighted policy. */
 struct dedup_cache *dedup_cache_new_tuned(size_t entries, int window_pct,
                                           int protected_pct);
-/* 1 if fp is cached (counted as a hit; the entry is promoted to, or
- * refreshed in, the protected segment), else 0 (counted as a miss). */
+/* 1 if fp is cached (counted as a hit; its count and recency are
+ * updated), else 0 (counted as a miss). */
 int dedup_cache_hit(struct dedup_cache *c, uint64_t fp);
-/* Remember fp in probation (evicting the least recent probation entry
- * when full). Returns 1 if an entry was evicted, else 0. */
+/* Remember fp (evicting its set's lowest-weight entry when the set is
+ * full). Returns 1 if an entry was evicted, else 0. */
 int dedup_cache_put(struct dedup_cache *c, uint64_t fp);
 /* Start loading the memory a lookup of fp will touch (call a few
  * lookups ahead to hide cache misses; no effect on the contents). */
 void dedup_cache_prefetch(const struct dedup_cache *c, uint64_t fp);
 /* 1 if fp is cached, without counting or updating anything. */
 int dedup_cache_contains(const struct dedup_cache *c, uint64_t fp);
-/* Segment of a cached fp: 0 probation, 1 protected, 2 window; -1 if
- * absent. */
+/* 1 if a cached fp was hit since it was put, 0 if not; -1 if absent. */
 int dedup_cache_segment(const struct dedup_cache *c, uint64_t fp);
 void dedup_cache_stats(const struct dedup_cache *c, struct dedup_cache_stats *s);
 void dedup_cache_free(struct dedup_cache **c);

@@ -16,4 +16,16 @@
  * included). For tests of the arena's reuse and shrink policy. */
 size_t parser__arena_bytes(const struct parser *p);
 
+/* url.c: the two paths of parser_url_canon(), apart, for tests and
+ * benches. _slow is the full WHATWG parser (same contract as
+ * parser_url_canon). _fast handles only plain absolute http(s) URLs (see
+ * url.c): DC_OK with the same output the slow path writes, or -1 when the
+ * input needs the slow path (out is then unspecified). */
+int parser__url_canon_slow(const char *base, const char *ref, size_t reflen,
+                           unsigned flags, size_t max_len, char *out,
+                           size_t cap, size_t *outlen);
+int parser__url_canon_fast(const char *base, const char *ref, size_t reflen,
+                           unsigned flags, size_t max_len, char *out,
+                           size_t cap, size_t *outlen);
+
 #endif

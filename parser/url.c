@@ -45,6 +45,16 @@
  * U+200B, U+3002 as a dot, right-to-left scripts) is rejected with DC_EURL.
  * ASCII "xn--" labels are passed through without punycode validation.
  *
+ * Speed: parser_url_canon() first tries a fast path (parser__url_canon_
+ * fast, below): one pass over a plain absolute http(s) URL, then a copy
+ * with the few edits canonicalization makes there (lower-case scheme and
+ * host, default port and fragment dropped, "/" for an empty path,
+ * index.html). Anything it does not fully understand goes to the parser
+ * above, so the fast path only ever answers with the same bytes (tests/
+ * unit/u-url.c checks both paths against each other). The parser itself
+ * tests bytes through one compile-time class table (ucls) and copies runs
+ * of bytes that need no change in one memcpy.
+ *
  * Limits: an input longer than PARSER_URL_MAX-1 bytes after whitespace
  * removal is DC_ETOOBIG, as is an output that overflows before dot
  * segments or index.html are removed, even if it would fit afterwards.
@@ -56,6 +66,7 @@
 
 #include "conf.h"
 #include "parser.h"
+#include "parser-internal.h"
 
 enum { SET_USERINFO, SET_PATH, SET_QUERY };
 
@@ -114,6 +125,77 @@ static void put_dec(struct ubuf *o, unsigned long v)
 
 /* ------------------------------------------------------- characters */
 
+/*
+ * One table of byte classes, computed at compile time (CLS below), so the
+ * hot loops test a bit instead of a chain of comparisons:
+ *   U_ENC_*   must be percent-encoded in userinfo, path, query
+ *             (the WHATWG userinfo, path and special-query encode sets);
+ *   U_UNRES   unreserved (ALPHA DIGIT - . _ ~);  U_HEX  hex digit;
+ *   U_FORBID  forbidden domain code point (ASCII part);
+ *   U_RUN_P   copied as is inside a path segment (ends at '/', '\\',
+ *             '?', '#', '%' or a byte to encode);
+ *   U_RUN_Q   copied as is inside a query (ends at '#', '%' or a byte to
+ *             encode);
+ *   U_F_HOST  host byte the fast path copies, lower-cased (A-Z a-z 0-9
+ *             - . _ ~);
+ *   U_F_PATH  path byte the fast path copies: U_RUN_P and '/', not '.'.
+ */
+enum {
+    U_ENC_USERINFO = 1 << 0,
+    U_ENC_PATH = 1 << 1,
+    U_ENC_QUERY = 1 << 2,
+    U_UNRES = 1 << 3,
+    U_HEX = 1 << 4,
+    U_FORBID = 1 << 5,
+    U_RUN_P = 1 << 6,
+    U_RUN_Q = 1 << 7,
+    U_F_HOST = 1 << 8,
+    U_F_PATH = 1 << 9
+};
+
+#define IS_LOW(c) ((c) >= 'a' && (c) <= 'z')
+#define IS_UP(c) ((c) >= 'A' && (c) <= 'Z')
+#define IS_DIG(c) ((c) >= '0' && (c) <= '9')
+#define ENC_C0(c) ((c) <= 0x20 || (c) >= 0x7F || (c) == '"' || (c) == '#' || \
+                   (c) == '<' || (c) == '>')
+#define ENC_P(c) (ENC_C0(c) || (c) == '?' || (c) == '^' || (c) == '`' ||    \
+                  (c) == '{' || (c) == '}')
+#define ENC_Q(c) (ENC_C0(c) || (c) == '\'')
+#define ENC_U(c) (ENC_P(c) || (c) == '/' || (c) == ':' || (c) == ';' ||      \
+                  (c) == '=' || (c) == '@' || (c) == '[' || (c) == '\\' ||   \
+                  (c) == ']' || (c) == '|')
+#define UNRES(c) (IS_LOW(c) || IS_UP(c) || IS_DIG(c) || (c) == '-' ||        \
+                  (c) == '.' || (c) == '_' || (c) == '~')
+#define HEXD(c) (IS_DIG(c) || ((c) >= 'a' && (c) <= 'f') ||                 \
+                 ((c) >= 'A' && (c) <= 'F'))
+#define FORBID(c) ((c) <= 0x20 || (c) == 0x7F || (c) == '#' || (c) == '%' || \
+                   (c) == '/' || (c) == ':' || (c) == '<' || (c) == '>' ||   \
+                   (c) == '?' || (c) == '@' || (c) == '[' || (c) == '\\' ||  \
+                   (c) == ']' || (c) == '^' || (c) == '|')
+#define RUN_P(c) (!ENC_P(c) && (c) != '%' && (c) != '/' && (c) != '\\')
+#define RUN_Q(c) (!ENC_Q(c) && (c) != '%')
+#define F_HOST(c) (IS_LOW(c) || IS_UP(c) || IS_DIG(c) || (c) == '-' ||      \
+                   (c) == '.' || (c) == '_' || (c) == '~')
+#define F_PATH(c) ((RUN_P(c) && (c) != '.') || (c) == '/')
+#define CLS(c)                                                           \
+    (uint16_t)((ENC_U(c) ? U_ENC_USERINFO : 0) |                         \
+               (ENC_P(c) ? U_ENC_PATH : 0) | (ENC_Q(c) ? U_ENC_QUERY : 0) | \
+               (UNRES(c) ? U_UNRES : 0) | (HEXD(c) ? U_HEX : 0) |        \
+               (FORBID(c) ? U_FORBID : 0) | (RUN_P(c) ? U_RUN_P : 0) |   \
+               (RUN_Q(c) ? U_RUN_Q : 0) | (F_HOST(c) ? U_F_HOST : 0) |   \
+               (F_PATH(c) ? U_F_PATH : 0))
+#define CLS4(c) CLS(c), CLS((c) + 1), CLS((c) + 2), CLS((c) + 3)
+#define CLS16(c) CLS4(c), CLS4((c) + 4), CLS4((c) + 8), CLS4((c) + 12)
+#define CLS64(c) CLS16(c), CLS16((c) + 16), CLS16((c) + 32), CLS16((c) + 48)
+
+static const uint16_t ucls[256] = { CLS64(0), CLS64(64), CLS64(128),
+                                    CLS64(192) };
+
+static int has(int c, unsigned bits)
+{
+    return (ucls[(unsigned char)c] & bits) != 0;
+}
+
 static int hexval(int c)
 {
     if (c >= '0' && c <= '9')
@@ -137,8 +219,7 @@ static int is_digit(int c)
 
 static int is_unreserved(int c)
 {
-    return is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_' ||
-           c == '~';
+    return has(c, U_UNRES);
 }
 
 static int is_slash(int c)
@@ -154,28 +235,16 @@ static int to_lower(int c)
 /* The userinfo, path and special-query percent-encode sets. */
 static int must_encode(unsigned char c, int set)
 {
-    if (c <= 0x20 || c >= 0x7F)
-        return 1;
-    switch (c) {
-    case '"': case '#': case '<': case '>':
-        return 1;
-    case '\'':
-        return set == SET_QUERY;
-    case '?': case '^': case '`': case '{': case '}':
-        return set != SET_QUERY;
-    case '/': case ':': case ';': case '=': case '@': case '[': case '\\':
-    case ']': case '|':
-        return set == SET_USERINFO;
-    }
-    return 0;
+    static const uint16_t bit[] = { U_ENC_USERINFO, U_ENC_PATH,
+                                    U_ENC_QUERY };
+
+    return has(c, bit[set]);
 }
 
 /* Forbidden domain code points (ASCII part). */
 static int forbidden_domain(unsigned char c)
 {
-    if (c <= 0x20 || c == 0x7F)
-        return 1;
-    return strchr("#%/:<>?@[\\]^|", c) != NULL;
+    return has(c, U_FORBID);
 }
 
 /* Would a decoded hex digit join the output's tail into a new %XX? */
@@ -195,10 +264,10 @@ static size_t put_enc(struct ubuf *o, const char *s, size_t n, size_t i,
 {
     unsigned char c = (unsigned char)s[i];
 
-    if (c == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 &&
-        hexval(s[i + 2]) >= 0) {
+    if (c == '%' && i + 2 < n && has(s[i + 1], U_HEX) &&
+        has(s[i + 2], U_HEX)) {
         int v = hexval(s[i + 1]) * 16 + hexval(s[i + 2]);
-        if (is_unreserved(v) && !(hexval(v) >= 0 && pct_pending(o)))
+        if (is_unreserved(v) && !(has(v, U_HEX) && pct_pending(o)))
             put(o, (char)v);
         else
             put_pct(o, (unsigned char)v);
@@ -209,6 +278,19 @@ static size_t put_enc(struct ubuf *o, const char *s, size_t n, size_t i,
     else
         put(o, (char)c);
     return 1;
+}
+
+/* Copy the run of bytes of class `run` at s[i..n) unchanged (they need
+ * neither encoding nor %XX handling); returns the new position. */
+static size_t put_run(struct ubuf *o, const char *s, size_t n, size_t i,
+                      unsigned run)
+{
+    size_t e = i;
+
+    while (e < n && has(s[e], run))
+        e++;
+    put_mem(o, s + i, e - i);
+    return e;
 }
 
 /* ------------------------------------------------------------- IPv4 */
@@ -618,8 +700,12 @@ static int put_domain(struct ubuf *o, const char *s, size_t n)
 
     for (i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 &&
-            hexval(s[i + 2]) >= 0) {
+        if (has(c, U_F_HOST)) {
+            put(o, (char)to_lower(c));
+            continue;
+        }
+        if (c == '%' && i + 2 < n && has(s[i + 1], U_HEX) &&
+            has(s[i + 2], U_HEX)) {
             c = (unsigned char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
             i += 2;
         }
@@ -708,24 +794,32 @@ static int is_auth_end(int c)
 static int parse_authority(struct ubuf *o, const char *s, size_t n,
                            size_t *pos)
 {
-    size_t b = *pos, e = b, hs = b, he, i;
+    size_t b = *pos, e, hs = b, he = SIZE_MAX;
     int inbr = 0, rc;
 
-    while (e < n && !is_auth_end(s[e]))
-        e++;
-    for (i = b; i < e; i++)
-        if (s[i] == '@')
-            hs = i + 1;
+    /* One pass: the end, the last '@' (the host starts after it) and the
+     * host's first ':' outside brackets (the port's), counted from there. */
+    for (e = b; e < n; e++) {
+        if (has(s[e], U_F_HOST))
+            continue;
+        if (is_auth_end(s[e]))
+            break;
+        if (s[e] == '@') {
+            hs = e + 1;
+            he = SIZE_MAX;
+            inbr = 0;
+        } else if (s[e] == '[') {
+            inbr = 1;
+        } else if (s[e] == ']') {
+            inbr = 0;
+        } else if (s[e] == ':' && !inbr && he == SIZE_MAX) {
+            he = e;
+        }
+    }
     if (hs > b)
         put_userinfo(o, s + b, hs - 1 - b);
-    for (he = hs; he < e; he++) {
-        if (s[he] == '[')
-            inbr = 1;
-        else if (s[he] == ']')
-            inbr = 0;
-        else if (s[he] == ':' && !inbr)
-            break;
-    }
+    if (he == SIZE_MAX)
+        he = e;
     rc = parse_host(o, s + hs, he - hs);
     if (!rc && he < e)
         rc = parse_port(o, s + he + 1, e - he - 1);
@@ -751,8 +845,12 @@ static size_t parse_path(struct ubuf *o, const char *s, size_t n, size_t pos)
         size_t sep = o->len, sl;
         int slash;
         put(o, '/');
-        while (pos < n && !is_auth_end(s[pos]))
+        for (;;) {
+            pos = put_run(o, s, n, pos, U_RUN_P);
+            if (pos >= n || is_auth_end(s[pos]))
+                break;
             pos += put_enc(o, s, n, pos, SET_PATH);
+        }
         slash = pos < n && is_slash(s[pos]);
         sl = o->len > sep ? o->len - sep - 1 : 0;
         if (sl == 2 && memcmp(o->buf + sep + 1, "..", 2) == 0) {
@@ -773,8 +871,12 @@ static void parse_query(struct ubuf *o, const char *s, size_t n, size_t pos)
 {
     o->query = o->len;
     put(o, '?');
-    while (pos < n && s[pos] != '#')
+    for (;;) {
+        pos = put_run(o, s, n, pos, U_RUN_Q);
+        if (pos >= n || s[pos] == '#')
+            break;
         pos += put_enc(o, s, n, pos, SET_QUERY);
+    }
 }
 
 static void parse_path_query(struct ubuf *o, const char *s, size_t n,
@@ -967,9 +1069,178 @@ static void strip_index(struct ubuf *o)
     o->len -= 10;
 }
 
-int parser_url_canon(const char *base, const char *ref, size_t reflen,
-                     unsigned flags, size_t max_len, char *out, size_t cap,
-                     size_t *outlen)
+/* ------------------------------------------------------- fast path */
+
+/*
+ * The fast path takes an absolute "http://" or "https://" URL (scheme in
+ * any case, exactly two slashes) whose bytes need no change but cheap
+ * ones: a host of A-Z a-z 0-9 - . _ ~ only (lower-cased), not ending in a
+ * number (so not IPv4), no userinfo; a port without leading zeros
+ * (dropped when it is the default); a path and query of bytes outside the
+ * encode sets, any %XX in upper case and not decoding to an unreserved
+ * character, no "." or ".." segment, no backslash; any fragment.
+ * Everything else (tabs, spaces and controls anywhere, other bytes in the
+ * host, IPv6, relative refs) goes to the full parser, as does an output
+ * that does not fit. The canonical form is then the input up to the
+ * fragment with scheme and host in lower case, minus a default port, plus
+ * "/" when the path is empty, with index.html stripped when asked: the
+ * same bytes the full parser writes.
+ */
+
+/* A fast-path %XX at s[i] (s[i] == '%'): both digits upper-case hex and
+ * the byte not unreserved, so the full parser would keep it as it is. */
+static int fast_pct(const char *s, size_t n, size_t i)
+{
+    int hi, lo;
+
+    if (i + 2 >= n)
+        return 0;
+    hi = s[i + 1];
+    lo = s[i + 2];
+    if (!(IS_DIG(hi) || (hi >= 'A' && hi <= 'F')) ||
+        !(IS_DIG(lo) || (lo >= 'A' && lo <= 'F')))
+        return 0;
+    return !is_unreserved(hexval(hi) * 16 + hexval(lo));
+}
+
+/* Is s[i] == '.' the start of a "." or ".." segment? i > 0 and s[i-1] is
+ * the segment's '/' or not. */
+static int fast_dot_segment(const char *s, size_t n, size_t i)
+{
+    size_t j = i + 1;
+
+    if (s[i - 1] != '/')
+        return 0;
+    if (j < n && s[j] == '.')
+        j++;
+    return j == n || s[j] == '/' || s[j] == '?' || s[j] == '#';
+}
+
+/* Host at s[b..e): last label (after one trailing dot) must not start
+ * with a digit, or the host would be parsed as IPv4. */
+static int fast_host_ok(const char *s, size_t b, size_t e)
+{
+    size_t l;
+
+    if (e > b && s[e - 1] == '.')
+        e--;
+    if (e == b)
+        return 0;
+    for (l = e; l > b && s[l - 1] != '.'; l--)
+        ;
+    return l < e && !IS_DIG(s[l]);
+}
+
+/* Port digits at s[b..e): 1 and *keep set when the full parser writes
+ * them unchanged (keep = 1) or drops them as the default (keep = 0). */
+static int fast_port(const char *s, size_t b, size_t e, int https, int *keep)
+{
+    unsigned long v = 0;
+    size_t i;
+
+    if (e == b || e - b > 5 || s[b] == '0')
+        return 0;
+    for (i = b; i < e; i++) {
+        if (!IS_DIG(s[i]))
+            return 0;
+        v = v * 10 + (unsigned long)(s[i] - '0');
+    }
+    if (v > 65535)
+        return 0;
+    *keep = v != (https ? 443u : 80u);
+    return 1;
+}
+
+/* Path and query from s[i]: the end of the URL proper (the '#' or n) and
+ * the '?' in *q (n when none); 0 when the full parser is needed. */
+static int fast_rest(const char *s, size_t n, size_t i, size_t *end,
+                     size_t *q)
+{
+    *q = n;
+    for (;;) {
+        while (i < n && has(s[i], U_F_PATH))
+            i++;
+        if (i == n || s[i] == '?' || s[i] == '#')
+            break;
+        if (s[i] == '%' ? !fast_pct(s, n, i)
+                        : s[i] != '.' || fast_dot_segment(s, n, i))
+            return 0;
+        i += s[i] == '%' ? 3 : 1;
+    }
+    if (i < n && s[i] == '?') {
+        *q = i++;
+        for (;;) {
+            while (i < n && has(s[i], U_RUN_Q))
+                i++;
+            if (i == n || s[i] == '#')
+                break;
+            if (s[i] != '%' || !fast_pct(s, n, i))
+                return 0;
+            i += 3;
+        }
+    }
+    *end = i;
+    return 1;
+}
+
+int parser__url_canon_fast(const char *base, const char *ref, size_t reflen,
+                           unsigned flags, size_t max_len, char *out,
+                           size_t cap, size_t *outlen)
+{
+    struct ubuf o = { out, 0, 0, 0, 0, 0, 0, SIZE_MAX };
+    size_t p, h, he, ae, end, q, len, slash, hk;
+    int https, keep = 0;
+
+    (void)base; /* "scheme://" ignores the base */
+    if (!ref || !out || !outlen || cap == 0 || reflen > PARSER_URL_MAX ||
+        reflen < 8 || (ref[0] | 0x20) != 'h' || (ref[1] | 0x20) != 't' ||
+        (ref[2] | 0x20) != 't' || (ref[3] | 0x20) != 'p')
+        return -1;
+    https = (ref[4] | 0x20) == 's';
+    p = https ? 5 : 4;
+    if (memcmp(ref + p, "://", 3) != 0)
+        return -1;
+    h = p + 3;
+    for (he = h; he < reflen && has(ref[he], U_F_HOST); he++)
+        ;
+    if (!fast_host_ok(ref, h, he))
+        return -1;
+    ae = he;
+    if (ae < reflen && ref[ae] == ':') {
+        for (ae++; ae < reflen && IS_DIG(ref[ae]); ae++)
+            ;
+        if (!fast_port(ref, he + 1, ae, https, &keep))
+            return -1;
+    }
+    if (ae < reflen && ref[ae] != '/' && ref[ae] != '?' && ref[ae] != '#')
+        return -1;
+    if (!fast_rest(ref, reflen, ae, &end, &q))
+        return -1;
+    hk = keep ? ae : he; /* no port, or the default one: dropped */
+    slash = ae == end || ref[ae] != '/';
+    len = hk + slash + (end - ae);
+    o.lim = max_len < cap - 1 ? max_len : cap - 1;
+    if (len > o.lim)
+        return -1;
+    memcpy(out, https ? "https://" : "http://", h);
+    for (size_t i = h; i < hk; i++)
+        out[i] = (char)to_lower(ref[i]);
+    out[hk] = '/';
+    memcpy(out + hk + slash, ref + ae, end - ae);
+    o.len = len;
+    o.path = hk;
+    if (q < reflen)
+        o.query = q - ae + hk + slash;
+    if (flags & PARSER_URL_STRIP_INDEX)
+        strip_index(&o);
+    out[o.len] = '\0';
+    *outlen = o.len;
+    return DC_OK;
+}
+
+int parser__url_canon_slow(const char *base, const char *ref, size_t reflen,
+                           unsigned flags, size_t max_len, char *out,
+                           size_t cap, size_t *outlen)
 {
     char scratch[PARSER_URL_MAX];
     struct ubuf o = { out, 0, 0, 0, 0, 0, 0, SIZE_MAX };
@@ -997,6 +1268,17 @@ int parser_url_canon(const char *base, const char *ref, size_t reflen,
     out[o.len] = '\0';
     *outlen = o.len;
     return DC_OK;
+}
+
+int parser_url_canon(const char *base, const char *ref, size_t reflen,
+                     unsigned flags, size_t max_len, char *out, size_t cap,
+                     size_t *outlen)
+{
+    if (parser__url_canon_fast(base, ref, reflen, flags, max_len, out, cap,
+                               outlen) == DC_OK)
+        return DC_OK;
+    return parser__url_canon_slow(base, ref, reflen, flags, max_len, out,
+                                  cap, outlen);
 }
 
 /* Length of "http://" or "https://" at url's start, or 0. */

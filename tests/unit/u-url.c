@@ -12,6 +12,15 @@
  *     informational only (their policies differ from ours).
  *  4. Robustness: 200k mutated inputs; no crash, outputs bounded, and every
  *     accepted output is a fixed point.
+ *  5. Fast path = slow path: every input above (WHATWG, normalizer cases,
+ *     the table) and 1,200,000 generated URLs of varied shapes (fixed seed)
+ *     go through the fast path alone, the full parser alone and the public
+ *     function, with and without index.html stripping and with output
+ *     limits that cut some; whenever the fast path answers, its result
+ *     is byte-identical to the full parser's, and the public function
+ *     always equals the full parser. The fast path must take a fair share
+ *     of the generated URLs (so the comparison is not vacuous) and must
+ *     decline the unusual ones.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,6 +29,7 @@
 
 #include "conf.h"
 #include "parser.h"
+#include "parser-internal.h"
 #include "t.h"
 #include "tjson.h"
 
@@ -538,6 +548,207 @@ static void test_fuzz(void)
     CHECK(fuzz_accepted > i / 10, "too few accepted inputs: %ld", fuzz_accepted);
 }
 
+/* ------------------------------------------------------------ part 5 */
+
+static struct {
+    long inputs, fast, mismatch;
+} eq;
+
+/* One input through both paths and the public function. */
+static void same_paths(const char *base, const char *ref, size_t n,
+                       unsigned flags, size_t maxl)
+{
+    static char f[OUTCAP], sl[OUTCAP], pub[OUTCAP];
+    size_t fl = 0, sll = 0, pl = 0;
+    int rf, rs, rp;
+
+    rf = parser__url_canon_fast(base, ref, n, flags, maxl, f, sizeof(f), &fl);
+    rs = parser__url_canon_slow(base, ref, n, flags, maxl, sl, sizeof(sl),
+                                &sll);
+    rp = parser_url_canon(base, ref, n, flags, maxl, pub, sizeof(pub), &pl);
+    eq.inputs++;
+    if (rf == DC_OK)
+        eq.fast++;
+    if ((rf != DC_OK && rf != -1) ||
+        (rf == DC_OK && (rs != DC_OK || fl != sll || memcmp(f, sl, fl) ||
+                         strlen(f) != fl)) ||
+        rp != rs || (rs == DC_OK && (pl != sll || memcmp(pub, sl, pl)))) {
+        if (eq.mismatch < 5)
+            fprintf(stderr, "paths differ on '%.*s' flags %u max %zu: fast %d "
+                    "'%s' slow %d '%s' public %d '%s'\n", (int)n, ref, flags,
+                    maxl, rf, rf ? "" : f, rs, rs ? "" : sl, rp,
+                    rp ? "" : pub);
+        eq.mismatch++;
+    }
+}
+
+static void same_paths_all(const char *base, const char *ref, size_t n)
+{
+    same_paths(base, ref, n, 0, PARSER_URL_MAX);
+    same_paths(base, ref, n, SI, PARSER_URL_MAX);
+    same_paths(NULL, ref, n, 0, PARSER_URL_MAX);
+    same_paths(NULL, ref, n, SI, n > 4 ? n - 4 : 0); /* some cut short */
+}
+
+static void eq_file(const char *path, int whatwg)
+{
+    struct tj *all = tj_load_file(path);
+    size_t i;
+
+    CHECK(all && all->type == TJ_ARR, "load %s", path);
+    for (i = 0; all && i < all->n; i++) {
+        const struct tj *in = tj_get(all->items[i], "input");
+        const struct tj *b = whatwg ? tj_get(all->items[i], "base") : NULL;
+        const char *base = tj_str(b);
+        if (in && in->type == TJ_STR)
+            same_paths_all(base, in->str, in->len);
+    }
+    tj_free(all);
+}
+
+/* Pieces the generator draws from: mostly plain, some of everything the
+ * fast path must decline or get right. */
+static const char *const g_scheme[] = {
+    "http://", "https://", "http://", "https://", "HTTP://", "Https://",
+    "http:/", "http:///", "https:\\\\", "ftp://", "http:", " http://",
+    "\thttps://", "httpx://", "https//",
+};
+static const char *const g_user[] = { "u@", "user:pw@", ":@", "a%41:b@" };
+static const char *const g_label[] = {
+    "www", "example", "a-b", "x_y", "t~", "xn--mnchen-3ya", "EXAMPLE", "Www",
+    "123", "0x7f", "1", "caf\xc3\xa9", "a%41", "a%2e", "b", "0", "a b", "",
+    "%", "h^", "h|", "a\tb",
+};
+static const char *const g_tld[] = { "com", "org", "de", "co.uk", "io", "9",
+                                     "0x1", "", "COM" };
+static const char *const g_ip[] = {
+    "127.0.0.1", "10.1", "0x7f.1", "[::1]", "[2001:DB8::1]", "[::ffff:1.2.3.4]",
+    "256.1.1.1", "1.2.3.4.", "[fe80::", "4294967295", "017.0.0.1",
+};
+static const char *const g_port[] = {
+    ":80", ":443", ":8080", ":1", ":0080", ":", ":65535", ":65536",
+    ":99999", ":8a", ":0", ":00443", ":123456",
+};
+static const char *const g_seg[] = {
+    "a", "wiki", "Article_1", "index.html", "x.html", "%41", "%4a", "%4A",
+    "%7E", "%7e", "%2e", "%2E", "%20", "%3F", "%zz", "%", "%4", ".", "..",
+    ".x", "..x", "x.", "a..b", ".%2e", "caf\xc3\xa9", "a b", "\"q\"", "<t>",
+    "^", "{}", "|", "`", "'", "~u", "a;b=c", "a:b", "@", "!$&()*+,", "\\",
+    "%%34%31", "\x01", "\x7f", "\xff", "A-Z_0.9", "%C3%A9", "%2F", "%25",
+    "[]", "a\tb", "a\nb", "?",
+};
+static const char *const g_query[] = {
+    "q=1", "ref=home&sort=price", "a=%41", "a=%2f", "a=%2F", "x='y'", "?x",
+    "a/b", "a\\b", "a b", "%zz", "%", "\xc3\xa9", "\"", "<>", "`{}|^", "%7e",
+    "", "k=%20v", "a=%%34%31",
+};
+
+static uint64_t g_state = 0x1234567887654321ull;
+
+static unsigned g_rnd(unsigned n)
+{
+    g_state ^= g_state << 13;
+    g_state ^= g_state >> 7;
+    g_state ^= g_state << 17;
+    return (unsigned)((g_state >> 11) % n);
+}
+
+#define PICK(a) (a)[g_rnd(sizeof(a) / sizeof((a)[0]))]
+
+static size_t g_add(char *buf, size_t n, size_t cap, const char *s)
+{
+    size_t k = strlen(s);
+
+    if (n + k >= cap)
+        return n;
+    memcpy(buf + n, s, k);
+    return n + k;
+}
+
+/* A URL: mostly the plain shape, with a few odd parts mixed in. */
+static size_t gen_url(char *buf, size_t cap)
+{
+    int odd = g_rnd(4) == 0; /* one in four may have unusual pieces */
+    size_t n = 0;
+    unsigned k, i;
+
+    n = g_add(buf, n, cap, odd && g_rnd(3) == 0 ? PICK(g_scheme)
+                                                : g_scheme[g_rnd(2)]);
+    if (odd && g_rnd(8) == 0)
+        n = g_add(buf, n, cap, PICK(g_user));
+    if (odd && g_rnd(6) == 0) {
+        n = g_add(buf, n, cap, PICK(g_ip));
+    } else {
+        k = 1 + g_rnd(3);
+        for (i = 0; i < k; i++) {
+            n = g_add(buf, n, cap, odd && g_rnd(4) == 0 ? PICK(g_label)
+                                                        : g_label[g_rnd(6)]);
+            n = g_add(buf, n, cap, ".");
+        }
+        n = g_add(buf, n, cap, odd && g_rnd(3) == 0 ? PICK(g_tld)
+                                                    : g_tld[g_rnd(5)]);
+        if (g_rnd(20) == 0)
+            n = g_add(buf, n, cap, ".");
+    }
+    if (g_rnd(6) == 0)
+        n = g_add(buf, n, cap, odd ? PICK(g_port) : g_port[g_rnd(3)]);
+    k = g_rnd(6);
+    for (i = 0; i < k; i++) {
+        n = g_add(buf, n, cap, odd && g_rnd(8) == 0 ? "\\" : "/");
+        n = g_add(buf, n, cap, odd || g_rnd(4) == 0 ? PICK(g_seg)
+                                                   : g_seg[g_rnd(5)]);
+    }
+    if (g_rnd(3) == 0)
+        n = g_add(buf, n, cap, "/");
+    if (g_rnd(3) == 0) {
+        n = g_add(buf, n, cap, "?");
+        n = g_add(buf, n, cap, odd ? PICK(g_query) : g_query[g_rnd(3)]);
+    }
+    if (g_rnd(4) == 0) {
+        n = g_add(buf, n, cap, "#");
+        n = g_add(buf, n, cap, g_rnd(2) ? "frag" : PICK(g_seg));
+    }
+    if (odd && g_rnd(10) == 0)
+        n = g_add(buf, n, cap, g_rnd(2) ? " " : "\n");
+    /* a random byte flipped now and then */
+    if (odd && n && g_rnd(8) == 0)
+        buf[g_rnd((unsigned)n)] = (char)(1 + g_rnd(255));
+    return n;
+}
+
+#define EQ_GENERATED 1200000L
+
+static void test_fast_equals_slow(void)
+{
+    char buf[512];
+    long gen_fast, i;
+    size_t r;
+
+    eq_file(DC_SHARED_DIR "/conformance/url/urltestdata.json", 1);
+    eq_file(DC_SHARED_DIR
+            "/conformance/url/crawler_commons_normalizer_cases.json", 0);
+    eq_file(DC_SHARED_DIR "/conformance/url/nutch_normalizer_cases.json", 0);
+    for (r = 0; r < sizeof(rows) / sizeof(rows[0]); r++)
+        same_paths(rows[r].base, rows[r].ref, strlen(rows[r].ref),
+                   rows[r].flags, PARSER_URL_MAX);
+    CHECK(eq.inputs > 4 * 300 && eq.fast > 100,
+          "conformance inputs %ld, fast %ld", eq.inputs, eq.fast);
+    printf("fast vs slow, conformance: %ld runs, fast path %ld, %ld differ\n",
+           eq.inputs, eq.fast, eq.mismatch);
+    gen_fast = eq.fast;
+    for (i = 0; i < EQ_GENERATED; i++) {
+        size_t n = gen_url(buf, sizeof(buf));
+        same_paths(i % 3 ? NULL : BASE, buf, n, (unsigned)(i & 1),
+                   i % 7 ? PARSER_URL_MAX : 20 + (size_t)(i % 60));
+    }
+    gen_fast = eq.fast - gen_fast;
+    printf("fast vs slow, generated: %ld URLs, fast path %ld, %ld differ\n",
+           i, gen_fast, eq.mismatch);
+    CHECK(eq.mismatch == 0, "%ld inputs where the paths differ", eq.mismatch);
+    CHECK(gen_fast > EQ_GENERATED / 3 && gen_fast < EQ_GENERATED * 19 / 20,
+          "fast path took %ld of %ld generated URLs", gen_fast, EQ_GENERATED);
+}
+
 int main(void)
 {
     test_table();
@@ -546,5 +757,6 @@ int main(void)
     informational("crawler_commons_normalizer_cases.json");
     informational("nutch_normalizer_cases.json");
     test_fuzz();
+    test_fast_equals_slow();
     return t_done("u-url");
 }
