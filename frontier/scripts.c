@@ -40,28 +40,40 @@
     "  return -1\n"                                                       \
     "end\n"
 
+/* Enqueue url of host at depth d: queue q, ready set h (ARGV 1, 2 are
+ * now and host_connections; KEYS 1, 3, 4 pend, next, act). */
+#define LUA_ENQUEUE                                                       \
+    "local now, conns = tonumber(ARGV[1]), tonumber(ARGV[2])\n"           \
+    "local function enqueue(q, h, url, host, d)\n"                        \
+    "  redis.call('RPUSH', q, url)\n"                                     \
+    "  redis.call('HINCRBY', KEYS[1], d, 1)\n"                            \
+    "  if not redis.call('ZSCORE', h, host) then\n"                       \
+    "    local score = busy\n"                                            \
+    "    if num(redis.call('HGET', KEYS[4], host)) < conns then\n"        \
+    "      score = math.max(now, num(redis.call('HGET', KEYS[3], host)))\n" \
+    "    end\n"                                                           \
+    "    redis.call('ZADD', h, str(score), host)\n"                       \
+    "  end\n"                                                             \
+    "end\n"
+
+#define LUA_ADMIT_END                                                     \
+    "if added > 0 then redis.call('HINCRBY', KEYS[2], 'admitted', added) end\n" \
+    "if seen > 0 then redis.call('HINCRBY', KEYS[2], 'seen', seen) end\n" \
+    "return res\n"
+
 /*
- * admit. KEYS: pend, stat, next, act, then per URL: seen bucket, host
- * queue, h:<d>. ARGV: now, host_connections, then per URL: seen member,
- * url, host, depth. Returns 1/0 per URL (new / already seen).
+ * admit (layout b256-i64). KEYS: pend, stat, next, act, then per URL: seen
+ * bucket, host queue, h:<d>. ARGV: now, host_connections, then per URL:
+ * seen member, url, host, depth. Returns 1/0 per URL (new / already seen).
  */
 static const char script_admit[] =
     LUA_COMMON
-    "local now, conns = tonumber(ARGV[1]), tonumber(ARGV[2])\n"
+    LUA_ENQUEUE
     "local res, added, seen = {}, 0, 0\n"
     "for i = 0, (#KEYS - 4) / 3 - 1 do\n"
     "  local k, a = 5 + 3 * i, 3 + 4 * i\n"
-    "  local host = ARGV[a + 2]\n"
     "  if redis.call('SADD', KEYS[k], ARGV[a]) == 1 then\n"
-    "    redis.call('RPUSH', KEYS[k + 1], ARGV[a + 1])\n"
-    "    redis.call('HINCRBY', KEYS[1], ARGV[a + 3], 1)\n"
-    "    if not redis.call('ZSCORE', KEYS[k + 2], host) then\n"
-    "      local score = busy\n"
-    "      if num(redis.call('HGET', KEYS[4], host)) < conns then\n"
-    "        score = math.max(now, num(redis.call('HGET', KEYS[3], host)))\n"
-    "      end\n"
-    "      redis.call('ZADD', KEYS[k + 2], str(score), host)\n"
-    "    end\n"
+    "    enqueue(KEYS[k + 1], KEYS[k + 2], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3])\n"
     "    added = added + 1\n"
     "    res[i + 1] = 1\n"
     "  else\n"
@@ -69,9 +81,33 @@ static const char script_admit[] =
     "    res[i + 1] = 0\n"
     "  end\n"
     "end\n"
-    "if added > 0 then redis.call('HINCRBY', KEYS[2], 'admitted', added) end\n"
-    "if seen > 0 then redis.call('HINCRBY', KEYS[2], 'seen', seen) end\n"
-    "return res\n";
+    LUA_ADMIT_END;
+
+/*
+ * admit (layout mod-u64). KEYS: pend, stat, next, act, the partition's
+ * module seen-set "<prefix>:{p}:S", then per URL: host queue, h:<d>. ARGV:
+ * now, host_connections, then per URL: url, host, depth, and last the
+ * fingerprints of all URLs as one blob (8 bytes each, little-endian): one
+ * DCSEEN.ADD inserts them all and answers a '1'/'0' flag per URL. Same
+ * reply as admit.
+ */
+static const char script_admit_mod[] =
+    LUA_COMMON
+    LUA_ENQUEUE
+    "local res, added, seen = {}, 0, 0\n"
+    "local flags = redis.call('DCSEEN.ADD', KEYS[5], ARGV[#ARGV])\n"
+    "for i = 0, (#KEYS - 5) / 2 - 1 do\n"
+    "  local k, a = 6 + 2 * i, 3 + 3 * i\n"
+    "  if string.byte(flags, i + 1) == 49 then\n"
+    "    enqueue(KEYS[k], KEYS[k + 1], ARGV[a], ARGV[a + 1], ARGV[a + 2])\n"
+    "    added = added + 1\n"
+    "    res[i + 1] = 1\n"
+    "  else\n"
+    "    seen = seen + 1\n"
+    "    res[i + 1] = 0\n"
+    "  end\n"
+    "end\n"
+    LUA_ADMIT_END;
 
 /*
  * seen (frontier_seen: the seen-set without the queues). KEYS: the
@@ -252,7 +288,8 @@ static const char script_reclaim[] =
     "return count\n";
 
 static const char *const bodies[FRONTIER_NSCRIPTS] = {
-    script_admit, script_pop, script_complete, script_reclaim, script_seen
+    script_admit, script_pop, script_complete, script_reclaim, script_seen,
+    script_admit_mod
 };
 
 const char *frontier__script_body(int script)

@@ -62,6 +62,11 @@ int frontier_seen_layout(const struct frontier *f, char *out, size_t cap)
 {
     char have[32];
 
+    if (f->seen_mod) {
+        if (out && cap)
+            frontier__seen_mod_layout(f, out, cap);
+        return 0;
+    }
     if (f->intset_entries < 0)
         snprintf(have, sizeof(have), "unknown");
     else
@@ -72,7 +77,7 @@ int frontier_seen_layout(const struct frontier *f, char *out, size_t cap)
                  "integer members, fingerprint %s; compact while a bucket "
                  "holds <= set-max-intset-entries (this Redis: %s, layout "
                  "sized for %d)",
-                 FRONTIER_SEEN_LAYOUT, f->nparts, DEDUP_SUBBUCKETS,
+                 FRONTIER_SEEN_LAYOUT_B256, f->nparts, DEDUP_SUBBUCKETS,
                  dedup_fp_algo_name(dedup_fingerprint_algo()), have,
                  DEDUP_INTSET_ENTRIES);
     return f->intset_entries < DEDUP_INTSET_ENTRIES;
@@ -425,6 +430,8 @@ int frontier_seen(struct frontier *f, const struct frontier_url *urls,
             return frontier__seterr(f, DC_EINVAL, "seen: bad URL entry");
     if (!f->rc && frontier__connect(f, NULL, 0) != DC_OK)
         return DC_EREDIS;
+    if (f->seen_mod)
+        return frontier__seen_mod(f, urls, n, check_only, isnew);
     plan_make(f, urls, n, &pl);
     nc = plan_calls(&pl, n, &c);
     redo = xcalloc(nc, 1);
@@ -497,14 +504,18 @@ int frontier_seen_usage(struct frontier *f, size_t sample,
 {
     size_t total = (size_t)f->nparts * DEDUP_SUBBUCKETS, n = 0;
     size_t stride = sample && sample < total ? total / sample : 1;
-    size_t *idx = xmalloc(USAGE_BATCH * sizeof(*idx));
+    size_t *idx;
     int rc = DC_OK;
 
     memset(u, 0, sizeof(*u));
-    if (!f->rc && frontier__connect(f, NULL, 0) != DC_OK) {
-        free(idx);
+    if (!f->rc && frontier__connect(f, NULL, 0) != DC_OK)
         return DC_EREDIS;
+    if (f->seen_mod) {
+        rc = frontier__seen_mod_usage(f, sample, u);
+        total = u->total;
+        goto extrapolate;
     }
+    idx = xmalloc(USAGE_BATCH * sizeof(*idx));
     for (size_t k = 0; !rc && k < total; k += stride) {
         idx[n++] = k;
         u->sampled++;
@@ -515,7 +526,8 @@ int frontier_seen_usage(struct frontier *f, size_t sample,
     }
     free(idx);
     u->total = total;
-    if (!rc && u->sampled && u->sampled < total) { /* extrapolate */
+extrapolate:
+    if (!rc && u->sampled && u->sampled < total) {
         double x = (double)total / (double)u->sampled;
         u->members = (uint64_t)((double)u->members * x);
         u->bytes = (uint64_t)((double)u->bytes * x);

@@ -119,25 +119,27 @@ static void set_free(void *value)
 
 /* ---- commands ---- */
 
-/* The key of argv[1] opened with mode; *set = its value or NULL when
- * empty. Replies and returns NULL when it holds another type. */
-static RedisModuleKey *open_seen(RedisModuleCtx *ctx, RedisModuleString *name,
-                                 int mode, struct seen_set **set)
+/* Open name with mode: *key (NULL for a missing key opened read-only) and
+ * *set = its value, or NULL when empty. Returns -1, after replying, when it
+ * holds another type. */
+static int open_seen(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
+                     RedisModuleKey **key, struct seen_set **set)
 {
-    RedisModuleKey *key = RedisModule_OpenKey(ctx, name, mode);
-    int t = RedisModule_KeyType(key);
+    int t;
 
+    *key = RedisModule_OpenKey(ctx, name, mode);
+    t = RedisModule_KeyType(*key);
     *set = NULL;
     if (t == REDISMODULE_KEYTYPE_EMPTY)
-        return key;
+        return 0;
     if (t != REDISMODULE_KEYTYPE_MODULE ||
-        RedisModule_ModuleTypeGetType(key) != seen_type) {
-        RedisModule_CloseKey(key);
+        RedisModule_ModuleTypeGetType(*key) != seen_type) {
+        RedisModule_CloseKey(*key);
         RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
-        return NULL;
+        return -1;
     }
-    *set = RedisModule_ModuleTypeGetValue(key);
-    return key;
+    *set = RedisModule_ModuleTypeGetValue(*key);
+    return 0;
 }
 
 static const unsigned char *blob_arg(RedisModuleString *arg, size_t *n)
@@ -163,8 +165,8 @@ static int cmd_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RedisModule_WrongArity(ctx);
     if (!(blob = blob_arg(argv[2], &n)))
         return RedisModule_ReplyWithError(ctx, ERR_BLOB);
-    if (!(key = open_seen(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE,
-                          &set)))
+    if (open_seen(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, &key,
+                  &set))
         return REDISMODULE_OK;
     if (!set && n) {
         set = RedisModule_Calloc(1, sizeof(*set));
@@ -232,7 +234,7 @@ static int cmd_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RedisModule_WrongArity(ctx);
     if (!(blob = blob_arg(argv[2], &n)))
         return RedisModule_ReplyWithError(ctx, ERR_BLOB);
-    if (!(key = open_seen(ctx, argv[1], REDISMODULE_READ, &set)))
+    if (open_seen(ctx, argv[1], REDISMODULE_READ, &key, &set))
         return REDISMODULE_OK;
     out = RedisModule_Alloc(n ? n : 1);
     for (size_t i = 0; i < n; i++)
@@ -252,7 +254,7 @@ static int cmd_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
     if (argc != 2)
         return RedisModule_WrongArity(ctx);
-    if (!(key = open_seen(ctx, argv[1], REDISMODULE_READ, &set)))
+    if (open_seen(ctx, argv[1], REDISMODULE_READ, &key, &set))
         return REDISMODULE_OK;
     count = set ? (long long)set->count : 0;
     RedisModule_CloseKey(key);
