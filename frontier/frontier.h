@@ -174,11 +174,15 @@ int frontier_seen(struct frontier *f, const struct frontier_url *urls,
                   size_t n, int check_only, unsigned char *isnew);
 
 /*
- * Seen-set layout in use, as one line of text in out. Returns 1 when this
- * Redis's set-max-intset-entries is below what the layout is sized for, or
- * cannot be read (a caller logs the line then), else 0.
+ * Seen-set layout in use, as one line of text in out. Returns 1 when the
+ * layout is b256-i64 and this Redis's set-max-intset-entries is below what
+ * it is sized for, or cannot be read (a caller logs the line then), else 0.
  */
 int frontier_seen_layout(const struct frontier *f, char *out, size_t cap);
+/* The layout's name as recorded in <prefix>:meta seen_layout: "mod-u64"
+ * (the dcrawl-seen module) or "b256-i64" (Lua over intset buckets).
+ * Static storage. */
+const char *frontier_seen_layout_name(const struct frontier *f);
 
 /* Size of the seen-set, from SCARD, MEMORY USAGE and OBJECT ENCODING of
  * the bucket keys (pipelined, 8192 keys per round trip): every key when

@@ -2,6 +2,8 @@
  * seen.c: the seen-set without the queues: batch dedup (frontier_seen),
  * what layout is in use and whether Redis keeps it compact
  * (frontier_seen_layout), and how big it is (frontier_seen_usage).
+ * Two layouts: with the dcrawl-seen module loaded, mod-u64 (seen-mod.c;
+ * these functions hand over to it); else b256-i64, described here.
  *
  * frontier_seen sorts a batch by partition and bucket (two counting sorts)
  * and sends, in one pipeline, one call of the seen script per partition
@@ -81,6 +83,11 @@ int frontier_seen_layout(const struct frontier *f, char *out, size_t cap)
                  dedup_fp_algo_name(dedup_fingerprint_algo()), have,
                  DEDUP_INTSET_ENTRIES);
     return f->intset_entries < DEDUP_INTSET_ENTRIES;
+}
+
+const char *frontier_seen_layout_name(const struct frontier *f)
+{
+    return f->seen_mod ? FRONTIER_SEEN_LAYOUT_MOD : FRONTIER_SEEN_LAYOUT_B256;
 }
 
 uint64_t frontier_roundtrips(const struct frontier *f)
