@@ -9,7 +9,9 @@
  * cluster issue assigns partitions to nodes without renaming any key.
  *
  * Keys of partition p (prefix = redis.prefix, default "dc"):
- *   <prefix>:{p}:s:<b>           seen-set buckets (layout: dedup.h)
+ *   <prefix>:{p}:S               seen-set, layout mod-u64 (the dcrawl-seen
+ *                                      module's type; frontier/seen-mod.c)
+ *   <prefix>:{p}:s:<b>           seen-set buckets, layout b256-i64 (dedup.h)
  *   <prefix>:{p}:q:<d>:<host>    LIST  queued URLs of host at depth d
  *   <prefix>:{p}:h:<d>           ZSET  host -> ms when it may be fetched next
  *                                      (hosts with URLs queued at depth d)
@@ -20,8 +22,10 @@
  *   <prefix>:{p}:pend            HASH  d -> URLs queued or in flight at d
  *   <prefix>:{p}:stat            HASH  counters: admitted, seen, done:<d>,
  *                                      failed:<d>, skipped:<d>
- * and one global key <prefix>:meta (HASH: partitions, created) that makes
- * every client agree on P.
+ * and one global key <prefix>:meta (HASH: partitions, created,
+ * fingerprint, seen_layout) that makes every client agree on P, the
+ * fingerprint and the seen-set layout (mod-u64 when the first client found
+ * the module loaded, else b256-i64; kept for good).
  *
  * Crawl order is level-synchronous: URLs of depth d are served only while
  * nothing of a lower depth is queued or in flight anywhere

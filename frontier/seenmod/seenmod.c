@@ -84,7 +84,8 @@ static int set_has(const struct seen_set *set, uint64_t fp)
     return i < s->n && s->v[i] == fp;
 }
 
-/* 1 if inserted, 0 if present (or the sub-array is full). */
+/* 1 if inserted, 0 if present, -1 if the sub-array is full (2^32 - 1
+ * members, 32 GiB). */
 static int set_add(struct seen_set *set, uint64_t fp)
 {
     struct seen_sub *s = &set->sub[fp >> 56];
@@ -95,7 +96,9 @@ static int set_add(struct seen_set *set, uint64_t fp)
     if (s->n == s->cap) {
         uint64_t cap = (uint64_t)s->cap + s->cap / 8 + 4;
         if (cap > UINT32_MAX)
-            return 0;
+            cap = UINT32_MAX;
+        if (cap == s->cap)
+            return -1;
         s->v = RedisModule_Realloc(s->v, (size_t)cap * sizeof(*s->v));
         s->cap = (uint32_t)cap;
     }
@@ -159,6 +162,7 @@ static int cmd_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     struct seen_set *set;
     RedisModuleKey *key;
     size_t n, added = 0;
+    int full = 0;
     char *out;
 
     if (argc != 3)
@@ -173,13 +177,17 @@ static int cmd_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         RedisModule_ModuleTypeSetValue(key, seen_type, set);
     }
     out = RedisModule_Alloc(n ? n : 1);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && !full; i++) {
         int isnew = set_add(set, load_le(blob + 8 * i));
-        out[i] = isnew ? '1' : '0';
-        added += (size_t)isnew;
+        full = isnew < 0;
+        out[i] = isnew > 0 ? '1' : '0';
+        added += isnew > 0;
     }
     RedisModule_CloseKey(key);
-    RedisModule_ReplyWithStringBuffer(ctx, out, n);
+    if (full) /* what was inserted stays: a retry answers it '0' */
+        RedisModule_ReplyWithError(ctx, "ERR seen-set sub-array full");
+    else
+        RedisModule_ReplyWithStringBuffer(ctx, out, n);
     RedisModule_Free(out);
     if (added)
         RedisModule_ReplicateVerbatim(ctx);

@@ -434,6 +434,23 @@ static int base_adds(void)
     return n;
 }
 
+/* DCSEEN.ADD of fp[0 .. n) to key "lua" from a Lua script. */
+static void lua_add(redisContext *c, const uint64_t *fp, size_t n)
+{
+    unsigned char b[64];
+    redisReply *r;
+
+    for (size_t i = 0; i < n && i < 8; i++)
+        put_le(b + 8 * i, fp[i]);
+    r = redisCommand(c, "EVAL %s 1 lua %b",
+                     "return redis.call('DCSEEN.ADD', KEYS[1], ARGV[1])", b,
+                     n * 8);
+    CHECK(r && r->type == REDIS_REPLY_STRING && (size_t)r->len == n &&
+              strspn(r->str, "1") == n, "DCSEEN.ADD from Lua");
+    if (r)
+        freeReplyObject(r);
+}
+
 static void t_persist(void)
 {
     enum { N = 150000 }; /* > 64 Ki per key: AOF rewrite emits chunks */
@@ -480,9 +497,16 @@ static void t_persist(void)
         CHECK(base_adds() == 6, "rewritten AOF: %d DCSEEN.ADD, want 3 keys "
               "x 2 chunks", base_adds());
         fill(s.c, fp, N, N); /* the rest goes to the AOF after the rewrite */
+        lua_add(s.c, fp, 3);  /* as the admit script calls it */
         server_stop(&s, 0);
         up = server_start(&s, "aof", 1) == 0;
         CHECK(up && holds(s.c, fp, N), "after BGREWRITEAOF + restart");
+        if (up) {
+            char *f = flags(s.c, "DCSEEN.CHECK", "lua", fp, 4);
+            CHECK(f && !strcmp(f, "0001"), "ADD from Lua in the AOF: %s",
+                  f ? f : "?");
+            free(f);
+        }
         server_stop(&s, 0);
     }
     free(fp);
