@@ -4,6 +4,7 @@
  *
  *   build-rel/bench/dedup_bench [--sizes 10000000,50000000] [--cache N]
  *        [--batch N] [--baseline N] [--baseline-nopipe N] [--jobs N]
+ *        [--layout mod|b256] [--module PATH]
  *
  * Link stream. URL ids come from a generator that imitates what a crawl's
  * link extractor produces: 30 % of links are to pages never seen before
@@ -23,13 +24,21 @@
  * time is printed apart), then the clock runs over canonicalize
  * (parser_url_canon) -> fingerprint (MurmurHash3) -> cache
  * (dedup_cache_*) -> a miss enters the cache at once and is batched,
- * --batch at a time, into frontier_seen (one script call per partition,
- * one round trip). frontier_seen runs on its own thread, so batch k's
- * round trip overlaps the canonicalizing of batch k + 1 (two batch
- * buffers); the time is wall clock to the last answer. A repeat while its
- * first copy's answer is pending is a duplicate either way. Also printed:
- * the CPU time of this process and of redis-server during the path, and
- * how long the canonicalizing side waited for Redis.
+ * --batch at a time, into frontier_seen (one round trip). Three stages
+ * overlap: --jobs canonicalizing threads fill chunks of CHUNK URLs ahead
+ * (a ring of NSLOTS chunks, taken in stream order), one cache thread (the
+ * main one) runs the cache and builds batches, and one I/O thread runs
+ * frontier_seen on the previous batch (two batch buffers). The time is
+ * wall clock to the last answer. A repeat while its first copy's answer
+ * is pending is a duplicate either way. Also printed: the CPU time of
+ * this process and of redis-server during the path, and how long the
+ * cache thread waited for Redis and for the canonicalizers.
+ *
+ * Layout: by default the redis-server loads the seen-set module (the
+ * build's dcrawl-seen.so, or --module PATH), so the frontier uses layout
+ * mod-u64 (one DCSEEN.ADD per partition, the fingerprints as one binary
+ * blob); --layout b256 starts it without the module: layout b256-i64 (one
+ * Lua call per partition over intset buckets).
  *
  * Cache comparison: the same id stream replayed through the cache and
  * through an exact LRU (hash + doubly linked list) of equal capacity, and
@@ -38,8 +47,8 @@
  * so the hit rates equal those on fingerprints.
  *
  * Memory: INFO used_memory after the run minus before (empty database),
- * divided by the URLs stored; also MEMORY USAGE summed over the buckets
- * (frontier_seen_usage).
+ * divided by the URLs stored; also MEMORY USAGE summed over the seen-set's
+ * keys (frontier_seen_usage).
  *
  * Baseline (scrapy-redis's RFPDupeFilter): SHA-1 of the canonical URL as
  * 40 hex characters, one SADD to one set per URL, no cache; pipelined
@@ -48,8 +57,8 @@
  * URL and extrapolated linearly to the full size (said so in the output).
  *
  * A private redis-server runs on a unix socket in a temp dir with the
- * project's settings (set-max-intset-entries 8192, no persistence) and is
- * shut down at the end.
+ * project's settings (set-max-intset-entries 8192, no persistence, the
+ * module unless --layout b256) and is shut down at the end.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -81,6 +90,8 @@ struct opts {
     size_t cache, batch;
     uint64_t baseline, baseline_nopipe;
     int jobs, replay_only;
+    int b256;               /* --layout b256: no module, the Lua layout */
+    const char *module;     /* --module PATH (default: the build's) */
 };
 
 /* ------------------------------------------------------------ stream */
@@ -415,7 +426,7 @@ struct server {
     char dir[256], sock[300];
 };
 
-static void server_start(struct server *sv)
+static void server_start(struct server *sv, const char *module)
 {
     snprintf(sv->dir, sizeof(sv->dir), "/tmp/dcrawl-dedup-bench.XXXXXX");
     if (!mkdtemp(sv->dir)) {
@@ -429,10 +440,14 @@ static void server_start(struct server *sv)
         snprintf(log, sizeof(log), "%s/redis.log", sv->dir);
         if (!freopen(log, "w", stdout) || dup2(fileno(stdout), 2) < 0)
             _exit(127);
-        execlp("redis-server", "redis-server", "--port", "0", "--unixsocket",
-               sv->sock, "--dir", sv->dir, "--save", "", "--appendonly", "no",
-               "--set-max-intset-entries", "8192", "--maxmemory-policy",
-               "noeviction", "--loglevel", "warning", (char *)NULL);
+        const char *args[] = {
+            "redis-server", "--port", "0", "--unixsocket", sv->sock,
+            "--dir", sv->dir, "--save", "", "--appendonly", "no",
+            "--set-max-intset-entries", "8192", "--maxmemory-policy",
+            "noeviction", "--loglevel", "warning",
+            module ? "--loadmodule" : NULL, module, NULL
+        };
+        execvp("redis-server", (char *const *)args);
         _exit(127);
     }
     for (int i = 0; i < 200 && access(sv->sock, F_OK) != 0; i++)
@@ -553,7 +568,7 @@ static const char *corpus_url(const struct corpus *cp, uint64_t i, int *len)
 struct path_result {
     uint64_t urls, bad, fresh, stored, misses;
     double secs, gen_secs, hit_rate, rt_per_1000, used_per_url, usage_per_url;
-    double io_busy, io_wait, redis_cpu, client_cpu;
+    double io_busy, io_wait, canon_wait, redis_cpu, client_cpu;
     uint64_t not_compact;
 };
 
@@ -592,28 +607,118 @@ static void *canon_range(void *arg)
     return NULL;
 }
 
-/* Canonicalize + fingerprint URLs base .. base + n on `jobs` threads. */
-static void canon_chunk(const struct corpus *cp, uint64_t base, size_t n,
-                        struct canon_out *out, int jobs)
-{
-    struct canon_job j[8];
-    pthread_t th[8];
-    size_t per = (n + (size_t)jobs - 1) / (size_t)jobs;
+/*
+ * The canonicalizing pool: --jobs threads canonicalize + fingerprint the
+ * stream in chunks of CHUNK URLs (worker k takes chunks k, k + jobs, ...)
+ * into a ring of NSLOTS chunk buffers, while the cache thread (the
+ * caller) takes the chunks in stream order. Chunk c lives in slot
+ * c % NSLOTS; a slot is refilled once the cache thread has released it.
+ */
+#define NSLOTS 16
 
+struct pool {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    const struct corpus *cp;
+    uint64_t total, nchunks;
+    int jobs;
+    struct {
+        struct canon_out *out;
+        uint64_t chunk;     /* the chunk this slot holds or waits for */
+        int full;
+    } slot[NSLOTS];
+    pthread_t th[8];
+    struct pool_worker {
+        struct pool *p;
+        int k;
+    } w[8];
+};
+
+static void *pool_main(void *arg)
+{
+    struct pool_worker *w = arg;
+    struct pool *p = w->p;
+
+    for (uint64_t c = (uint64_t)w->k; c < p->nchunks; c += (uint64_t)p->jobs) {
+        int s = (int)(c % NSLOTS);
+        uint64_t base = c * CHUNK;
+        struct canon_job j;
+        pthread_mutex_lock(&p->mu);
+        while (p->slot[s].chunk != c || p->slot[s].full)
+            pthread_cond_wait(&p->cv, &p->mu);
+        pthread_mutex_unlock(&p->mu);
+        j.cp = p->cp;
+        j.out = p->slot[s].out;
+        j.base = base;
+        j.from = 0;
+        j.to = p->total - base < CHUNK ? (size_t)(p->total - base) : CHUNK;
+        canon_range(&j);
+        pthread_mutex_lock(&p->mu);
+        p->slot[s].full = 1;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+    return NULL;
+}
+
+static void pool_start(struct pool *p, const struct corpus *cp, uint64_t total,
+                       int jobs)
+{
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    p->cp = cp;
+    p->total = total;
+    p->nchunks = (total + CHUNK - 1) / CHUNK;
+    p->jobs = jobs;
+    for (int s = 0; s < NSLOTS; s++) {
+        p->slot[s].out = xmalloc(CHUNK * sizeof(struct canon_out));
+        p->slot[s].chunk = (uint64_t)s;
+        p->slot[s].full = 0;
+    }
     for (int k = 0; k < jobs; k++) {
-        j[k].cp = cp;
-        j[k].out = out;
-        j[k].base = base;
-        j[k].from = per * (size_t)k < n ? per * (size_t)k : n;
-        j[k].to = j[k].from + per < n ? j[k].from + per : n;
-        if (k > 0 && pthread_create(&th[k], NULL, canon_range, &j[k]) != 0) {
+        p->w[k].p = p;
+        p->w[k].k = k;
+        if (pthread_create(&p->th[k], NULL, pool_main, &p->w[k]) != 0) {
             fprintf(stderr, "dedup_bench: pthread_create failed\n");
             exit(1);
         }
     }
-    canon_range(&j[0]);
-    for (int k = 1; k < jobs; k++)
-        pthread_join(th[k], NULL);
+}
+
+/* Chunk c, once canonicalized; *waited += the seconds spent waiting. */
+static const struct canon_out *pool_take(struct pool *p, uint64_t c,
+                                         double *waited)
+{
+    int s = (int)(c % NSLOTS);
+    double t0 = now_s();
+
+    pthread_mutex_lock(&p->mu);
+    while (p->slot[s].chunk != c || !p->slot[s].full)
+        pthread_cond_wait(&p->cv, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+    *waited += now_s() - t0;
+    return p->slot[s].out;
+}
+
+static void pool_release_chunk(struct pool *p, uint64_t c)
+{
+    int s = (int)(c % NSLOTS);
+
+    pthread_mutex_lock(&p->mu);
+    p->slot[s].chunk = c + NSLOTS;
+    p->slot[s].full = 0;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+static void pool_join(struct pool *p)
+{
+    for (int k = 0; k < p->jobs; k++)
+        pthread_join(p->th[k], NULL);
+    for (int s = 0; s < NSLOTS; s++)
+        free(p->slot[s].out);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
 }
 
 /* A batch of cache misses for frontier_seen. */
@@ -738,7 +843,7 @@ static double process_cpu(void)
 static void run_path(const struct opts *o, struct frontier *f,
                      redisContext *r, uint64_t total, struct path_result *res)
 {
-    struct canon_out *co = xmalloc(CHUNK * sizeof(*co));
+    struct pool pool;
     struct dedup_cache *c = dedup_cache_new(o->cache);
     struct batch bt[2];
     struct dedup_cache_stats st;
@@ -767,9 +872,11 @@ static void run_path(const struct opts *o, struct frontier *f,
     rcpu0 = redis_cpu(r);
     cpu0 = process_cpu();
     t = now_s();
+    pool_start(&pool, &cp, total, o->jobs);
     for (uint64_t base = 0; base < total; base += CHUNK) {
         size_t n = total - base < CHUNK ? (size_t)(total - base) : CHUNK;
-        canon_chunk(&cp, base, n, co, o->jobs);
+        const struct canon_out *co = pool_take(&pool, base / CHUNK,
+                                               &res->canon_wait);
         for (size_t i = 0; i < n; i++) {
             struct batch *b = &bt[cur];
             struct frontier_url *x = &b->u[b->n];
@@ -795,7 +902,9 @@ static void run_path(const struct opts *o, struct frontier *f,
             }
         }
         res->urls += n;
+        pool_release_chunk(&pool, base / CHUNK);
     }
+    pool_join(&pool);
     if (bt[cur].n)
         res->io_wait += io_submit(&io, &bt[cur]);
     res->io_wait += io_wait_idle(&io);
@@ -825,7 +934,6 @@ static void run_path(const struct opts *o, struct frontier *f,
     }
     dedup_cache_free(&c);
     corpus_release(&cp);
-    free(co);
     batch_release(&bt[0]);
     batch_release(&bt[1]);
 }
@@ -911,6 +1019,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
     o->baseline_nopipe = 200000;
     o->jobs = 2;
     o->batch = 1048576;
+    o->module = DC_SEEN_MODULE;
     for (int i = 1; i < argc; i += 2) {
         if (!strcmp(argv[i], "--replay-only")) {
             o->replay_only = 1;
@@ -926,6 +1035,14 @@ static void parse_opts(int argc, char **argv, struct opts *o)
                 if (*p == ',')
                     p++;
             }
+        } else if (!strcmp(argv[i], "--layout")) {
+            if (strcmp(argv[i + 1], "b256") && strcmp(argv[i + 1], "mod")) {
+                fprintf(stderr, "dedup_bench: --layout mod or b256\n");
+                exit(2);
+            }
+            o->b256 = !strcmp(argv[i + 1], "b256");
+        } else if (!strcmp(argv[i], "--module")) {
+            o->module = argv[i + 1];
         } else if (!strcmp(argv[i], "--cache")) {
             o->cache = strtoull(argv[i + 1], NULL, 10);
         } else if (!strcmp(argv[i], "--batch")) {
@@ -995,7 +1112,7 @@ int main(int argc, char **argv)
         }
         return 0;
     }
-    server_start(&sv);
+    server_start(&sv, o.b256 ? NULL : o.module);
     r = rconnect(sv.sock);
     snprintf(url, sizeof(url), "unix:%s", sv.sock);
     conf_init(&c);
@@ -1007,7 +1124,8 @@ int main(int argc, char **argv)
     frontier_seen_layout(f, layout, sizeof(layout));
     printf("dedup bench: %s\n", layout);
     printf("cache %zu entries, batch %zu misses per round trip, %d "
-           "canonicalizing threads; ", o.cache, o.batch, o.jobs);
+           "canonicalizing threads + 1 cache thread + 1 Redis I/O thread; ",
+           o.cache, o.batch, o.jobs);
     print_load();
     run_baseline(r, o.baseline, 4096, &bp);
     run_baseline(r, o.baseline_nopipe, 1, &bn);
@@ -1034,12 +1152,14 @@ int main(int argc, char **argv)
         printf("  cache misses sent to Redis: %" PRIu64 " (%.2f %% of URLs)\n",
                p.misses, 100.0 * (double)p.misses / (double)p.urls);
         printf("  time: Redis thread in frontier_seen %.2f s (overlapped), "
-               "canonicalizing side waited for it %.2f s; CPU: this process "
-               "%.2f s, redis-server %.2f s\n", p.io_busy, p.io_wait,
+               "cache thread waited for it %.2f s and for the "
+               "canonicalizing threads %.2f s; CPU: this process %.2f s, "
+               "redis-server %.2f s\n", p.io_busy, p.io_wait, p.canon_wait,
                p.client_cpu, p.redis_cpu);
         printf("  Redis round trips per 1000 URLs: %.4f\n", p.rt_per_1000);
         printf("  Redis used_memory per stored URL: %.2f bytes (MEMORY USAGE "
-               "of the buckets: %.2f; buckets not intset: %" PRIu64 ")\n",
+               "of the seen-set keys: %.2f; buckets not intset: %" PRIu64
+               ")\n",
                p.used_per_url, p.usage_per_url, p.not_compact);
         print_baseline(o.sizes[k], &bp, &bn);
         printf("  ");

@@ -172,6 +172,9 @@ const struct conf_opt conf__opts[] = {
     OPT_STRING("redis.url", redis_url, "", 0, 4096,
                "redis://host:port/db or unix:/path (empty = an embedded "
                "redis-server for `dcrawl crawl`)"),
+    OPT_STRING("redis.module", redis_module, "", 0, 4096,
+               "seen-set module the embedded redis-server loads (empty = "
+               "dcrawl-seen.so next to the dcrawl binary, none = not loaded)"),
     OPT_INT64("dedup.cache_entries", dedup_cache_entries, "1048576", 16,
               1073741824.0, "URL fingerprints cached in memory per node"),
     OPT_STRING("dedup.fingerprint", dedup_fingerprint, "murmur3", 3, 16,

@@ -117,6 +117,7 @@ struct conf {
     double frontier_lease;
     char *redis_prefix;
     char *redis_url;
+    char *redis_module;
     /* dedup */
     int64_t dedup_cache_entries;
     char *dedup_fingerprint;

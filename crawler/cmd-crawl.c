@@ -166,7 +166,8 @@ int cmd_crawl(int argc, char **argv)
             rc = 2;
             goto out;
         }
-        if (embedded_redis_start(&er, a.out, err, sizeof(err))) {
+        if (embedded_redis_start(&er, a.out, c.redis_module, err,
+                                 sizeof(err))) {
             fprintf(stderr, "dcrawl crawl: %s\n", err);
             rc = 2;
             goto out;

@@ -82,10 +82,12 @@ struct embedded_redis {
     char dir[512];
     char url[640];
 };
-/* Start a private redis-server (unix socket in dir, no TCP port). Returns
- * DC_OK and fills er->url, or DC_EREDIS with a message in err. */
-int embedded_redis_start(struct embedded_redis *er, const char *dir, char *err,
-                         size_t errlen);
+/* Start a private redis-server (unix socket in dir, no TCP port), loading
+ * the seen-set module `module` (conf redis.module: a path, "" for
+ * dcrawl-seen.so next to the running binary when it exists, "none").
+ * Returns DC_OK and fills er->url, or DC_EREDIS with a message in err. */
+int embedded_redis_start(struct embedded_redis *er, const char *dir,
+                         const char *module, char *err, size_t errlen);
 void embedded_redis_stop(struct embedded_redis *er);
 
 /* ---------------------------------------------------------------- node */
@@ -115,6 +117,7 @@ struct node_stats {
     uint64_t cache_hits, cache_misses, cache_evictions;
     uint64_t redis_roundtrips;
     uint64_t seen_urls, seen_bytes, seen_keys, seen_not_compact;
+    const char *seen_layout;    /* frontier_seen_layout_name */
     int seen_sampled; /* seen_* extrapolated from a sample of buckets */
     uint64_t pages_per_depth[64];
     uint64_t status[6]; /* 0 = transport error, 1xx..5xx */

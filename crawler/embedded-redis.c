@@ -3,7 +3,10 @@
  * --redis is given. It listens on a unix socket inside the output
  * directory (no TCP port at all), keeps nothing on disk, loads the
  * project's settings (conf/redis.conf's values, passed as arguments so no
- * file has to be found at run time), and is shut down at the end.
+ * file has to be found at run time), and is shut down at the end. It
+ * loads the seen-set module (dcrawl-seen.so) from redis.module, or from
+ * the running binary's directory (/proc/self/exe) when that is empty; a
+ * missing module there just means the b256-i64 layout.
  */
 #include <errno.h>
 #include <limits.h>
@@ -54,10 +57,43 @@ static int wait_socket(const char *path, pid_t pid)
     return DC_EREDIS;
 }
 
-int embedded_redis_start(struct embedded_redis *er, const char *dir, char *err,
-                         size_t errlen)
+/* The module path to load into out, or "" for none. */
+static int module_path(const char *conf, char *out, size_t cap, char *err,
+                       size_t errlen)
 {
-    char sock[512], log[600], abs[PATH_MAX];
+    char exe[4096];
+    ssize_t n;
+    char *slash;
+
+    out[0] = '\0';
+    if (conf && !strcmp(conf, "none"))
+        return DC_OK;
+    if (conf && *conf) {
+        if (access(conf, R_OK) != 0) {
+            snprintf(err, errlen, "redis.module %s: %s", conf, strerror(errno));
+            return DC_EREDIS;
+        }
+        snprintf(out, cap, "%s", conf);
+        return DC_OK;
+    }
+    n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0)
+        return DC_OK;
+    exe[n] = '\0';
+    slash = strrchr(exe, '/');
+    if (!slash)
+        return DC_OK;
+    *slash = '\0';
+    if ((size_t)snprintf(out, cap, "%s/dcrawl-seen.so", exe) >= cap ||
+        access(out, R_OK) != 0)
+        out[0] = '\0';
+    return DC_OK;
+}
+
+int embedded_redis_start(struct embedded_redis *er, const char *dir,
+                         const char *module, char *err, size_t errlen)
+{
+    char sock[512], log[600], mod[4200], abs[PATH_MAX];
     pid_t pid;
     memset(er, 0, sizeof(*er));
     if (realpath(dir, abs)) /* redis-server chdirs to --dir, then opens the log */
@@ -65,9 +101,11 @@ int embedded_redis_start(struct embedded_redis *er, const char *dir, char *err,
     if (snprintf(er->dir, sizeof(er->dir), "%s", dir) >= (int)sizeof(er->dir) ||
         snprintf(log, sizeof(log), "%s/redis.log", dir) >= (int)sizeof(log) ||
         snprintf(sock, sizeof(sock), "%s/redis.sock", dir) >= 104) {
-        snprintf(err, errlen, "output path too long for a unix socket: %s", sock);
+        snprintf(err, errlen, "output path too long for a unix socket: %s", dir);
         return DC_EREDIS;
     }
+    if (module_path(module, mod, sizeof(mod), err, errlen))
+        return DC_EREDIS;
     unlink(sock);
     pid = fork();
     if (pid < 0) {
@@ -76,11 +114,14 @@ int embedded_redis_start(struct embedded_redis *er, const char *dir, char *err,
     }
     if (pid == 0) {
         setpgid(0, 0); /* a Ctrl-C to dcrawl must not kill redis first */
-        execlp("redis-server", "redis-server", "--port", "0", "--unixsocket",
-               sock, "--unixsocketperm", "700", "--dir", dir, "--save", "",
-               "--appendonly", "no", "--daemonize", "no", "--logfile", log,
-               "--set-max-intset-entries", "8192", "--maxmemory-policy",
-               "noeviction", (char *)NULL);
+        const char *args[] = {
+            "redis-server", "--port", "0", "--unixsocket", sock,
+            "--unixsocketperm", "700", "--dir", dir, "--save", "",
+            "--appendonly", "no", "--daemonize", "no", "--logfile", log,
+            "--set-max-intset-entries", "8192", "--maxmemory-policy",
+            "noeviction", mod[0] ? "--loadmodule" : NULL, mod, NULL
+        };
+        execvp("redis-server", (char *const *)args);
         _exit(127);
     }
     er->pid = pid;

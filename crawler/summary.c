@@ -21,6 +21,7 @@ void node_dedup_stats(struct frontier *f, struct node_stats *st)
     struct frontier_seen_usage u;
 
     st->redis_roundtrips = frontier_roundtrips(f);
+    st->seen_layout = frontier_seen_layout_name(f);
     if (frontier_seen_usage(f, 2048, &u) != DC_OK) /* a sample: fast */
         return;
     st->seen_sampled = u.sampled < u.total;
@@ -42,13 +43,14 @@ static void print_dedup(FILE *out, const struct node_stats *st)
             st->pages ? (double)st->redis_roundtrips / (double)st->pages : 0.0);
     if (!st->seen_urls)
         return;
-    fprintf(out, "  seen-set: %s%llu URLs in %llu bucket keys, %.1f bytes "
-                 "per URL in Redis (MEMORY USAGE%s)",
+    fprintf(out, "  seen-set (layout %s): %s%llu URLs in %llu keys, %.1f "
+                 "bytes per URL in Redis (MEMORY USAGE%s)",
+            st->seen_layout ? st->seen_layout : "?",
             st->seen_sampled ? "about " : "",
             (unsigned long long)st->seen_urls,
             (unsigned long long)st->seen_keys,
             (double)st->seen_bytes / (double)st->seen_urls,
-            st->seen_sampled ? " of a sample of buckets" : "");
+            st->seen_sampled ? " of a sample of keys" : "");
     if (st->seen_not_compact)
         fprintf(out, "; %llu buckets outgrew set-max-intset-entries",
                 (unsigned long long)st->seen_not_compact);

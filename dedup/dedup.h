@@ -36,6 +36,14 @@
  * its fuller buckets still work but become hash tables, which the crawl
  * summary reports as buckets not intset.
  *
+ * That layout (b256-i64) is the fallback. When the Redis has the
+ * project's module (dcrawl-seen.so, frontier/seenmod/), the frontier uses
+ * layout "mod-u64" instead: one module key "<prefix>:{<p>}:S" per
+ * partition holding the whole fingerprints in 256 sorted arrays (about 9
+ * bytes per URL, one native command per partition per batch; see
+ * frontier/seen-mod.c). dedup_seen_key / dedup_seen_member describe only
+ * b256-i64.
+ *
  * Why not members of 32 bits (4 bytes)? The key implies only the 8 bucket
  * bits and the partition (a hash of the host, not of the URL), so 32-bit
  * members would mean 40-bit fingerprints per host partition: a new URL

@@ -48,6 +48,7 @@ enum frontier_script {
     FRONTIER_SCRIPT_COMPLETE,
     FRONTIER_SCRIPT_RECLAIM,
     FRONTIER_SCRIPT_SEEN,
+    FRONTIER_SCRIPT_ADMIT_MOD,   /* admit in the mod-u64 seen-set layout */
     FRONTIER_NSCRIPTS
 };
 
@@ -86,6 +87,8 @@ struct frontier {
 
     uint64_t roundtrips;         /* pipelines sent (frontier_roundtrips) */
     int64_t intset_entries;      /* Redis set-max-intset-entries, -1 unknown */
+    int have_module;             /* the server has DCSEEN.ADD (dcrawl-seen.so) */
+    int seen_mod;                /* seen-set layout: 1 mod-u64, 0 b256-i64 */
 
     char err[256];
 };
@@ -110,11 +113,31 @@ void frontier__call_release(struct frontier_call *c);
 void frontier__calls_free(struct frontier_call *c, size_t n);
 
 /* seen.c */
-/* Layout string recorded in <prefix>:meta seen_layout. */
-#define FRONTIER_SEEN_LAYOUT "b256-i64"
+/* Layout strings recorded in <prefix>:meta seen_layout: Lua over intset
+ * buckets (dedup.h), or one dcrawl-seen module key "<prefix>:{p}:S" per
+ * partition (frontier/seenmod/seenmod.c). */
+#define FRONTIER_SEEN_LAYOUT_B256 "b256-i64"
+#define FRONTIER_SEEN_LAYOUT_MOD "mod-u64"
 /* Most members the seen script gets for one bucket in one group. */
 #define FRONTIER_SEEN_GROUP_MAX 1024
 void frontier__probe_intset(struct frontier *f);
+/* Sets f->have_module from COMMAND INFO dcseen.add (one round trip). */
+int frontier__probe_module(struct frontier *f);
+/* Key of partition p's module seen-set: "<prefix>:{p}:S". */
+int frontier__seen_modkey(const struct frontier *f, int p, char *out,
+                          size_t cap);
+/* fp as 8 little-endian bytes at out (the module's blob format). */
+void frontier__put_le64(unsigned char *out, uint64_t fp);
+/* seen-mod.c: frontier_seen, frontier_seen_layout's text and
+ * frontier_seen_usage (before extrapolation) in layout mod-u64. */
+struct frontier_url;
+struct frontier_seen_usage;
+int frontier__seen_mod(struct frontier *f, const struct frontier_url *u,
+                       size_t n, int check_only, unsigned char *isnew);
+void frontier__seen_mod_layout(const struct frontier *f, char *out,
+                               size_t cap);
+int frontier__seen_mod_usage(struct frontier *f, size_t sample,
+                             struct frontier_seen_usage *u);
 
 /* scripts.c */
 const char *frontier__script_body(int script);

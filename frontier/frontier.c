@@ -45,9 +45,11 @@ static int64_t reply_int(const redisReply *r, int64_t def)
 
 /*
  * Record our partition count, fingerprint algorithm and seen-set layout
- * unless recorded; adopt the recorded count and algorithm (every client of
- * a crawl must agree on them). A recorded layout other than this build's
- * is an error: its seen-set could not be read.
+ * unless recorded; adopt the recorded count, algorithm and layout (every
+ * client of a crawl must agree on them). The layout recorded first is
+ * mod-u64 when the server has the dcrawl-seen module, else b256-i64; a
+ * Redis keeps its layout for good. A recorded mod-u64 without the module
+ * loaded, or an unknown layout, is an error.
  */
 #define META_FIELDS 4
 static const char *const meta_fields[META_FIELDS] = {
@@ -69,16 +71,30 @@ static int meta_check(struct frontier *f, redisReply **rep)
         return frontier__seterr(f, DC_EREDIS, "bad %s:meta fingerprint",
                                 f->prefix);
     dedup_fingerprint_use(algo);
-    if (rep[2]->type != REDIS_REPLY_STRING ||
-        strcmp(rep[2]->str, FRONTIER_SEEN_LAYOUT) != 0)
+    if (rep[2]->type == REDIS_REPLY_STRING &&
+        strcmp(rep[2]->str, FRONTIER_SEEN_LAYOUT_B256) == 0) {
+        f->seen_mod = 0;
+        return DC_OK;
+    }
+    if (rep[2]->type == REDIS_REPLY_STRING &&
+        strcmp(rep[2]->str, FRONTIER_SEEN_LAYOUT_MOD) == 0) {
+        f->seen_mod = 1;
+        if (f->have_module)
+            return DC_OK;
         return frontier__seterr(f, DC_ECONFIG,
-                                "%s:meta seen_layout is '%s', this build "
-                                "uses '%s': use another redis.prefix",
-                                f->prefix,
-                                rep[2]->type == REDIS_REPLY_STRING
-                                    ? rep[2]->str : "?",
-                                FRONTIER_SEEN_LAYOUT);
-    return DC_OK;
+                                "%s:meta seen_layout is '%s' but this Redis "
+                                "has no DCSEEN.ADD: load the module "
+                                "(--loadmodule dcrawl-seen.so)",
+                                f->prefix, FRONTIER_SEEN_LAYOUT_MOD);
+    }
+    return frontier__seterr(f, DC_ECONFIG,
+                            "%s:meta seen_layout is '%s', this build knows "
+                            "'%s' and '%s': use another redis.prefix",
+                            f->prefix,
+                            rep[2]->type == REDIS_REPLY_STRING ? rep[2]->str
+                                                               : "?",
+                            FRONTIER_SEEN_LAYOUT_B256,
+                            FRONTIER_SEEN_LAYOUT_MOD);
 }
 
 static int meta_adopt(struct frontier *f, int algo)
@@ -99,7 +115,9 @@ static int meta_adopt(struct frontier *f, int algo)
     frontier__strv_pushf(&calls[0].args, "%d", f->nparts);
     frontier__strv_pushf(&calls[1].args, "%lld", (long long)dc_now_ms());
     frontier__strv_pushs(&calls[2].args, dedup_fp_algo_name(algo));
-    frontier__strv_pushs(&calls[3].args, FRONTIER_SEEN_LAYOUT);
+    frontier__strv_pushs(&calls[3].args, f->have_module
+                                             ? FRONTIER_SEEN_LAYOUT_MOD
+                                             : FRONTIER_SEEN_LAYOUT_B256);
     rc = frontier__run(f, calls, n, rep);
     if (!rc)
         rc = meta_check(f, rep + META_FIELDS);
@@ -156,6 +174,8 @@ int frontier_open(struct frontier **fp, const char *redis_url,
     rc = frontier__connect(f, err, errlen);
     if (!rc)
         rc = frontier__scripts_load(f);
+    if (!rc)
+        rc = frontier__probe_module(f);
     if (!rc)
         rc = meta_adopt(f, algo);
     if (!rc)
@@ -302,6 +322,16 @@ static int admit_add(struct frontier *f, struct frontier_call *c, int p,
 {
     char key[512], member[32];
 
+    if (f->seen_mod) { /* the fingerprint goes in the call's blob */
+        frontier__strv_pushf(&c->keys, "%s:{%d}:q:%d:%.*s", f->prefix, p,
+                             u->depth, (int)u->hostlen, u->host);
+        frontier__strv_pushf(&c->keys, "%s:{%d}:h:%d", f->prefix, p,
+                             u->depth);
+        frontier__strv_push(&c->args, u->url, u->len);
+        frontier__strv_push(&c->args, u->host, u->hostlen);
+        frontier__strv_pushf(&c->args, "%d", u->depth);
+        return DC_OK;
+    }
     if (dedup_seen_key(f->prefix, p, u->fp, key, sizeof(key)) ||
         dedup_seen_member(u->fp, member, sizeof(member)))
         return frontier__seterr(f, DC_EINVAL, "seen key too long");
@@ -316,34 +346,61 @@ static int admit_add(struct frontier *f, struct frontier_call *c, int p,
     return DC_OK;
 }
 
-static void admit_call(struct frontier *f, struct frontier_call *c, int p,
-                       int64_t now)
+static int admit_call(struct frontier *f, struct frontier_call *c, int p,
+                      int64_t now)
 {
-    frontier__call_init(c, FRONTIER_SCRIPT_ADMIT);
+    frontier__call_init(c, f->seen_mod ? FRONTIER_SCRIPT_ADMIT_MOD
+                                       : FRONTIER_SCRIPT_ADMIT);
     frontier__strv_pushf(&c->keys, "%s:{%d}:pend", f->prefix, p);
     frontier__strv_pushf(&c->keys, "%s:{%d}:stat", f->prefix, p);
     frontier__strv_pushf(&c->keys, "%s:{%d}:next", f->prefix, p);
     frontier__strv_pushf(&c->keys, "%s:{%d}:act", f->prefix, p);
     frontier__strv_pushf(&c->keys, "%s:{%d}:budget", f->prefix, p);
+    if (f->seen_mod) {
+        char key[512];
+        if (frontier__seen_modkey(f, p, key, sizeof(key)))
+            return frontier__seterr(f, DC_EINVAL, "seen key too long");
+        frontier__strv_pushs(&c->keys, key);
+    }
     frontier__strv_pushf(&c->args, "%lld", (long long)now);
     frontier__strv_pushf(&c->args, "%d", f->conns);
     frontier__strv_pushf(&c->args, "%lld", (long long)f->host_budget);
+    return DC_OK;
+}
+
+/* mod layout: the fingerprints of URLs s[from .. to) (one partition) as
+ * one blob, the call's last argument. */
+static void admit_blob(struct frontier_call *c, const struct frontier_url *urls,
+                       const struct slot *s, size_t from, size_t to)
+{
+    unsigned char *blob = xmalloc((to - from) * 8);
+
+    for (size_t i = from; i < to; i++)
+        frontier__put_le64(blob + 8 * (i - from), urls[s[i].idx].fp);
+    frontier__strv_push(&c->args, (const char *)blob, (to - from) * 8);
+    free(blob);
 }
 
 static int admit_build(struct frontier *f, const struct frontier_url *urls,
                        const struct slot *s, size_t n,
                        struct frontier_call *calls, int64_t now)
 {
-    size_t c = 0;
+    size_t c = 0, from = 0;
 
     for (size_t i = 0; i < n; i++) {
+        int rc = DC_OK;
         if (i > 0 && s[i].part != s[i - 1].part)
             c++;
-        if (i == 0 || s[i].part != s[i - 1].part)
-            admit_call(f, &calls[c], s[i].part, now);
-        int rc = admit_add(f, &calls[c], s[i].part, &urls[s[i].idx]);
+        if (i == 0 || s[i].part != s[i - 1].part) {
+            from = i;
+            rc = admit_call(f, &calls[c], s[i].part, now);
+        }
+        if (!rc)
+            rc = admit_add(f, &calls[c], s[i].part, &urls[s[i].idx]);
         if (rc)
             return rc;
+        if (f->seen_mod && (i + 1 == n || s[i + 1].part != s[i].part))
+            admit_blob(&calls[c], urls, s, from, i + 1);
     }
     return DC_OK;
 }

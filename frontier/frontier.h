@@ -9,7 +9,9 @@
  * cluster issue assigns partitions to nodes without renaming any key.
  *
  * Keys of partition p (prefix = redis.prefix, default "dc"):
- *   <prefix>:{p}:s:<b>           seen-set buckets (layout: dedup.h)
+ *   <prefix>:{p}:S               seen-set, layout mod-u64 (the dcrawl-seen
+ *                                      module's type; frontier/seen-mod.c)
+ *   <prefix>:{p}:s:<b>           seen-set buckets, layout b256-i64 (dedup.h)
  *   <prefix>:{p}:q:<d>:<host>    LIST  queued URLs of host at depth d
  *   <prefix>:{p}:h:<d>           ZSET  host -> ms when it may be fetched next
  *                                      (hosts with URLs queued at depth d)
@@ -22,8 +24,10 @@
  *                                      failed:<d>, skipped:<d>, budget
  *   <prefix>:{p}:budget          HASH  host -> URLs queued over the crawl
  *                                      (only when scope.host_budget > 0)
- * and one global key <prefix>:meta (HASH: partitions, created) that makes
- * every client agree on P.
+ * and one global key <prefix>:meta (HASH: partitions, created,
+ * fingerprint, seen_layout) that makes every client agree on P, the
+ * fingerprint and the seen-set layout (mod-u64 when the first client found
+ * the module loaded, else b256-i64; kept for good).
  *
  * Crawl order is level-synchronous: URLs of depth d are served only while
  * nothing of a lower depth is queued or in flight anywhere
@@ -182,11 +186,15 @@ int frontier_seen(struct frontier *f, const struct frontier_url *urls,
                   size_t n, int check_only, unsigned char *isnew);
 
 /*
- * Seen-set layout in use, as one line of text in out. Returns 1 when this
- * Redis's set-max-intset-entries is below what the layout is sized for, or
- * cannot be read (a caller logs the line then), else 0.
+ * Seen-set layout in use, as one line of text in out. Returns 1 when the
+ * layout is b256-i64 and this Redis's set-max-intset-entries is below what
+ * it is sized for, or cannot be read (a caller logs the line then), else 0.
  */
 int frontier_seen_layout(const struct frontier *f, char *out, size_t cap);
+/* The layout's name as recorded in <prefix>:meta seen_layout: "mod-u64"
+ * (the dcrawl-seen module) or "b256-i64" (Lua over intset buckets).
+ * Static storage. */
+const char *frontier_seen_layout_name(const struct frontier *f);
 
 /* Size of the seen-set, from SCARD, MEMORY USAGE and OBJECT ENCODING of
  * the bucket keys (pipelined, 8192 keys per round trip): every key when

@@ -40,16 +40,38 @@
     "  return -1\n"                                                       \
     "end\n"
 
+/* Enqueue url of host at depth d: queue q, ready set h (ARGV 1, 2 are
+ * now and host_connections; KEYS 1, 3, 4 pend, next, act). */
+#define LUA_ENQUEUE                                                       \
+    "local now, conns = tonumber(ARGV[1]), tonumber(ARGV[2])\n"           \
+    "local function enqueue(q, h, url, host, d)\n"                        \
+    "  redis.call('RPUSH', q, url)\n"                                     \
+    "  redis.call('HINCRBY', KEYS[1], d, 1)\n"                            \
+    "  if not redis.call('ZSCORE', h, host) then\n"                       \
+    "    local score = busy\n"                                            \
+    "    if num(redis.call('HGET', KEYS[4], host)) < conns then\n"        \
+    "      score = math.max(now, num(redis.call('HGET', KEYS[3], host)))\n" \
+    "    end\n"                                                           \
+    "    redis.call('ZADD', h, str(score), host)\n"                       \
+    "  end\n"                                                             \
+    "end\n"
+
+#define LUA_ADMIT_END                                                     \
+    "if added > 0 then redis.call('HINCRBY', KEYS[2], 'admitted', added) end\n" \
+    "if seen > 0 then redis.call('HINCRBY', KEYS[2], 'seen', seen) end\n" \
+    "if over > 0 then redis.call('HINCRBY', KEYS[2], 'budget', over) end\n" \
+    "return res\n"
+
 /*
- * admit. KEYS: pend, stat, next, act, budget, then per URL: seen bucket,
- * host queue, h:<d>. ARGV: now, host_connections, host budget (0 = none),
- * then per URL: seen member, url, host, depth. Returns per URL 1 (new), 0
- * (already seen) or 2 (new, but its host's budget is spent: not marked
- * seen, not queued; counted as stat "budget").
+ * admit (layout b256-i64). KEYS: pend, stat, next, act, budget, then per
+ * URL: seen bucket, host queue, h:<d>. ARGV: now, host_connections, host
+ * budget (0 = none), then per URL: seen member, url, host, depth. Returns
+ * per URL 1 (new), 0 (already seen) or 2 (new, but its host's budget is
+ * spent: not marked seen, not queued; counted as stat "budget").
  */
 static const char script_admit[] =
     LUA_COMMON
-    "local now, conns = tonumber(ARGV[1]), tonumber(ARGV[2])\n"
+    LUA_ENQUEUE
     "local budget = tonumber(ARGV[3])\n"
     "local res, added, seen, over = {}, 0, 0, 0\n"
     "for i = 0, (#KEYS - 5) / 3 - 1 do\n"
@@ -60,16 +82,8 @@ static const char script_admit[] =
     "    over = over + 1\n"
     "    res[i + 1] = 2\n"
     "  elseif redis.call('SADD', KEYS[k], ARGV[a]) == 1 then\n"
-    "    redis.call('RPUSH', KEYS[k + 1], ARGV[a + 1])\n"
-    "    redis.call('HINCRBY', KEYS[1], ARGV[a + 3], 1)\n"
+    "    enqueue(KEYS[k + 1], KEYS[k + 2], ARGV[a + 1], host, ARGV[a + 3])\n"
     "    if budget > 0 then redis.call('HINCRBY', KEYS[5], host, 1) end\n"
-    "    if not redis.call('ZSCORE', KEYS[k + 2], host) then\n"
-    "      local score = busy\n"
-    "      if num(redis.call('HGET', KEYS[4], host)) < conns then\n"
-    "        score = math.max(now, num(redis.call('HGET', KEYS[3], host)))\n"
-    "      end\n"
-    "      redis.call('ZADD', KEYS[k + 2], str(score), host)\n"
-    "    end\n"
     "    added = added + 1\n"
     "    res[i + 1] = 1\n"
     "  else\n"
@@ -77,10 +91,53 @@ static const char script_admit[] =
     "    res[i + 1] = 0\n"
     "  end\n"
     "end\n"
-    "if added > 0 then redis.call('HINCRBY', KEYS[2], 'admitted', added) end\n"
-    "if seen > 0 then redis.call('HINCRBY', KEYS[2], 'seen', seen) end\n"
-    "if over > 0 then redis.call('HINCRBY', KEYS[2], 'budget', over) end\n"
-    "return res\n";
+    LUA_ADMIT_END;
+
+/*
+ * admit (layout mod-u64). KEYS: pend, stat, next, act, budget, the
+ * partition's module seen-set "<prefix>:{p}:S", then per URL: host queue,
+ * h:<d>. ARGV: now, host_connections, host budget (0 = none), then per
+ * URL: url, host, depth, and last the fingerprints of all URLs as one blob
+ * (8 bytes each, little-endian). Without a budget one DCSEEN.ADD inserts
+ * them all and answers a '1'/'0' flag per URL; with one, each URL is
+ * checked against its host's budget first, as in admit, and inserted (or
+ * only checked, when the budget is spent) on its own. Same reply as admit.
+ */
+static const char script_admit_mod[] =
+    LUA_COMMON
+    LUA_ENQUEUE
+    "local budget = tonumber(ARGV[3])\n"
+    "local res, added, seen, over = {}, 0, 0, 0\n"
+    "local fps = ARGV[#ARGV]\n"
+    "local flags = ''\n"
+    "if budget == 0 then flags = redis.call('DCSEEN.ADD', KEYS[6], fps) end\n"
+    "for i = 0, (#KEYS - 6) / 2 - 1 do\n"
+    "  local k, a = 7 + 2 * i, 4 + 3 * i\n"
+    "  local host, new = ARGV[a + 1], false\n"
+    "  if budget == 0 then\n"
+    "    new = string.byte(flags, i + 1) == 49\n"
+    "  else\n"
+    "    local fp = string.sub(fps, 8 * i + 1, 8 * i + 8)\n"
+    "    if num(redis.call('HGET', KEYS[5], host)) < budget then\n"
+    "      new = redis.call('DCSEEN.ADD', KEYS[6], fp) == '1'\n"
+    "    elseif redis.call('DCSEEN.CHECK', KEYS[6], fp) == '1' then\n"
+    "      over = over + 1\n"
+    "      res[i + 1] = 2\n"
+    "    end\n"
+    "  end\n"
+    "  if res[i + 1] then\n"
+    "    -- refused by the budget\n"
+    "  elseif new then\n"
+    "    enqueue(KEYS[k], KEYS[k + 1], ARGV[a], host, ARGV[a + 2])\n"
+    "    if budget > 0 then redis.call('HINCRBY', KEYS[5], host, 1) end\n"
+    "    added = added + 1\n"
+    "    res[i + 1] = 1\n"
+    "  else\n"
+    "    seen = seen + 1\n"
+    "    res[i + 1] = 0\n"
+    "  end\n"
+    "end\n"
+    LUA_ADMIT_END;
 
 /*
  * seen (frontier_seen: the seen-set without the queues). KEYS: the
@@ -261,7 +318,8 @@ static const char script_reclaim[] =
     "return count\n";
 
 static const char *const bodies[FRONTIER_NSCRIPTS] = {
-    script_admit, script_pop, script_complete, script_reclaim, script_seen
+    script_admit, script_pop, script_complete, script_reclaim, script_seen,
+    script_admit_mod
 };
 
 const char *frontier__script_body(int script)

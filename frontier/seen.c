@@ -2,6 +2,8 @@
  * seen.c: the seen-set without the queues: batch dedup (frontier_seen),
  * what layout is in use and whether Redis keeps it compact
  * (frontier_seen_layout), and how big it is (frontier_seen_usage).
+ * Two layouts: with the dcrawl-seen module loaded, mod-u64 (seen-mod.c;
+ * these functions hand over to it); else b256-i64, described here.
  *
  * frontier_seen sorts a batch by partition and bucket (two counting sorts)
  * and sends, in one pipeline, one call of the seen script per partition
@@ -62,6 +64,11 @@ int frontier_seen_layout(const struct frontier *f, char *out, size_t cap)
 {
     char have[32];
 
+    if (f->seen_mod) {
+        if (out && cap)
+            frontier__seen_mod_layout(f, out, cap);
+        return 0;
+    }
     if (f->intset_entries < 0)
         snprintf(have, sizeof(have), "unknown");
     else
@@ -72,10 +79,15 @@ int frontier_seen_layout(const struct frontier *f, char *out, size_t cap)
                  "integer members, fingerprint %s; compact while a bucket "
                  "holds <= set-max-intset-entries (this Redis: %s, layout "
                  "sized for %d)",
-                 FRONTIER_SEEN_LAYOUT, f->nparts, DEDUP_SUBBUCKETS,
+                 FRONTIER_SEEN_LAYOUT_B256, f->nparts, DEDUP_SUBBUCKETS,
                  dedup_fp_algo_name(dedup_fingerprint_algo()), have,
                  DEDUP_INTSET_ENTRIES);
     return f->intset_entries < DEDUP_INTSET_ENTRIES;
+}
+
+const char *frontier_seen_layout_name(const struct frontier *f)
+{
+    return f->seen_mod ? FRONTIER_SEEN_LAYOUT_MOD : FRONTIER_SEEN_LAYOUT_B256;
 }
 
 uint64_t frontier_roundtrips(const struct frontier *f)
@@ -425,6 +437,8 @@ int frontier_seen(struct frontier *f, const struct frontier_url *urls,
             return frontier__seterr(f, DC_EINVAL, "seen: bad URL entry");
     if (!f->rc && frontier__connect(f, NULL, 0) != DC_OK)
         return DC_EREDIS;
+    if (f->seen_mod)
+        return frontier__seen_mod(f, urls, n, check_only, isnew);
     plan_make(f, urls, n, &pl);
     nc = plan_calls(&pl, n, &c);
     redo = xcalloc(nc, 1);
@@ -497,14 +511,18 @@ int frontier_seen_usage(struct frontier *f, size_t sample,
 {
     size_t total = (size_t)f->nparts * DEDUP_SUBBUCKETS, n = 0;
     size_t stride = sample && sample < total ? total / sample : 1;
-    size_t *idx = xmalloc(USAGE_BATCH * sizeof(*idx));
+    size_t *idx;
     int rc = DC_OK;
 
     memset(u, 0, sizeof(*u));
-    if (!f->rc && frontier__connect(f, NULL, 0) != DC_OK) {
-        free(idx);
+    if (!f->rc && frontier__connect(f, NULL, 0) != DC_OK)
         return DC_EREDIS;
+    if (f->seen_mod) {
+        rc = frontier__seen_mod_usage(f, sample, u);
+        total = u->total;
+        goto extrapolate;
     }
+    idx = xmalloc(USAGE_BATCH * sizeof(*idx));
     for (size_t k = 0; !rc && k < total; k += stride) {
         idx[n++] = k;
         u->sampled++;
@@ -515,7 +533,8 @@ int frontier_seen_usage(struct frontier *f, size_t sample,
     }
     free(idx);
     u->total = total;
-    if (!rc && u->sampled && u->sampled < total) { /* extrapolate */
+extrapolate:
+    if (!rc && u->sampled && u->sampled < total) {
         double x = (double)total / (double)u->sampled;
         u->members = (uint64_t)((double)u->members * x);
         u->bytes = (uint64_t)((double)u->bytes * x);

@@ -15,6 +15,7 @@ check "dcrawl crawl exits 0" [ $rc -eq 0 ]
 serve_stop
 check "output matches the manifest (jsonl + nginx log)" check_crawl "$S" 3 "$out" "$STATE/access.log"
 check "summary has pages per depth and pages/s" grep -q "pages/s" "$WORK/crawl.log"
+check "summary names seen-set layout $LAYOUT" grep -q "seen-set (layout $LAYOUT)" "$WORK/crawl.log"
 check "merged output written" test -s "$out/merged/pages.jsonl" -a -s "$out/merged/depth-3.warc.gz"
 check "embedded redis-server stopped" bash -c "! ps -eo comm=,args= | awk '\$1 == \"redis-server\"' | grep -qF '$out/'"
 check "a second crawl into the same DIR is refused (exit 2)" bash -c \

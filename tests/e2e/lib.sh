@@ -3,6 +3,9 @@
 # and uses real servers only: a private redis-server on a unix socket and
 # nginx on 127.0.1.x:8080 (shared/bench/serve.sh, with its access log on).
 # Everything started here is stopped by the EXIT trap.
+# The seen-set module dcrawl-seen.so (next to the binary) is loaded into
+# every redis-server unless DCRAWL_SEEN_MODULE=none, which runs the test on
+# the b256-i64 fallback layout; LAYOUT names the layout expected.
 set -uo pipefail
 
 DCRAWL=$1
@@ -13,6 +16,15 @@ BENCH=$SHARED/bench
 rm -rf "$WORK"
 mkdir -p "$WORK"
 export STATE=$WORK/nginx
+if [ "${DCRAWL_SEEN_MODULE:-}" = none ]; then
+    SEEN_MODULE=
+    LAYOUT=b256-i64
+    export DCRAWL_REDIS_MODULE=none   # conf redis.module of embedded Redis
+else
+    SEEN_MODULE=${DCRAWL_SEEN_MODULE:-$(dirname "$DCRAWL")/dcrawl-seen.so}
+    LAYOUT=mod-u64
+    [ -f "$SEEN_MODULE" ] || { echo "lib.sh: no module $SEEN_MODULE" >&2; exit 1; }
+fi
 FAILS=0
 PASSES=0
 REDIS_PIDS=()
@@ -66,7 +78,7 @@ redis_start() {
     mkdir -p "$dir"
     redis-server --port 0 --unixsocket "$dir/redis.sock" --unixsocketperm 700 \
         --dir "$dir" --save '' --appendonly no --daemonize no \
-        --set-max-intset-entries 8192 >"$dir/log" 2>&1 &
+        --set-max-intset-entries 8192 ${SEEN_MODULE:+--loadmodule "$SEEN_MODULE"} >"$dir/log" 2>&1 &
     REDIS_PIDS+=($!)
     local i
     for i in $(seq 1 100); do [ -S "$dir/redis.sock" ] && break; sleep 0.05; done

@@ -23,6 +23,9 @@
 
 static const char *redis_url;
 static redisContext *raw;
+/* The server has the dcrawl-seen module (DCRAWL_TEST_LAYOUT says which
+ * layout the run expects: "mod" or "b256"), so the frontier picks mod-u64. */
+static int have_module;
 
 /* ---- helpers ---- */
 
@@ -809,7 +812,7 @@ static void t_seen_vs_admit(void)
     mkurl(&u[1], "http://b.example/y", 0);
     mkurl(&u[2], "http://b.example/y", 0);
     CHECK(admit(f, a, 1, 0, 1000, NULL) == 1, "admit a");
-    CHECK(frontier_seen(f, u, 3, 1, isnew) == DC_OK, "check-only");
+    CHECK(frontier_seen(f, u, 3, 1, isnew) == DC_OK, "check-only: %s", frontier_errstr(f));
     CHECK(!isnew[0] && isnew[1], "check-only answers %d %d", isnew[0],
           isnew[1]);
     CHECK(frontier_seen(f, u + 1, 1, 1, isnew) == DC_OK && isnew[0],
@@ -875,7 +878,14 @@ static void t_seen_big_batch(void)
     for (size_t i = 0; i < n; i++)
         wrong += isnew[i];
     CHECK(wrong == 0, "after flush: %zu answered new", wrong);
-    {
+    if (have_module) {
+        char key[64];
+        snprintf(key, sizeof(key), "dc:{%d}:S",
+                 frontier_partition(f, "one.example", 11));
+        CHECK(raw_int("DCSEEN.CARD %s", key) == BIG_N, "%s holds %lld", key,
+              raw_int("DCSEEN.CARD %s", key));
+        CHECK(raw_int("KEYS %s", "dc:*:s:*") == 0, "no bucket keys written");
+    } else {
         char key[64];
         snprintf(key, sizeof(key), "dc:{%d}:s:90",
                  frontier_partition(f, "one.example", 11));
@@ -891,6 +901,49 @@ static void t_seen_big_batch(void)
     frontier_close(&f);
 }
 
+/* A Redis keeps the layout recorded first: with the module loaded, a
+ * recorded b256-i64 stays b256-i64 (bucket keys written, no module key);
+ * without it, a recorded mod-u64 is refused with a clear error. */
+static void t_layout_kept(void)
+{
+    struct frontier *f = NULL;
+    struct frontier_url u;
+    unsigned char isnew = 0;
+    char err[256] = "", text[512];
+    struct conf c;
+    redisReply *r;
+
+    flush();
+    r = redisCommand(raw, "HSET dc:meta seen_layout %s",
+                     have_module ? "b256-i64" : "mod-u64");
+    if (r)
+        freeReplyObject(r);
+    conf_init(&c);
+    c.frontier_partitions = 1;
+    if (!have_module) {
+        CHECK(frontier_open(&f, redis_url, &c, "n1", err, sizeof(err)) ==
+                  DC_ECONFIG && !f && strstr(err, "mod-u64") &&
+                  strstr(err, "module"),
+              "mod-u64 without the module refused: %s", err);
+        conf_release(&c);
+        flush();
+        return;
+    }
+    CHECK(frontier_open(&f, redis_url, &c, "n1", err, sizeof(err)) == DC_OK,
+          "open: %s", err);
+    conf_release(&c);
+    if (!f)
+        return;
+    frontier_seen_layout(f, text, sizeof(text));
+    CHECK(strstr(text, "b256-i64") != NULL, "recorded layout kept: %s", text);
+    mkurl(&u, "http://kept.example/", 0);
+    CHECK(frontier_seen(f, &u, 1, 0, &isnew) == DC_OK && isnew, "insert");
+    CHECK(raw_int("EXISTS %s", "dc:{0}:S") == 0, "no module key written");
+    CHECK(raw_int("KEYS %s", "dc:{0}:s:*") == 1, "one bucket key written");
+    frontier_close(&f);
+    flush();
+}
+
 /* Layout text, intset setting, fingerprint recorded and adopted, a
  * foreign layout refused. */
 static void t_seen_layout(void)
@@ -902,7 +955,8 @@ static void t_seen_layout(void)
 
     CHECK(frontier_seen_layout(f, text, sizeof(text)) == 0,
           "with-redis.sh runs 8192 intset entries: %s", text);
-    CHECK(strstr(text, "b256-i64") && strstr(text, "murmur3"), "text: %s", text);
+    CHECK(strstr(text, have_module ? "mod-u64" : "b256-i64") &&
+              strstr(text, "murmur3"), "text: %s", text);
     frontier_close(&f);
 
     conf_init(&c);
@@ -1001,6 +1055,7 @@ static const struct {
     { "seen: 4 processes, new exactly once", t_seen_concurrent },
     { "seen vs admit", t_seen_vs_admit },
     { "seen layout and fingerprint", t_seen_layout },
+    { "seen layout kept", t_layout_kept },
     { "seen: big batch, big buckets, script reload", t_seen_big_batch },
 };
 
@@ -1018,6 +1073,21 @@ int main(void)
     if (!raw || raw->err) {
         fprintf(stderr, "u-frontier: cannot connect to %s\n", redis_url);
         return 1;
+    }
+    {
+        redisReply *r = redisCommand(raw, "COMMAND INFO dcseen.add");
+        const char *want = getenv("DCRAWL_TEST_LAYOUT");
+        have_module = r && r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+                      r->element[0]->type == REDIS_REPLY_ARRAY;
+        if (r)
+            freeReplyObject(r);
+        /* the harness says which layout this run is for: a module that
+         * failed to load must not turn the mod run into a b256 one */
+        CHECK(!want || !strcmp(want, have_module ? "mod" : "b256"),
+              "DCRAWL_TEST_LAYOUT=%s but the module is %s", want,
+              have_module ? "loaded" : "absent");
+        printf("u-frontier: seen-set layout %s\n",
+               have_module ? "mod-u64" : "b256-i64");
     }
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         int before = t_fail;

@@ -1,0 +1,262 @@
+/*
+ * seen-mod.c: the seen-set in layout "mod-u64", used when the server has
+ * the dcrawl-seen module (frontier/seenmod/seenmod.c): one module key
+ * "<prefix>:{p}:S" per partition (its hash tag keeps it in the partition's
+ * Redis Cluster slot, with the partition's queues), holding the whole
+ * 64-bit fingerprints.
+ *
+ * frontier__seen_mod groups a batch by partition (a counting sort) and
+ * sends, in one pipeline, one DCSEEN.ADD (or DCSEEN.CHECK) per partition
+ * touched with the fingerprints as one binary blob (8 little-endian bytes
+ * each, no decimal formatting); each reply is one bulk string of '1'/'0'
+ * flags in blob order. The module answers a repeat inside one blob "not
+ * new", so the batch is sent as is. The admit script (scripts.c) calls
+ * DCSEEN.ADD on the same key with the same blob format, so a URL marked by
+ * one is "seen" to the other.
+ *
+ * Thread rules: as struct frontier.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+#include "dedup.h"
+#include "frontier.h"
+#include "frontier-internal.h"
+
+/* Keys polled per pipeline by frontier__seen_mod_usage. */
+#define MOD_USAGE_BATCH 4096
+
+int frontier__probe_module(struct frontier *f)
+{
+    redisReply *r = redisCommand(f->rc, "COMMAND INFO dcseen.add");
+
+    f->roundtrips++;
+    if (!r) {
+        frontier__seterr(f, DC_EREDIS, "redis: %s", f->rc->errstr);
+        frontier__disconnect(f);
+        return DC_EREDIS;
+    }
+    f->have_module = r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+                     r->element[0]->type == REDIS_REPLY_ARRAY;
+    freeReplyObject(r);
+    return DC_OK;
+}
+
+int frontier__seen_modkey(const struct frontier *f, int p, char *out,
+                          size_t cap)
+{
+    int n = snprintf(out, cap, "%s:{%d}:S", f->prefix, p);
+
+    return n < 0 || (size_t)n >= cap ? DC_ETOOBIG : DC_OK;
+}
+
+void frontier__put_le64(unsigned char *out, uint64_t fp)
+{
+    for (int i = 0; i < 8; i++, fp >>= 8)
+        out[i] = (unsigned char)fp;
+}
+
+struct buf {
+    char *b;
+    size_t len, cap;
+};
+
+static void buf_add(struct buf *r, const void *s, size_t n)
+{
+    if (r->len + n > r->cap)
+        xgrow((void **)&r->b, &r->cap, r->len + n, 1);
+    memcpy(r->b + r->len, s, n);
+    r->len += n;
+}
+
+static void buf_head(struct buf *r, char c, size_t n)
+{
+    char tmp[32];
+    int k = snprintf(tmp, sizeof(tmp), "%c%zu\r\n", c, n);
+
+    buf_add(r, tmp, (size_t)k);
+}
+
+static void buf_bulk(struct buf *r, const void *s, size_t n)
+{
+    buf_head(r, '$', n);
+    buf_add(r, s, n);
+    buf_add(r, "\r\n", 2);
+}
+
+/* order[] = URL indexes sorted (stably) by partition; part[i] = URL i's. */
+static void by_partition(struct frontier *f, const struct frontier_url *u,
+                         size_t n, size_t *order, int *part)
+{
+    size_t *cnt = xcalloc((size_t)f->nparts + 1, sizeof(*cnt));
+
+    for (size_t i = 0; i < n; i++) {
+        part[i] = frontier_partition(f, u[i].host, u[i].hostlen);
+        cnt[part[i] + 1]++;
+    }
+    for (int p = 0; p < f->nparts; p++)
+        cnt[p + 1] += cnt[p];
+    for (size_t i = 0; i < n; i++)
+        order[cnt[part[i]]++] = i;
+    free(cnt);
+}
+
+/* Append "DCSEEN.ADD|CHECK key blob" for URLs order[a .. b). */
+static void append_call(struct frontier *f, const struct frontier_url *u,
+                        const size_t *order, size_t a, size_t b, int p,
+                        int check_only, struct buf *r)
+{
+    char key[512];
+    unsigned char le[8];
+
+    frontier__seen_modkey(f, p, key, sizeof(key));
+    buf_head(r, '*', 3);
+    buf_bulk(r, check_only ? "DCSEEN.CHECK" : "DCSEEN.ADD",
+             check_only ? 12 : 10);
+    buf_bulk(r, key, strlen(key));
+    buf_head(r, '$', (b - a) * 8);
+    for (size_t j = a; j < b; j++) {
+        frontier__put_le64(le, u[order[j]].fp);
+        buf_add(r, le, 8);
+    }
+    buf_add(r, "\r\n", 2);
+}
+
+static int mod_io_error(struct frontier *f)
+{
+    frontier__seterr(f, DC_EREDIS, "redis: %s",
+                     f->rc && f->rc->errstr[0] ? f->rc->errstr
+                                               : "connection lost");
+    frontier__disconnect(f);
+    return DC_EREDIS;
+}
+
+/* Read the flags of the call for URLs order[a .. b) into isnew. */
+static int read_call(struct frontier *f, const size_t *order, size_t a,
+                     size_t b, unsigned char *isnew, int *rc)
+{
+    redisReply *rep = NULL;
+
+    if (redisGetReply(f->rc, (void **)&rep) != REDIS_OK || !rep)
+        return mod_io_error(f);
+    if (*rc)
+        ;
+    else if (rep->type == REDIS_REPLY_ERROR)
+        *rc = frontier__seterr(f, DC_EREDIS, "redis: %s", rep->str);
+    else if (rep->type != REDIS_REPLY_STRING || (size_t)rep->len != b - a)
+        *rc = frontier__seterr(f, DC_EREDIS, "seen: bad reply");
+    else
+        for (size_t j = a; j < b; j++)
+            isnew[order[j]] = rep->str[j - a] == '1';
+    freeReplyObject(rep);
+    return DC_OK;
+}
+
+int frontier__seen_mod(struct frontier *f, const struct frontier_url *u,
+                       size_t n, int check_only, unsigned char *isnew)
+{
+    size_t *order = xmalloc(n * sizeof(*order));
+    int *part = xmalloc(n * sizeof(*part)), rc = DC_OK, callrc = DC_OK;
+    struct buf r = {NULL, 0, 0};
+
+    by_partition(f, u, n, order, part);
+    for (size_t a = 0, b; a < n; a = b) {
+        for (b = a + 1; b < n && part[order[b]] == part[order[a]]; b++)
+            ;
+        append_call(f, u, order, a, b, part[order[a]], check_only, &r);
+    }
+    if (redisAppendFormattedCommand(f->rc, r.b, r.len) != REDIS_OK)
+        rc = mod_io_error(f);
+    free(r.b);
+    if (!rc)
+        f->roundtrips++;
+    for (size_t a = 0, b; !rc && a < n; a = b) { /* read every reply */
+        for (b = a + 1; b < n && part[order[b]] == part[order[a]]; b++)
+            ;
+        if (read_call(f, order, a, b, isnew, &callrc))
+            rc = DC_EREDIS;
+    }
+    if (!rc)
+        rc = callrc;
+    free(order);
+    free(part);
+    return rc;
+}
+
+/* ---- layout and usage ---- */
+
+void frontier__seen_mod_layout(const struct frontier *f, char *out, size_t cap)
+{
+    snprintf(out, cap,
+             "seen-set layout %s: %d partitions, one dcrawl-seen module key "
+             "per partition (256 sorted arrays of 64-bit fingerprints), "
+             "fingerprint %s",
+             FRONTIER_SEEN_LAYOUT_MOD, f->nparts,
+             dedup_fp_algo_name(dedup_fingerprint_algo()));
+}
+
+static void mod_usage_add(struct frontier_seen_usage *u, redisReply **r)
+{
+    if (r[0]->type != REDIS_REPLY_INTEGER || r[0]->integer <= 0)
+        return;
+    u->keys++;
+    u->members += (uint64_t)r[0]->integer;
+    if (r[1]->type == REDIS_REPLY_INTEGER)
+        u->bytes += (uint64_t)r[1]->integer;
+}
+
+/* DCSEEN.CARD and MEMORY USAGE of partitions idx[0 .. n). */
+static int mod_usage_batch(struct frontier *f, const int *idx, size_t n,
+                           struct frontier_seen_usage *u)
+{
+    static const char *const cmds[2] = {
+        "DCSEEN.CARD %s", "MEMORY USAGE %s SAMPLES 0"
+    };
+    char key[512];
+
+    for (size_t i = 0; i < n; i++) {
+        if (frontier__seen_modkey(f, idx[i], key, sizeof(key)))
+            return frontier__seterr(f, DC_EINVAL, "seen key too long");
+        for (int c = 0; c < 2; c++)
+            if (redisAppendCommand(f->rc, cmds[c], key) != REDIS_OK)
+                return mod_io_error(f);
+    }
+    f->roundtrips++;
+    for (size_t i = 0; i < n; i++) {
+        redisReply *r[2] = {NULL, NULL};
+        int ok = 1;
+        for (int c = 0; c < 2; c++)
+            if (redisGetReply(f->rc, (void **)&r[c]) != REDIS_OK || !r[c])
+                ok = 0;
+        if (ok)
+            mod_usage_add(u, r);
+        for (int c = 0; c < 2; c++)
+            if (r[c])
+                freeReplyObject(r[c]);
+        if (!ok)
+            return mod_io_error(f);
+    }
+    return DC_OK;
+}
+
+int frontier__seen_mod_usage(struct frontier *f, size_t sample,
+                             struct frontier_seen_usage *u)
+{
+    size_t total = (size_t)f->nparts, n = 0;
+    size_t stride = sample && sample < total ? total / sample : 1;
+    int *idx = xmalloc(MOD_USAGE_BATCH * sizeof(*idx)), rc = DC_OK;
+
+    for (size_t k = 0; !rc && k < total; k += stride) {
+        idx[n++] = (int)k;
+        u->sampled++;
+        if (n == MOD_USAGE_BATCH || k + stride >= total) {
+            rc = mod_usage_batch(f, idx, n, u);
+            n = 0;
+        }
+    }
+    free(idx);
+    u->total = total;
+    return rc;
+}
