@@ -41,113 +41,12 @@
 #ifndef CANON_CACHE_BEFORE
 #include "canon_cache_ref.h"
 #include "parser-internal.h"
+#include "linkstream.h"
 #endif
 
 #define CHUNK 8192
-#define NHOSTS 200000
-#define MAXURL 192
 #define AHEAD 8
 
-/* ------------------------------------------- stream (from dedup.c) */
-
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
-
-struct stream {
-    uint64_t rng, next_id;
-};
-
-static uint64_t rnd(struct stream *s)
-{
-    s->rng ^= s->rng >> 12;
-    s->rng ^= s->rng << 25;
-    s->rng ^= s->rng >> 27;
-    return s->rng * 0x2545f4914f6cdd1dULL;
-}
-
-static double unit(uint64_t r)
-{
-    return (double)(r >> 11) / 9007199254740992.0;
-}
-
-static uint64_t zipf(uint64_t r, uint64_t n)
-{
-    uint64_t k = (uint64_t)exp(unit(r) * log((double)n + 1.0)) - 1;
-    return k < n ? k : n - 1;
-}
-
-static uint64_t stream_next(struct stream *s, int *variant)
-{
-    uint64_t r = rnd(s);
-    unsigned pick = (unsigned)(r % 100);
-
-    *variant = (int)((r >> 8) & 7) < 2 ? (int)((r >> 12) % 3) + 1 : 0;
-    if (s->next_id < 16 || pick < 30)
-        return s->next_id++;
-    r = rnd(s);
-    if (pick < 65)
-        return zipf(r, s->next_id);
-    return s->next_id - 1 - zipf(r, s->next_id);
-}
-
-static const char *const words[] = {
-    "news", "sport", "tech", "world", "music", "travel", "food", "garden",
-    "science", "health", "books", "cars", "games", "money", "style", "film"
-};
-static const char *const tlds[] = {"com", "org", "net", "de", "co.uk", "io"};
-
-static int url_of(uint64_t id, int variant, char *out)
-{
-    uint64_t h = mix64(id + 1), g = mix64(h);
-    unsigned host = (unsigned)zipf(g, NHOSTS);
-    int https = (mix64(host) & 3) != 0, n;
-    const char *w = words[(h >> 20) & 15], *tld = tlds[host % 6];
-    char hostbuf[64];
-
-    snprintf(hostbuf, sizeof(hostbuf), "%s.site%u.%s",
-             host % 3 ? "www" : "blog", host, tld);
-    if (variant == 2)
-        memcpy(hostbuf, host % 3 ? "WWW" : "BLOG", host % 3 ? 3 : 4);
-    n = snprintf(out, MAXURL, "%s://%s%s", https ? "https" : "http", hostbuf,
-                 variant == 3 ? (https ? ":443" : ":80") : "");
-    switch (h % 6) {
-    case 0:
-        n += snprintf(out + n, MAXURL - n, "/wiki/%s_Article_%" PRIx64, w, id);
-        break;
-    case 1:
-        n += snprintf(out + n, MAXURL - n,
-                      "/products/%s/%" PRIu64 "?ref=home&sort=price", w, id);
-        break;
-    case 2:
-        n += snprintf(out + n, MAXURL - n,
-                      "/blog/%u/%02u/a-%s-story-about-%" PRIx64 ".html",
-                      2010 + (unsigned)(g % 15), 1 + (unsigned)(g >> 8) % 12,
-                      w, id);
-        break;
-    case 3:
-        n += snprintf(out + n, MAXURL - n, "/search?q=%s+%" PRIu64 "&page=%u",
-                      w, id >> 4, (unsigned)(id & 15) + 1);
-        break;
-    case 4:
-        n += snprintf(out + n, MAXURL - n, "/news/%s/%" PRIu64 "-%s-%s", w,
-                      id, words[(g >> 4) & 15], words[(g >> 9) & 15]);
-        break;
-    default:
-        n += snprintf(out + n, MAXURL - n, "/users/%016" PRIx64 "/profile",
-                      h ^ id);
-        break;
-    }
-    if (variant == 1)
-        n += snprintf(out + n, MAXURL - n, "#section-%u", (unsigned)(g & 7));
-    return n;
-}
 
 /* ------------------------------------------------------------ timing */
 
@@ -169,19 +68,19 @@ static const char *const t_name[T_N] = {
 };
 
 struct chunk {
-    char raw[CHUNK][MAXURL], canon[CHUNK][MAXURL];
+    char raw[CHUNK][LINKSTREAM_MAXURL], canon[CHUNK][LINKSTREAM_MAXURL];
     size_t rawlen[CHUNK], len[CHUNK];
     int ok[CHUNK];
     uint64_t fp[CHUNK];
     size_t n;
 };
 
-static void chunk_fill(struct chunk *c, struct stream *s, size_t n)
+static void chunk_fill(struct chunk *c, struct linkstream *s, size_t n)
 {
     int v = 0;
 
     for (c->n = 0; c->n < n; c->n++)
-        c->rawlen[c->n] = (size_t)url_of(stream_next(s, &v), v, c->raw[c->n]);
+        c->rawlen[c->n] = (size_t)linkstream_url(linkstream_next(s, &v), v, c->raw[c->n]);
 }
 
 static size_t bad_urls;
@@ -192,7 +91,7 @@ static double time_canon(struct chunk *c)
 
     for (size_t i = 0; i < c->n; i++)
         c->ok[i] = parser_url_canon(NULL, c->raw[i], c->rawlen[i], 0, 4096,
-                                    c->canon[i], MAXURL, &c->len[i]) == DC_OK;
+                                    c->canon[i], LINKSTREAM_MAXURL, &c->len[i]) == DC_OK;
     t = now_s() - t;
     for (size_t i = 0; i < c->n; i++)
         bad_urls += !c->ok[i];
@@ -226,18 +125,18 @@ static size_t fast_taken;
 
 static double time_path(struct chunk *c, int fast)
 {
-    static char out[MAXURL];
+    static char out[LINKSTREAM_MAXURL];
     size_t len;
     double t = now_s();
 
     for (size_t i = 0; i < c->n; i++) {
         if (fast)
             fast_taken += parser__url_canon_fast(NULL, c->raw[i], c->rawlen[i],
-                                                 0, 4096, out, MAXURL,
+                                                 0, 4096, out, LINKSTREAM_MAXURL,
                                                  &len) == DC_OK;
         else
             parser__url_canon_slow(NULL, c->raw[i], c->rawlen[i], 0, 4096,
-                                   out, MAXURL, &len);
+                                   out, LINKSTREAM_MAXURL, &len);
     }
     return now_s() - t;
 }
@@ -268,7 +167,7 @@ int main(int argc, char **argv)
     struct chunk *c = xmalloc(sizeof(*c));
     struct dedup_cache *dc = dedup_cache_new(entries);
     struct dedup_cache_stats s;
-    struct stream st = { 0x9e3779b97f4a7c15ULL, 0 };
+    struct linkstream st;
     double t[T_N] = { 0 };
     uint64_t done = 0;
 
@@ -280,6 +179,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: canon_cache [URLS] [CACHE_ENTRIES]\n");
         return 2;
     }
+    linkstream_init(&st);
     while (done < total) {
         size_t n = total - done < CHUNK ? (size_t)(total - done) : CHUNK;
         chunk_fill(c, &st, n);

@@ -80,9 +80,9 @@
 #include "frontier.h"
 #include "parser.h"
 
+#include "linkstream.h"
+
 #define CHUNK 65536
-#define NHOSTS 200000
-#define MAXURL 192
 
 struct opts {
     uint64_t sizes[8];
@@ -94,138 +94,21 @@ struct opts {
     const char *module;     /* --module PATH (default: the build's) */
 };
 
-/* ------------------------------------------------------------ stream */
-
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
-
-struct stream {
-    uint64_t rng, next_id, drawn;
-    int recency_only; /* repeats only by locality (cache comparison) */
-};
-
-static uint64_t rnd(struct stream *s)
-{
-    s->rng ^= s->rng >> 12;
-    s->rng ^= s->rng << 25;
-    s->rng ^= s->rng >> 27;
-    return s->rng * 0x2545f4914f6cdd1dULL;
-}
-
-static double unit(uint64_t r)
-{
-    return (double)(r >> 11) / 9007199254740992.0;
-}
-
-/* Zipf (s = 1, continuous approximation) rank in [0, n). */
-static uint64_t zipf(uint64_t r, uint64_t n)
-{
-    uint64_t k = (uint64_t)exp(unit(r) * log((double)n + 1.0)) - 1;
-    return k < n ? k : n - 1;
-}
-
-static void stream_init(struct stream *s)
-{
-    s->rng = 0x9e3779b97f4a7c15ULL;
-    s->next_id = 0;
-    s->drawn = 0;
-    s->recency_only = 0;
-}
-
-/* Next link: its page id and a spelling variant (0..3). */
-static uint64_t stream_next(struct stream *s, int *variant)
-{
-    uint64_t r = rnd(s), id;
-    unsigned pick = (unsigned)(r % 100);
-
-    s->drawn++;
-    *variant = (int)((r >> 8) & 7) < 2 ? (int)((r >> 12) % 3) + 1 : 0;
-    if (s->next_id < 16 || pick < 30)
-        return s->next_id++;
-    r = rnd(s);
-    if (pick < 65 && !s->recency_only) /* popularity: rank k is id k */
-        id = zipf(r, s->next_id);
-    else           /* locality: recently discovered pages */
-        id = s->next_id - 1 - zipf(r, s->next_id);
-    return id;
-}
-
-static const char *const words[] = {
-    "news", "sport", "tech", "world", "music", "travel", "food", "garden",
-    "science", "health", "books", "cars", "games", "money", "style", "film"
-};
-static const char *const tlds[] = {"com", "org", "net", "de", "co.uk", "io"};
-
-/* URL text of id with a spelling variant: 1 #fragment, 2 upper-case host,
- * 3 explicit default port. */
-static int url_of(uint64_t id, int variant, char *out)
-{
-    uint64_t h = mix64(id + 1), g = mix64(h);
-    unsigned host = (unsigned)zipf(g, NHOSTS);
-    int https = (mix64(host) & 3) != 0, n;
-    const char *w = words[(h >> 20) & 15], *tld = tlds[host % 6];
-    char hostbuf[64];
-
-    snprintf(hostbuf, sizeof(hostbuf), "%s.site%u.%s",
-             host % 3 ? "www" : "blog", host, tld);
-    if (variant == 2)
-        memcpy(hostbuf, host % 3 ? "WWW" : "BLOG", host % 3 ? 3 : 4);
-    n = snprintf(out, MAXURL, "%s://%s%s", https ? "https" : "http", hostbuf,
-                 variant == 3 ? (https ? ":443" : ":80") : "");
-    switch (h % 6) {
-    case 0:
-        n += snprintf(out + n, MAXURL - n, "/wiki/%s_Article_%" PRIx64,
-                      w, id);
-        break;
-    case 1:
-        n += snprintf(out + n, MAXURL - n,
-                      "/products/%s/%" PRIu64 "?ref=home&sort=price", w, id);
-        break;
-    case 2:
-        n += snprintf(out + n, MAXURL - n,
-                      "/blog/%u/%02u/a-%s-story-about-%" PRIx64 ".html",
-                      2010 + (unsigned)(g % 15), 1 + (unsigned)(g >> 8) % 12,
-                      w, id);
-        break;
-    case 3:
-        n += snprintf(out + n, MAXURL - n, "/search?q=%s+%" PRIu64 "&page=%u",
-                      w, id >> 4, (unsigned)(id & 15) + 1);
-        break;
-    case 4:
-        n += snprintf(out + n, MAXURL - n, "/news/%s/%" PRIu64 "-%s-%s", w,
-                      id, words[(g >> 4) & 15], words[(g >> 9) & 15]);
-        break;
-    default:
-        n += snprintf(out + n, MAXURL - n, "/users/%016" PRIx64 "/profile",
-                      h ^ id);
-        break;
-    }
-    if (variant == 1)
-        n += snprintf(out + n, MAXURL - n, "#section-%u", (unsigned)(g & 7));
-    return n;
-}
 
 /* A chunk of generated URL text. */
 struct chunk {
-    char (*url)[MAXURL];
+    char (*url)[LINKSTREAM_MAXURL];
     int *len;
     size_t n;
 };
 
-static void chunk_fill(struct chunk *c, struct stream *s, size_t n)
+static void chunk_fill(struct chunk *c, struct linkstream *s, size_t n)
 {
     int v;
 
     for (c->n = 0; c->n < n; c->n++) {
-        uint64_t id = stream_next(s, &v);
-        c->len[c->n] = url_of(id, v, c->url[c->n]);
+        uint64_t id = linkstream_next(s, &v);
+        c->len[c->n] = linkstream_url(id, v, c->url[c->n]);
     }
 }
 
@@ -318,7 +201,7 @@ static void lru_release(struct lru *l)
 
 static size_t lru_probe(const struct lru *l, uint64_t k)
 {
-    size_t i = mix64(k) & l->mask;
+    size_t i = linkstream_mix64(k) & l->mask;
 
     while (l->slot[i] && l->key[l->slot[i]] != k)
         i = (i + 1) & l->mask;
@@ -356,7 +239,7 @@ static void lru_slot_delete(struct lru *l, size_t i)
         j = (j + 1) & l->mask;
         if (!l->slot[j])
             break;
-        size_t home = mix64(l->key[l->slot[j]]) & l->mask;
+        size_t home = linkstream_mix64(l->key[l->slot[j]]) & l->mask;
         if (((j - home) & l->mask) >= ((j - i) & l->mask)) {
             l->slot[i] = l->slot[j];
             i = j;
@@ -400,14 +283,14 @@ static void compare_caches(uint64_t n, size_t cap, int recency_only,
     struct dedup_cache *w = dedup_cache_new(cap);
     struct dedup_cache_stats st;
     struct lru l;
-    struct stream s;
+    struct linkstream s;
     int v;
 
     lru_init(&l, cap);
-    stream_init(&s);
+    linkstream_init(&s);
     s.recency_only = recency_only;
     for (uint64_t i = 0; i < n; i++) {
-        uint64_t k = mix64(stream_next(&s, &v) + 0x1234567);
+        uint64_t k = linkstream_mix64(linkstream_next(&s, &v) + 0x1234567);
         if (!dedup_cache_hit(w, k))
             dedup_cache_put(w, k);
         lru_access(&l, k);
@@ -497,15 +380,15 @@ static void *gen_range(void *arg)
 {
     struct gen_job *j = arg;
     __typeof__(j->cp->seg[0]) *sg = &j->cp->seg[j->k];
-    size_t cap = (size_t)(sg->to - sg->from) * 96 + MAXURL, len = 0;
+    size_t cap = (size_t)(sg->to - sg->from) * 96 + LINKSTREAM_MAXURL, len = 0;
 
     sg->text = xmalloc(cap);
     sg->off = xmalloc((size_t)(sg->to - sg->from + 1) * sizeof(*sg->off));
     for (uint64_t i = sg->from; i < sg->to; i++) {
-        if (len + MAXURL > cap)
-            xgrow((void **)&sg->text, &cap, len + MAXURL, 1);
+        if (len + LINKSTREAM_MAXURL > cap)
+            xgrow((void **)&sg->text, &cap, len + LINKSTREAM_MAXURL, 1);
         sg->off[i - sg->from] = len;
-        len += (size_t)url_of(j->ids[i], j->var[i], sg->text + len);
+        len += (size_t)linkstream_url(j->ids[i], j->var[i], sg->text + len);
     }
     sg->off[sg->to - sg->from] = len;
     return NULL;
@@ -517,12 +400,12 @@ static void corpus_make(struct corpus *cp, uint64_t n, int jobs)
     unsigned char *var = xmalloc(n);
     struct gen_job j[8];
     pthread_t th[8];
-    struct stream s;
+    struct linkstream s;
     int v;
 
-    stream_init(&s);
+    linkstream_init(&s);
     for (uint64_t i = 0; i < n; i++) {
-        ids[i] = stream_next(&s, &v);
+        ids[i] = linkstream_next(&s, &v);
         var[i] = (unsigned char)v;
     }
     memset(cp, 0, sizeof(*cp));
@@ -964,18 +847,18 @@ struct base_result {
 static void run_baseline(redisContext *r, uint64_t total, size_t batch,
                          struct base_result *res)
 {
-    struct chunk ch = { xmalloc(CHUNK * MAXURL), xmalloc(CHUNK * sizeof(int)), 0 };
+    struct chunk ch = { xmalloc(CHUNK * LINKSTREAM_MAXURL), xmalloc(CHUNK * sizeof(int)), 0 };
     char cb[PARSER_URL_MAX], hex[41];
     const char *host;
     size_t clen, hl, pend = 0;
-    struct stream s;
+    struct linkstream s;
     long long mem0;
     double t;
 
     memset(res, 0, sizeof(*res));
     rcmd(r, "FLUSHALL");
     mem0 = info_used_memory(r);
-    stream_init(&s);
+    linkstream_init(&s);
     while (res->urls < total) {
         size_t want = total - res->urls < CHUNK ? total - res->urls : CHUNK;
         chunk_fill(&ch, &s, want);
