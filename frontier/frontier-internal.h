@@ -96,6 +96,9 @@ struct frontier {
 /* redis.c */
 int frontier__connect(struct frontier *f, char *err, size_t errlen);
 void frontier__disconnect(struct frontier *f);
+/* A failed read/write on the connection: record hiredis's error, drop
+ * the connection (the next call reconnects); DC_EREDIS. */
+int frontier__io_error(struct frontier *f);
 int frontier__run(struct frontier *f, struct frontier_call *calls, size_t n,
                   redisReply **replies);
 void frontier__replies_free(redisReply **replies, size_t n);
@@ -136,8 +139,6 @@ int frontier__seen_mod(struct frontier *f, const struct frontier_url *u,
                        size_t n, int check_only, unsigned char *isnew);
 void frontier__seen_mod_layout(const struct frontier *f, char *out,
                                size_t cap);
-int frontier__seen_mod_usage(struct frontier *f, size_t sample,
-                             struct frontier_seen_usage *u);
 
 /* scripts.c */
 const char *frontier__script_body(int script);

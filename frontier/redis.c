@@ -407,10 +407,11 @@ static int append_call(struct frontier *f, const struct frontier_call *c,
     return rc == REDIS_OK ? DC_OK : DC_EREDIS;
 }
 
-static int io_error(struct frontier *f)
+int frontier__io_error(struct frontier *f)
 {
     frontier__seterr(f, DC_EREDIS, "redis: %s",
-                     f->rc->errstr[0] ? f->rc->errstr : "connection lost");
+                     f->rc && f->rc->errstr[0] ? f->rc->errstr
+                                               : "connection lost");
     frontier__disconnect(f);
     return DC_EREDIS;
 }
@@ -430,7 +431,7 @@ static int retry_eval(struct frontier *f, const struct frontier_call *c,
     freeReplyObject(*reply);
     *reply = NULL;
     if (append_call(f, c, 1) || redisGetReply(f->rc, &r) != REDIS_OK)
-        return io_error(f);
+        return frontier__io_error(f);
     *reply = r;
     return DC_OK;
 }
@@ -466,11 +467,11 @@ int frontier__run(struct frontier *f, struct frontier_call *calls, size_t n,
         f->roundtrips++;
     for (size_t i = 0; i < n; i++)
         if (append_call(f, &calls[i], 0))
-            return io_error(f);
+            return frontier__io_error(f);
     for (got = 0; got < n; got++) {
         void *r = NULL;
         if (redisGetReply(f->rc, &r) != REDIS_OK) {
-            rc = io_error(f);
+            rc = frontier__io_error(f);
             break;
         }
         replies[got] = r;

@@ -25,8 +25,6 @@
 #include "frontier.h"
 #include "frontier-internal.h"
 
-/* Keys polled per pipeline by frontier__seen_mod_usage. */
-#define MOD_USAGE_BATCH 4096
 
 int frontier__probe_module(struct frontier *f)
 {
@@ -124,15 +122,6 @@ static void append_call(struct frontier *f, const struct frontier_url *u,
     buf_add(r, "\r\n", 2);
 }
 
-static int mod_io_error(struct frontier *f)
-{
-    frontier__seterr(f, DC_EREDIS, "redis: %s",
-                     f->rc && f->rc->errstr[0] ? f->rc->errstr
-                                               : "connection lost");
-    frontier__disconnect(f);
-    return DC_EREDIS;
-}
-
 /* Read the flags of the call for URLs order[a .. b) into isnew. */
 static int read_call(struct frontier *f, const size_t *order, size_t a,
                      size_t b, unsigned char *isnew, int *rc)
@@ -140,7 +129,7 @@ static int read_call(struct frontier *f, const size_t *order, size_t a,
     redisReply *rep = NULL;
 
     if (redisGetReply(f->rc, (void **)&rep) != REDIS_OK || !rep)
-        return mod_io_error(f);
+        return frontier__io_error(f);
     if (*rc)
         ;
     else if (rep->type == REDIS_REPLY_ERROR)
@@ -168,7 +157,7 @@ int frontier__seen_mod(struct frontier *f, const struct frontier_url *u,
         append_call(f, u, order, a, b, part[order[a]], check_only, &r);
     }
     if (redisAppendFormattedCommand(f->rc, r.b, r.len) != REDIS_OK)
-        rc = mod_io_error(f);
+        rc = frontier__io_error(f);
     free(r.b);
     if (!rc)
         f->roundtrips++;
@@ -195,68 +184,4 @@ void frontier__seen_mod_layout(const struct frontier *f, char *out, size_t cap)
              "fingerprint %s",
              FRONTIER_SEEN_LAYOUT_MOD, f->nparts,
              dedup_fp_algo_name(dedup_fingerprint_algo()));
-}
-
-static void mod_usage_add(struct frontier_seen_usage *u, redisReply **r)
-{
-    if (r[0]->type != REDIS_REPLY_INTEGER || r[0]->integer <= 0)
-        return;
-    u->keys++;
-    u->members += (uint64_t)r[0]->integer;
-    if (r[1]->type == REDIS_REPLY_INTEGER)
-        u->bytes += (uint64_t)r[1]->integer;
-}
-
-/* DCSEEN.CARD and MEMORY USAGE of partitions idx[0 .. n). */
-static int mod_usage_batch(struct frontier *f, const int *idx, size_t n,
-                           struct frontier_seen_usage *u)
-{
-    static const char *const cmds[2] = {
-        "DCSEEN.CARD %s", "MEMORY USAGE %s SAMPLES 0"
-    };
-    char key[512];
-
-    for (size_t i = 0; i < n; i++) {
-        if (frontier__seen_modkey(f, idx[i], key, sizeof(key)))
-            return frontier__seterr(f, DC_EINVAL, "seen key too long");
-        for (int c = 0; c < 2; c++)
-            if (redisAppendCommand(f->rc, cmds[c], key) != REDIS_OK)
-                return mod_io_error(f);
-    }
-    f->roundtrips++;
-    for (size_t i = 0; i < n; i++) {
-        redisReply *r[2] = {NULL, NULL};
-        int ok = 1;
-        for (int c = 0; c < 2; c++)
-            if (redisGetReply(f->rc, (void **)&r[c]) != REDIS_OK || !r[c])
-                ok = 0;
-        if (ok)
-            mod_usage_add(u, r);
-        for (int c = 0; c < 2; c++)
-            if (r[c])
-                freeReplyObject(r[c]);
-        if (!ok)
-            return mod_io_error(f);
-    }
-    return DC_OK;
-}
-
-int frontier__seen_mod_usage(struct frontier *f, size_t sample,
-                             struct frontier_seen_usage *u)
-{
-    size_t total = (size_t)f->nparts, n = 0;
-    size_t stride = sample && sample < total ? total / sample : 1;
-    int *idx = xmalloc(MOD_USAGE_BATCH * sizeof(*idx)), rc = DC_OK;
-
-    for (size_t k = 0; !rc && k < total; k += stride) {
-        idx[n++] = (int)k;
-        u->sampled++;
-        if (n == MOD_USAGE_BATCH || k + stride >= total) {
-            rc = mod_usage_batch(f, idx, n, u);
-            n = 0;
-        }
-    }
-    free(idx);
-    u->total = total;
-    return rc;
 }

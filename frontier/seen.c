@@ -344,15 +344,6 @@ static void build_call(struct frontier *f, const struct frontier_url *u,
     free(args.b);
 }
 
-static int seen_io_error(struct frontier *f)
-{
-    frontier__seterr(f, DC_EREDIS, "redis: %s",
-                     f->rc && f->rc->errstr[0] ? f->rc->errstr
-                                               : "connection lost");
-    frontier__disconnect(f);
-    return DC_EREDIS;
-}
-
 static int is_noscript(const redisReply *r)
 {
     return r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "NOSCRIPT", 8);
@@ -397,7 +388,7 @@ static int send_calls(struct frontier *f, const struct frontier_url *u,
         }
     if (redisAppendFormattedCommand(f->rc, r.b, r.len) != REDIS_OK) {
         free(r.b);
-        return seen_io_error(f);
+        return frontier__io_error(f);
     }
     free(r.b);
     f->roundtrips++;
@@ -407,7 +398,7 @@ static int send_calls(struct frontier *f, const struct frontier_url *u,
             continue;
         redo[k] = 0;
         if (redisGetReply(f->rc, (void **)&rep) != REDIS_OK || !rep)
-            return seen_io_error(f);
+            return frontier__io_error(f);
         if (!eval && is_noscript(rep))
             redo[k] = 1;
         else if (!rc)
@@ -455,7 +446,29 @@ int frontier_seen(struct frontier *f, const struct frontier_url *urls,
 
 /* ---- frontier_seen_usage ---- */
 
-static void usage_add(struct frontier_seen_usage *u, redisReply **r)
+/* What is asked of each key: its member count, then its memory, then (b256
+ * only) its encoding. mod-u64 has one key per partition, b256-i64
+ * DEDUP_SUBBUCKETS. */
+static const char *const usage_cmds_b256[] = {
+    "SCARD %s", "MEMORY USAGE %s SAMPLES 0", "OBJECT ENCODING %s"
+};
+static const char *const usage_cmds_mod[] = {
+    "DCSEEN.CARD %s", "MEMORY USAGE %s SAMPLES 0"
+};
+#define USAGE_CMDS_MAX 3
+
+/* Key number k of the layout in use. */
+static int usage_key(struct frontier *f, size_t k, char *key, size_t cap)
+{
+    uint64_t fp;
+
+    if (f->seen_mod)
+        return frontier__seen_modkey(f, (int)k, key, cap);
+    fp = (uint64_t)(k % DEDUP_SUBBUCKETS) << (64 - DEDUP_SUBBUCKET_BITS);
+    return dedup_seen_key(f->prefix, (int)(k / DEDUP_SUBBUCKETS), fp, key, cap);
+}
+
+static void usage_add(struct frontier_seen_usage *u, redisReply **r, int nc)
 {
     if (r[0]->type != REDIS_REPLY_INTEGER || r[0]->integer <= 0)
         return;
@@ -463,45 +476,41 @@ static void usage_add(struct frontier_seen_usage *u, redisReply **r)
     u->members += (uint64_t)r[0]->integer;
     if (r[1]->type == REDIS_REPLY_INTEGER)
         u->bytes += (uint64_t)r[1]->integer;
-    if (r[2]->type == REDIS_REPLY_STATUS || r[2]->type == REDIS_REPLY_STRING)
+    if (nc > 2 &&
+        (r[2]->type == REDIS_REPLY_STATUS || r[2]->type == REDIS_REPLY_STRING))
         if (strcmp(r[2]->str, "intset") != 0)
             u->not_compact++;
 }
 
-/* Ask about buckets [from, to) of the nparts * DEDUP_SUBBUCKETS. */
+/* Ask about keys idx[0 .. n) of the layout, one pipeline. */
 static int usage_batch(struct frontier *f, const size_t *idx, size_t n,
                        struct frontier_seen_usage *u)
 {
-    static const char *const cmds[3] = {
-        "SCARD %s", "MEMORY USAGE %s SAMPLES 0", "OBJECT ENCODING %s"
-    };
+    const char *const *cmds = f->seen_mod ? usage_cmds_mod : usage_cmds_b256;
+    int nc = f->seen_mod ? 2 : 3;
     char key[512];
 
     for (size_t i = 0; i < n; i++) {
-        size_t k = idx[i];
-        int p = (int)(k / DEDUP_SUBBUCKETS);
-        uint64_t fp = (uint64_t)(k % DEDUP_SUBBUCKETS)
-                      << (64 - DEDUP_SUBBUCKET_BITS);
-        if (dedup_seen_key(f->prefix, p, fp, key, sizeof(key)))
+        if (usage_key(f, idx[i], key, sizeof(key)))
             return frontier__seterr(f, DC_EINVAL, "seen key too long");
-        for (int c = 0; c < 3; c++)
+        for (int c = 0; c < nc; c++)
             if (redisAppendCommand(f->rc, cmds[c], key) != REDIS_OK)
-                return seen_io_error(f);
+                return frontier__io_error(f);
     }
     f->roundtrips++;
     for (size_t i = 0; i < n; i++) {
-        redisReply *r[3] = {NULL, NULL, NULL};
+        redisReply *r[USAGE_CMDS_MAX] = {NULL};
         int ok = 1;
-        for (int c = 0; c < 3; c++)
+        for (int c = 0; c < nc; c++)
             if (redisGetReply(f->rc, (void **)&r[c]) != REDIS_OK || !r[c])
                 ok = 0;
         if (ok)
-            usage_add(u, r);
-        for (int c = 0; c < 3; c++)
+            usage_add(u, r, nc);
+        for (int c = 0; c < nc; c++)
             if (r[c])
                 freeReplyObject(r[c]);
         if (!ok)
-            return seen_io_error(f);
+            return frontier__io_error(f);
     }
     return DC_OK;
 }
@@ -509,19 +518,14 @@ static int usage_batch(struct frontier *f, const size_t *idx, size_t n,
 int frontier_seen_usage(struct frontier *f, size_t sample,
                         struct frontier_seen_usage *u)
 {
-    size_t total = (size_t)f->nparts * DEDUP_SUBBUCKETS, n = 0;
-    size_t stride = sample && sample < total ? total / sample : 1;
-    size_t *idx;
+    size_t total, n = 0, stride, *idx;
     int rc = DC_OK;
 
     memset(u, 0, sizeof(*u));
     if (!f->rc && frontier__connect(f, NULL, 0) != DC_OK)
         return DC_EREDIS;
-    if (f->seen_mod) {
-        rc = frontier__seen_mod_usage(f, sample, u);
-        total = u->total;
-        goto extrapolate;
-    }
+    total = (size_t)f->nparts * (f->seen_mod ? 1 : DEDUP_SUBBUCKETS);
+    stride = sample && sample < total ? total / sample : 1;
     idx = xmalloc(USAGE_BATCH * sizeof(*idx));
     for (size_t k = 0; !rc && k < total; k += stride) {
         idx[n++] = k;
@@ -533,7 +537,6 @@ int frontier_seen_usage(struct frontier *f, size_t sample,
     }
     free(idx);
     u->total = total;
-extrapolate:
     if (!rc && u->sampled && u->sampled < total) {
         double x = (double)total / (double)u->sampled;
         u->members = (uint64_t)((double)u->members * x);

@@ -328,24 +328,6 @@ static void test_garbage(void)
 
 /* ------------------------------------------------------- generated site */
 
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
-
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)n + 1);
-    *len = fread(buf, 1, (size_t)n, f);
-    buf[*len] = '\0';
-    fclose(f);
-    return buf;
-}
-
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -397,7 +379,7 @@ static int site_page(struct parser *p, const char *dir, const struct tj *line)
 
     if (!url || !links || page_file(dir, url, path, sizeof path) != 0)
         return 0;
-    html = read_file(path, &len);
+    html = t_slurp(path, &len);
     if (!html || parser_parse_html(p, url, html, len, &r) != DC_OK) {
         free(html);
         return 0;
@@ -444,7 +426,7 @@ static void test_site(void)
     rc = system(cmd);
     CHECK(rc == 0, "gen_site.py exit %d", rc);
     snprintf(path, sizeof path, "%s/links.jsonl", dir);
-    jl = read_file(path, &len);
+    jl = t_slurp(path, &len);
     CHECK(jl != NULL, "links.jsonl");
     for (pos = 0; jl && pos < len; pos = end + 1) {
         struct tj *line;

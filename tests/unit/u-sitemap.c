@@ -24,23 +24,6 @@
 
 #define SM_DIR DC_SHARED_DIR "/conformance/sitemaps/"
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    buf = malloc((size_t)n + 1);
-    *len = fread(buf, 1, (size_t)n, f);
-    buf[*len] = '\0';
-    fclose(f);
-    return buf;
-}
-
 static int has(char **list, size_t n, const char *url)
 {
     size_t i;
@@ -82,7 +65,7 @@ static void test_manifest(void)
         if (!count)
             count = num_or_obj(exp, "lenient_namespace");
         snprintf(path, sizeof path, SM_DIR "%s", file ? file : "");
-        body = slurp(path, &len);
+        body = t_slurp(path, &len);
         CHECK(body != NULL, "read %s", path);
         if (!body)
             continue;
@@ -137,7 +120,7 @@ static void test_xxe(void)
         "<url><loc>http://example.com/a&amp;b&#x41;&#66;</loc></url></urlset>";
     struct parser_sitemap sm;
     size_t len = 0;
-    char *secret = slurp(SM_DIR "do-not-visit.txt", &len);
+    char *secret = t_slurp(SM_DIR "do-not-visit.txt", &len);
 
     CHECK(parser_sitemap_parse(xml, sizeof xml - 1, 1 << 20, 100, &sm) == DC_OK,
           "xxe parses");
@@ -233,7 +216,7 @@ static void test_fuzz(void)
         size_t len = 0, n, k, edits;
         struct parser_sitemap sm;
         snprintf(path, sizeof path, SM_DIR "%s", f);
-        body = slurp(path, &len);
+        body = t_slurp(path, &len);
         if (!body)
             continue;
         buf = malloc(len * 2 + 256);

@@ -61,25 +61,6 @@ static void sha1_expect(const void *d, size_t n, char *out)
     b32(md, 20, out + 5);
 }
 
-static unsigned char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    unsigned char *d;
-    long l;
-
-    *n = 0;
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    l = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    d = xmalloc((size_t)l + 1);
-    *n = fread(d, 1, (size_t)l, f);
-    d[*n] = 0;
-    fclose(f);
-    return d;
-}
-
 static void spit(const char *path, const void *d, size_t n)
 {
     FILE *f = fopen(path, "wb");
@@ -591,7 +572,7 @@ static void check_range(const char *path, uint64_t off, uint64_t len,
     size_t n;
     int fd, rc;
 
-    d = slurp(path, &n);
+    d = (unsigned char *)t_slurp(path, &n);
     CHECK(d && off + len <= n, "range %llu+%llu inside %zu bytes",
           (unsigned long long)off, (unsigned long long)len, n);
     fd = mkstemp(tmp);
@@ -676,13 +657,13 @@ static void test_write_read(const char *dir)
               "records", pages[i].p.url);
         prev_end = ends[i];
     }
-    free(slurp(path, &total));
+    free(t_slurp(path, &total));
     end = prev_end;
     CHECK(end == total, "file size %zu, members end at %llu", total,
           (unsigned long long)end);
 
     snprintf(path, sizeof(path), "%s/depth-1/n1-00000.jsonl", dir);
-    lines = (char *)slurp(path, &n);
+    lines = t_slurp(path, &n);
     line = lines ? strtok_r(lines, "\n", &save) : NULL;
     for (size_t i = 0; i < NPAGES; i++) {
         CHECK(line != NULL, "line %zu present", i);
@@ -811,7 +792,7 @@ static void test_truncate(const char *dir, const char *tmp)
         nrec += pages[i].head ? 3 : 0;
 
     snprintf(src, sizeof(src), "%s/depth-1/n1-00000.warc.gz", dir);
-    d = slurp(src, &n);
+    d = (unsigned char *)t_slurp(src, &n);
     if (!d)
         return;
     k = read_count(src, &end, NULL);
@@ -873,7 +854,7 @@ static void test_random(const char *dir, const char *tmp)
 
     snprintf(src, sizeof(src), "%s/depth-1/n1-00000.warc.gz", dir);
     snprintf(dst, sizeof(dst), "%s/rand.warc.gz", tmp);
-    orig = slurp(src, &n);
+    orig = (unsigned char *)t_slurp(src, &n);
     for (int it = 0; it < 300; it++) {
         size_t len = rnd() % sizeof(buf);
         for (size_t i = 0; i < len; i++)
@@ -1152,13 +1133,13 @@ static void test_merge(const char *dir, const char *tmp)
     /* node c was killed while writing its response record */
     snprintf(path, sizeof(path), "%s/depth-1/c-00000.warc.gz", tmp);
     cut = response_offset(path) + 30;
-    d = slurp(path, &n);
+    d = (unsigned char *)t_slurp(path, &n);
     snprintf(path, sizeof(path), "%s/depth-1/c-00000.warc.gz", dir);
     if (d && cut < n)
         spit(path, d, cut);
     free(d);
     snprintf(path, sizeof(path), "%s/depth-1/c-00000.jsonl", tmp);
-    d = slurp(path, &n);
+    d = (unsigned char *)t_slurp(path, &n);
     snprintf(path, sizeof(path), "%s/depth-1/c-00000.jsonl", dir);
     if (d) {
         spit(path, d, n);
@@ -1274,7 +1255,8 @@ static int same_bytes(const char *path, double off, double len,
                       const char *path2, double off2)
 {
     size_t n, n2;
-    unsigned char *a = slurp(path, &n), *b = slurp(path2, &n2);
+    unsigned char *a = (unsigned char *)t_slurp(path, &n);
+    unsigned char *b = (unsigned char *)t_slurp(path2, &n2);
     int ok = a && b && off >= 0 && len > 0 && off2 >= 0 &&
              off + len <= (double)n && off2 + len <= (double)n2 &&
              memcmp(a + (size_t)off, b + (size_t)off2, (size_t)len) == 0;
@@ -1334,7 +1316,7 @@ static void test_merge_fast(const char *dir)
     edit_line(path, 1, drop_length);
     edit_line(path, 2, shift_offset);
     snprintf(path, sizeof(path), "%s/depth-1/h-00000.warc.gz", dir);
-    d = slurp(path, &n);
+    d = (unsigned char *)t_slurp(path, &n);
     if (d && n > 10)
         spit(path, d, n - 10);
     free(d);
@@ -1503,7 +1485,7 @@ static int check_cdxj(const char *mdir)
             CHECK(strcmp(surt, key) == 0, "cdxj key %s for %s", key,
                   url->str);
             snprintf(wpath, sizeof(wpath), "%s/%s", mdir, fn->str);
-            d = slurp(wpath, &total);
+            d = (unsigned char *)t_slurp(wpath, &total);
             snprintf(rec, sizeof(rec), "%s/.cdxj-member.gz", mdir);
             if (d && o0 >= 0 && l0 > 0 && (size_t)(o0 + l0) <= total) {
                 char *plain, want[600], wget[600];
@@ -1766,7 +1748,7 @@ static void keep_merged(const char *mdir, const char *keep)
         unsigned char *d;
         snprintf(src, sizeof(src), "%s/merged/%s", mdir, names[i]);
         snprintf(dst, sizeof(dst), "%s/merged/%s", keep, names[i]);
-        d = slurp(src, &n);
+        d = (unsigned char *)t_slurp(src, &n);
         if (d)
             spit(dst, d, n);
         free(d);
