@@ -216,4 +216,28 @@ uint64_t frontier_roundtrips(const struct frontier *f);
 /* Last Redis error text (for messages), never NULL. */
 const char *frontier_errstr(const struct frontier *f);
 
+/* ---- the cluster: ring, membership, partition ownership ---- */
+
+/*
+ * Consistent-hash ring of node ids with bounded loads (frontier/ring.c).
+ * frontier_ring_new copies, sorts and de-duplicates ids; node index i
+ * (frontier_ring_node) refers to that sorted order. DC_EINVAL when vnodes
+ * < 1. frontier_ring_assign writes owner[i] (a node index, UINT32_MAX when
+ * the ring is empty) for items placed in the given order; c >= 1 caps every
+ * node at ceil(c * nitems / nodes) items, c < 1 is plain consistent hashing.
+ */
+struct frontier_ring;
+int frontier_ring_new(struct frontier_ring **r, const char *const *ids,
+                      size_t n, int vnodes);
+void frontier_ring_free(struct frontier_ring **r);
+size_t frontier_ring_nodes(const struct frontier_ring *r);
+const char *frontier_ring_node(const struct frontier_ring *r, size_t i);
+long frontier_ring_find(const struct frontier_ring *r, const char *id);
+void frontier_ring_assign(const struct frontier_ring *r,
+                          const uint64_t *item_hash, size_t nitems, double c,
+                          uint32_t *owner);
+/* The ring's 64-bit hash of bytes, and of a partition number. */
+uint64_t frontier_ring_hash(const void *p, size_t len);
+uint64_t frontier_ring_item(uint64_t key);
+
 #endif
