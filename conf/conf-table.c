@@ -167,6 +167,20 @@ const struct conf_opt conf__opts[] = {
             "host partitions of the frontier; fixed for the life of a crawl"),
     OPT_DOUBLE("frontier.lease", frontier_lease, "300.0", 1, 86400,
                "seconds a node holds a host before another may take it"),
+    OPT_INT("cluster.virtual_nodes", cluster_virtual_nodes, "200", 1, 4096,
+            "points per node on the consistent-hash ring"),
+    OPT_DOUBLE("cluster.load_factor", cluster_load_factor, "1.05", 0, 16,
+               "bounded loads: a node owns at most this times the mean "
+               "number of partitions (below 1 = no bound)"),
+    OPT_STRING("cluster.partition_by", cluster_partition_by, "host", 2, 6,
+               "what maps to a partition: host, domain (registrable, "
+               "libpsl) or ip"),
+    OPT_DOUBLE("cluster.partition_lease", cluster_partition_lease, "10.0",
+               0.5, 3600, "seconds a partition stays owned without renewal"),
+    OPT_DOUBLE("cluster.node_timeout", cluster_node_timeout, "5.0", 0.3,
+               3600, "seconds without a heartbeat before a node is dead"),
+    OPT_DOUBLE("cluster.heartbeat", cluster_heartbeat, "1.0", 0.1, 600,
+               "seconds between a node's heartbeats"),
     OPT_STRING("redis.prefix", redis_prefix, "dc", 1, 64,
                "prefix of every Redis key of this crawl"),
     OPT_STRING("redis.url", redis_url, "", 0, 4096,
@@ -175,6 +189,9 @@ const struct conf_opt conf__opts[] = {
     OPT_STRING("redis.module", redis_module, "", 0, 4096,
                "seen-set module the embedded redis-server loads (empty = "
                "dcrawl-seen.so next to the dcrawl binary, none = not loaded)"),
+    OPT_DOUBLE("redis.retry", redis_retry, "60.0", 0, 86400,
+               "seconds a lost Redis connection is retried before the "
+               "node gives up"),
     OPT_INT64("dedup.cache_entries", dedup_cache_entries, "1048576", 16,
               1073741824.0, "URL fingerprints cached in memory per node"),
     OPT_STRING("dedup.fingerprint", dedup_fingerprint, "murmur3", 3, 16,
@@ -370,6 +387,12 @@ static int check_string(const struct conf_opt *o, const char *s, char *err,
                "%s: value '%.64s%s' is %zu bytes long, "
                "allowed %.0f..%.0f",
                o->name, s, n > 64 ? "..." : "", n, o->min, o->max);
+        return DC_ECONFIG;
+    }
+    if (!strcmp(o->name, "cluster.partition_by") && strcmp(s, "host") &&
+        strcmp(s, "domain") && strcmp(s, "ip")) {
+        conf__seterr(err, errlen,
+               "%s: value '%.64s' is not one of host, domain, ip", o->name, s);
         return DC_ECONFIG;
     }
     if (!strcmp(o->name, "crawl.user_agent") && strncmp(s, "dcrawl", 6)) {

@@ -115,9 +115,17 @@ struct conf {
     /* frontier */
     int frontier_partitions;
     double frontier_lease;
+    /* cluster */
+    int cluster_virtual_nodes;
+    double cluster_load_factor;
+    char *cluster_partition_by;
+    double cluster_partition_lease;
+    double cluster_node_timeout;
+    double cluster_heartbeat;
     char *redis_prefix;
     char *redis_url;
     char *redis_module;
+    double redis_retry;
     /* dedup */
     int64_t dedup_cache_entries;
     char *dedup_fingerprint;

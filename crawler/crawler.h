@@ -112,6 +112,10 @@ struct node_stats {
     /* politeness: pages recorded as failed after their retries, 429/503
      * responses whose Retry-After was honoured */
     uint64_t failed, retry_after;
+    /* cluster: leases handed back unstarted because their partition
+     * moved, Redis reconnects, partitions taken / given up / lost */
+    uint64_t handed_back, reconnects;
+    uint64_t parts_acquired, parts_released, parts_lost, leases_reclaimed;
     /* dedup: cache counters, Redis round trips of the node's frontier
      * handle, and the seen-set's size (frontier_seen_usage) at the end */
     uint64_t cache_hits, cache_misses, cache_evictions;

@@ -47,6 +47,7 @@ struct fetcher {
     struct fetch_result **done;
     size_t ndone, capdone, done_pos;
     size_t active;
+    struct curl_slist *headers; /* X-Dcrawl-Node (fetcher_set_node) */
 };
 
 void fetch_result_free(struct fetch_result *r)
@@ -168,6 +169,8 @@ static CURL *easy_get(struct fetcher *f)
     curl_easy_setopt(h, CURLOPT_VERBOSE, 1L); /* feeds on_debug only */
     curl_easy_setopt(h, CURLOPT_PIPEWAIT, 1L);
     curl_easy_setopt(h, CURLOPT_DNS_CACHE_TIMEOUT, 300L);
+    if (f->headers)
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, f->headers);
     return h;
 }
 
@@ -291,6 +294,21 @@ size_t fetcher_active(const struct fetcher *f)
     return f->active;
 }
 
+int fetcher_set_node(struct fetcher *f, const char *id)
+{
+    size_t len = strlen(id) + sizeof("X-Dcrawl-Node: ");
+    char *h = xmalloc(len);
+    struct curl_slist *l;
+
+    snprintf(h, len, "X-Dcrawl-Node: %s", id);
+    l = curl_slist_append(f->headers, h);
+    free(h);
+    if (!l)
+        return DC_ENOMEM;
+    f->headers = l;
+    return DC_OK;
+}
+
 void fetcher_free(struct fetcher **fp)
 {
     struct fetcher *f;
@@ -310,6 +328,7 @@ void fetcher_free(struct fetcher **fp)
     for (i = 0; i < f->nidle; i++)
         curl_easy_cleanup(f->idle[i]);
     curl_multi_cleanup(f->multi);
+    curl_slist_free_all(f->headers);
     free(f->idle);
     free(f->busy);
     free(f->done);

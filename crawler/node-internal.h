@@ -46,6 +46,9 @@ void fetch_result_free(struct fetch_result *r);
 struct fetcher;
 struct fetcher *fetcher_new(const struct conf *c);
 void fetcher_free(struct fetcher **f);
+/* Send "X-Dcrawl-Node: id" with every request of f (set before the first
+ * transfer), so a server log shows which node fetched what. */
+int fetcher_set_node(struct fetcher *f, const char *id);
 /* Start a GET of url (body capped at max_bytes), following redirects up
  * to fetch.max_redirects inside libcurl (robots.txt). DC_OK or DC_ECURL. */
 int fetcher_add(struct fetcher *f, const char *url, size_t max_bytes, void *ud);

@@ -116,6 +116,11 @@ struct node {
     int level, maxd;
     int kick;      /* leases were completed: try to pop at once */
     size_t parked;
+    /* cluster: heartbeat figures */
+    uint64_t reconnects;           /* frontier_reconnects last seen */
+    uint64_t rate_pages[10];       /* st->pages at the last 10 seconds */
+    int64_t rate_at;               /* second of rate_pages[0] */
+    int waiting_level;             /* no work at this level here */
     /* completion batch */
     struct frontier_lease *done;
     int *outcome;
@@ -253,6 +258,17 @@ static void not_started(struct node *n, struct inflight *in, int stop)
     inflight_free(in);
 }
 
+/* This node may still fetch in's host: it owns the host's partition and
+ * the ownership has not lapsed (always true outside a cluster). */
+static int owns_host(struct node *n, const struct inflight *in, int64_t now)
+{
+    int p = in->kind == INFLIGHT_PAGE
+                ? in->lease.partition
+                : frontier_partition(n->f, in->robots->host,
+                                     strlen(in->robots->host));
+    return frontier_cluster_owns(n->f, p, now);
+}
+
 /* Start every queued transfer whose host gap has passed and whose address
  * has a free slot. */
 static void launch_ready(struct node *n, int64_t now)
@@ -267,6 +283,14 @@ static void launch_ready(struct node *n, int64_t now)
                                                     : ROBOTS_MAX_BYTES;
         int rc;
         memcpy(in->ipkey, ipkey, sizeof(ipkey));
+        if (!owns_host(n, in, now)) {
+            /* the partition moved or its lease lapsed: hand the URL back
+             * (a no-op if the new owner already took it) */
+            polite_release(n->polite, in->ipkey);
+            n->st->handed_back++;
+            not_started(n, in, 1);
+            continue;
+        }
         if (in->kind == INFLIGHT_PAGE &&
             now - in->queued_ms > (int64_t)(n->c->frontier_lease * 750)) {
             /* waited most of its lease for an address slot: give it back
@@ -886,7 +910,7 @@ static int node_setup(struct node *n, struct frontier *f, const struct conf *c,
     n->o = o;
     n->st = st;
     n->fetch = fetcher_new(c);
-    if (!n->fetch)
+    if (!n->fetch || fetcher_set_node(n->fetch, id))
         return DC_ECURL;
     if (threads <= 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -977,13 +1001,67 @@ static int local_idle(struct node *n)
            n->parked == 0 && polite_waiting(n->polite) == 0;
 }
 
+/* Pages/s over the last 10 s, from one sample of st->pages per second. */
+static double pages_rate(struct node *n, int64_t now)
+{
+    int64_t sec = now / 1000;
+    if (n->rate_at == 0) {
+        for (int i = 0; i < 10; i++)
+            n->rate_pages[i] = n->st->pages;
+        n->rate_at = sec;
+    }
+    while (n->rate_at < sec) { /* shift in one sample per second passed */
+        memmove(n->rate_pages + 1, n->rate_pages, 9 * sizeof(*n->rate_pages));
+        n->rate_pages[0] = n->st->pages;
+        n->rate_at = sec - n->rate_at > 10 ? sec : n->rate_at + 1;
+    }
+    return (double)(n->st->pages - n->rate_pages[9]) / 10.0;
+}
+
+static const char *node_state(struct node *n, int stopping)
+{
+    if (stopping)
+        return "draining";
+    if (fetcher_active(n->fetch) > 0 || workers_pending(n->workers) > 0)
+        return "fetching";
+    if (polite_waiting(n->polite) > 0 || n->parked > 0)
+        return "politeness";
+    return n->waiting_level ? "level-wait" : "idle";
+}
+
+/* Heartbeat, membership and partition ownership (frontier/cluster.c). A
+ * Redis that went away and came back may have lost its last writes (AOF
+ * fsync'd once a second): the dedup cache is emptied so that no URL is
+ * dropped as "seen" on the word of the cache alone. */
+static int cluster_tick(struct node *n, int64_t now, int stopping,
+                        int64_t *next_tick)
+{
+    struct frontier_node_info in = {0};
+    int rc;
+
+    in.started_ms = now - (dc_mono_us() - n->st->started_us) / 1000;
+    in.pages = (int64_t)n->st->pages;
+    in.pages_s = pages_rate(n, now);
+    in.inflight = (int64_t)(fetcher_active(n->fetch) + n->parked +
+                            polite_waiting(n->polite));
+    in.level = n->level;
+    in.state = node_state(n, stopping);
+    rc = frontier_cluster_tick(n->f, now, &in, next_tick);
+    if (frontier_reconnects(n->f) != n->reconnects) {
+        n->reconnects = frontier_reconnects(n->f);
+        dedup_cache_free(&n->cache);
+        n->cache = dedup_cache_new((size_t)n->c->dedup_cache_entries);
+    }
+    return rc;
+}
+
 int node_run(struct frontier *f, const struct conf *c, const char *node_id,
              const struct node_opts *o, struct node_stats *st, char *err,
              size_t errlen)
 {
     struct node n;
     int rc, stopping = 0;
-    int64_t next_pop = 0, next_level = 0, next_reclaim = 0;
+    int64_t next_pop = 0, next_level = 0, next_reclaim = 0, next_tick = 0;
     size_t reclaimed = 0;
 
     memset(st, 0, sizeof(*st));
@@ -991,12 +1069,19 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
     rc = node_setup(&n, f, c, node_id, o, st);
     if (!rc)
         rc = frontier_reclaim(f, dc_now_ms(), 1, &reclaimed);
+    if (!rc)
+        rc = frontier_cluster_join(f, c);
     while (!rc) {
         int64_t now = dc_now_ms(), wait_ms = 100;
         struct fetch_result *r;
         if (stop_requested && !stopping) {
             stopping = 1; /* parked leases go back as their robots end */
             drop_queued(&n);
+        }
+        if (now >= next_tick) {
+            rc = cluster_tick(&n, now, stopping, &next_tick);
+            if (rc)
+                break;
         }
         if (!stopping && n.level >= 0 && now >= next_pop) {
             int64_t next = INT64_MAX;
@@ -1019,6 +1104,7 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
                 if (rc)
                     break;
                 next_level = now + LEVEL_CHECK_MS;
+                n.waiting_level = lvl >= 0 && lvl == n.level;
                 if (lvl != n.level && lvl >= 0) {
                     n.level = lvl;
                     next_pop = now;
@@ -1038,6 +1124,8 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
         }
         if (next_pop > now && next_pop - now < wait_ms)
             wait_ms = next_pop - now;
+        if (next_tick > now && next_tick - now < wait_ms)
+            wait_ms = next_tick - now;
         if (next_pop <= now && !stopping)
             wait_ms = 0;
         launch_ready(&n, now);
@@ -1058,6 +1146,17 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
             next_pop = 0;
             n.kick = 0;
         }
+    }
+    if (!rc)
+        rc = frontier_cluster_leave(f);
+    {
+        struct frontier_cluster_view v;
+        frontier_cluster_view(f, &v);
+        st->parts_acquired = v.acquired;
+        st->parts_released = v.released;
+        st->parts_lost = v.lost;
+        st->leases_reclaimed = v.reclaimed;
+        st->reconnects = frontier_reconnects(f);
     }
     if (rc)
         snprintf(err, errlen, "%s: %s", dc_strerror(rc),

@@ -49,6 +49,8 @@ enum frontier_script {
     FRONTIER_SCRIPT_RECLAIM,
     FRONTIER_SCRIPT_SEEN,
     FRONTIER_SCRIPT_ADMIT_MOD,   /* admit in the mod-u64 seen-set layout */
+    FRONTIER_SCRIPT_OWN,         /* take or renew a partition (cluster.c) */
+    FRONTIER_SCRIPT_RELEASE,
     FRONTIER_NSCRIPTS
 };
 
@@ -65,12 +67,29 @@ struct frontier_call {
     struct frontier_strv args;
 };
 
+enum frontier_part_by {
+    FRONTIER_PART_HOST,
+    FRONTIER_PART_DOMAIN,
+    FRONTIER_PART_IP
+};
+
+struct frontier_ipcache;
+struct frontier_cluster;
+
 struct frontier {
     redisContext *rc;            /* NULL after a connection error */
     char *url;                   /* to reconnect */
     char *prefix;
     char *node;
     int nparts;
+    int part_by;                 /* enum frontier_part_by (meta partition_by) */
+    struct frontier_ipcache *ipcache;  /* partition_by ip: host -> address */
+    struct frontier_cluster *cl; /* ownership state, NULL outside a node */
+    int32_t *held;               /* leases popped here and not completed,
+                                  * per partition */
+    unsigned char *used;         /* bitmap of partitions known to have had
+                                  * a URL (<prefix>:used, SETBIT order) */
+    int used_dirty;              /* used grew here since the last tick */
     int conns;                   /* politeness.host_connections */
     int64_t host_budget;         /* scope.host_budget, 0 = none */
     uint64_t budget_refused;     /* admit answers "budget spent" so far */
@@ -86,6 +105,8 @@ struct frontier {
     int scanned;                 /* a rescan happened since the reset */
 
     uint64_t roundtrips;         /* pipelines sent (frontier_roundtrips) */
+    int64_t retry_ms;            /* redis.retry: reconnect for this long */
+    uint64_t reconnects;         /* reconnect attempts after a lost link */
     int64_t intset_entries;      /* Redis set-max-intset-entries, -1 unknown */
     int have_module;             /* the server has DCSEEN.ADD (dcrawl-seen.so) */
     int seen_mod;                /* seen-set layout: 1 mod-u64, 0 b256-i64 */
@@ -139,6 +160,26 @@ int frontier__seen_mod(struct frontier *f, const struct frontier_url *u,
                        size_t n, int check_only, unsigned char *isnew);
 void frontier__seen_mod_layout(const struct frontier *f, char *out,
                                size_t cap);
+
+/* partkey.c */
+int frontier__partkey_mode(const char *name);   /* -1 when unknown */
+void frontier__ipcache_free(struct frontier *f);
+
+/* cluster.c */
+void frontier__cluster_free(struct frontier *f);
+/* Partition p may be popped from now (always 1 outside a cluster node). */
+int frontier__may_pop(const struct frontier *f, int p);
+/* Bookkeeping of leases held locally, per partition. */
+void frontier__held(struct frontier *f, int p, int delta);
+/* Partition p got its first URL: remember, and mark it in <prefix>:used
+ * (appends one call to *calls when p was not known yet). */
+void frontier__mark_used(struct frontier *f, int p, struct frontier_call *c,
+                         size_t *n);
+void frontier__used_set(struct frontier *f, int p);
+/* The pop script found partition p held by another node. */
+void frontier__cluster_lost(struct frontier *f, int p);
+/* frontier.c: partition p became ours; the next pop looks at it. */
+void frontier__index_wake(struct frontier *f, int p);
 
 /* scripts.c */
 const char *frontier__script_body(int script);

@@ -149,6 +149,38 @@ static struct frontier *frontier_new(const char *url, const struct conf *c,
     return f;
 }
 
+/* Adopt <prefix>:meta partition_by, recording `want` if unset. */
+static int meta_part_by(struct frontier *f, const char *want)
+{
+    struct frontier_call calls[2];
+    redisReply *rep[2];
+    int rc;
+
+    if (!want || frontier__partkey_mode(want) < 0)
+        want = "host";
+    for (int i = 0; i < 2; i++) {
+        frontier__call_init(&calls[i], -1);
+        frontier__strv_pushs(&calls[i].args, i ? "HGET" : "HSETNX");
+        frontier__strv_pushf(&calls[i].args, "%s:meta", f->prefix);
+        frontier__strv_pushs(&calls[i].args, "partition_by");
+    }
+    frontier__strv_pushs(&calls[0].args, want);
+    rc = frontier__run(f, calls, 2, rep);
+    if (!rc) {
+        int m = rep[1]->type == REDIS_REPLY_STRING
+                    ? frontier__partkey_mode(rep[1]->str) : -1;
+        if (m < 0)
+            rc = frontier__seterr(f, DC_EREDIS, "bad %s:meta partition_by",
+                                  f->prefix);
+        else
+            f->part_by = m;
+        frontier__replies_free(rep, 2);
+    }
+    for (int i = 0; i < 2; i++)
+        frontier__call_release(&calls[i]);
+    return rc;
+}
+
 int frontier_open(struct frontier **fp, const char *redis_url,
                   const struct conf *c, const char *node_id, char *err,
                   size_t errlen)
@@ -179,6 +211,8 @@ int frontier_open(struct frontier **fp, const char *redis_url,
     if (!rc)
         rc = meta_adopt(f, algo);
     if (!rc)
+        rc = meta_part_by(f, c->cluster_partition_by);
+    if (!rc)
         frontier__probe_intset(f);
     if (rc) {
         if (err && errlen)
@@ -187,6 +221,9 @@ int frontier_open(struct frontier **fp, const char *redis_url,
         return rc;
     }
     f->part_next = xmalloc((size_t)f->nparts * sizeof(*f->part_next));
+    f->held = xcalloc((size_t)f->nparts, sizeof(*f->held));
+    f->used = xcalloc(((size_t)f->nparts + 7) / 8, 1);
+    f->retry_ms = (int64_t)(c->redis_retry * 1000.0);
     *fp = f;
     return DC_OK;
 }
@@ -203,17 +240,12 @@ void frontier_close(struct frontier **fp)
     free(f->prefix);
     free(f->node);
     free(f->part_next);
+    free(f->held);
+    free(f->used);
+    frontier__cluster_free(f);
+    frontier__ipcache_free(f);
     free(f);
     *fp = NULL;
-}
-
-int frontier_partition(const struct frontier *f, const char *host,
-                       size_t hostlen)
-{
-    uint64_t h[2];
-
-    dedup_murmur3_x64_128(host, hostlen, 0, h);
-    return (int)(h[0] % (uint64_t)f->nparts);
 }
 
 int frontier_partitions(const struct frontier *f)
@@ -244,7 +276,7 @@ static int meta_cmd(struct frontier *f, const char *cmd, const char *field,
 
 int frontier_meta_set(struct frontier *f, const char *field, const char *value)
 {
-    redisReply *rep;
+    redisReply *rep = NULL;
     int rc;
 
     if (!value)
@@ -257,7 +289,7 @@ int frontier_meta_set(struct frontier *f, const char *field, const char *value)
 int frontier_meta_get(struct frontier *f, const char *field, char *out,
                       size_t cap)
 {
-    redisReply *rep;
+    redisReply *rep = NULL;
     int rc;
 
     if (!out || cap == 0)
@@ -438,7 +470,7 @@ int frontier_admit(struct frontier *f, const struct frontier_url *urls,
     struct frontier_call *calls = NULL;
     redisReply **rep = NULL;
     struct slot *s;
-    size_t ncalls = 0;
+    size_t ncalls = 0, nall = 0;
     int rc = DC_OK;
 
     if (n == 0)
@@ -454,16 +486,24 @@ int frontier_admit(struct frontier *f, const struct frontier_url *urls,
     }
     qsort(s, n, sizeof(*s), slot_cmp);
     ncalls = count_runs(s, n);
-    calls = xcalloc(ncalls, sizeof(*calls));
-    rep = xcalloc(ncalls, sizeof(*rep));
+    /* room for one SETBIT <prefix>:used per partition first seen here,
+     * sent after the admit calls in the same pipeline */
+    calls = xcalloc(2 * ncalls, sizeof(*calls));
+    rep = xcalloc(2 * ncalls, sizeof(*rep));
     rc = admit_build(f, urls, s, n, calls, now_ms);
+    nall = ncalls;
+    for (size_t i = 0; !rc && i < n; i++)
+        if (i == 0 || s[i].part != s[i - 1].part)
+            frontier__mark_used(f, s[i].part, calls, &nall);
     if (!rc)
-        rc = frontier__run(f, calls, ncalls, rep);
+        rc = frontier__run(f, calls, nall, rep);
     if (!rc)
         rc = admit_read(f, rep, urls, s, n, isnew, now_ms);
-    frontier__replies_free(rep, ncalls);
+    for (size_t i = 0; !rc && i < n; i++)
+        frontier__used_set(f, s[i].part);
+    frontier__replies_free(rep, nall);
     free(rep);
-    frontier__calls_free(calls, ncalls);
+    frontier__calls_free(calls, nall);
     free(s);
     return rc;
 }
@@ -506,34 +546,48 @@ static int64_t ready_time(const redisReply *r)
 /* Ask every partition for its earliest ready host at f->depth. */
 static int rescan(struct frontier *f, int64_t now)
 {
-    size_t n = (size_t)f->nparts;
+    size_t n = (size_t)f->nparts, k = 0;
     struct frontier_call *calls = xcalloc(n, sizeof(*calls));
     redisReply **rep = xcalloc(n, sizeof(*rep));
-    int rc;
+    int *part = xcalloc(n, sizeof(*part));
+    int rc = DC_OK;
 
-    for (size_t p = 0; p < n; p++) {
-        struct frontier_strv *a = &calls[p].args;
-        frontier__call_init(&calls[p], -1);
+    for (int p = 0; p < f->nparts; p++) {
+        struct frontier_strv *a = &calls[k].args;
+        f->part_next[p] = INT64_MAX;
+        if (!frontier__may_pop(f, p)) /* another node's partition */
+            continue;
+        frontier__call_init(&calls[k], -1);
         frontier__strv_pushs(a, "ZRANGEBYSCORE");
-        frontier__strv_pushf(a, "%s:{%zu}:h:%d", f->prefix, p, f->depth);
+        frontier__strv_pushf(a, "%s:{%d}:h:%d", f->prefix, p, f->depth);
         frontier__strv_pushs(a, "-inf");
         frontier__strv_pushf(a, "(%lld", (long long)FRONTIER_BUSY);
         frontier__strv_pushs(a, "WITHSCORES");
         frontier__strv_pushs(a, "LIMIT");
         frontier__strv_pushs(a, "0");
         frontier__strv_pushs(a, "1");
+        part[k++] = p;
     }
-    rc = frontier__run(f, calls, n, rep);
-    for (size_t p = 0; !rc && p < n; p++)
-        f->part_next[p] = ready_time(rep[p]);
+    if (k)
+        rc = frontier__run(f, calls, k, rep);
+    for (size_t i = 0; !rc && i < k; i++)
+        f->part_next[part[i]] = ready_time(rep[i]);
     if (!rc) {
         f->scanned = 1;
         f->last_scan = now;
     }
-    frontier__replies_free(rep, n);
+    if (k)
+        frontier__replies_free(rep, k);
     free(rep);
-    frontier__calls_free(calls, n);
+    free(part);
+    frontier__calls_free(calls, k);
     return rc;
+}
+
+void frontier__index_wake(struct frontier *f, int p)
+{
+    (void)p;
+    f->scanned = 0; /* the next pop rescans, this partition included */
 }
 
 /* Up to `want` partitions ready at now, round-robin from f->rr, looking at
@@ -547,7 +601,7 @@ static size_t pick_batch(struct frontier *f, int64_t now, size_t want,
         int p = f->rr;
         f->rr = (f->rr + 1) % f->nparts;
         (*budget)--;
-        if (f->part_next[p] <= now)
+        if (f->part_next[p] <= now && frontier__may_pop(f, p))
             parts[nb++] = p;
     }
     return nb;
@@ -564,12 +618,14 @@ static void pop_call(struct frontier *f, struct frontier_call *c, int p,
     frontier__strv_pushf(&c->keys, "%s:{%d}:act", f->prefix, p);
     frontier__strv_pushf(&c->keys, "%s:{%d}:lease", f->prefix, p);
     frontier__strv_pushf(&c->keys, "%s:{%d}:q:%d:", f->prefix, p, f->depth);
+    frontier__strv_pushf(&c->keys, "%s:{%d}:own", f->prefix, p);
     frontier__strv_pushf(a, "%lld", (long long)now);
     frontier__strv_pushf(a, "%d", f->depth);
     frontier__strv_pushf(a, "%zu", share);
     frontier__strv_pushf(a, "%lld", (long long)(now + f->lease_ms));
     frontier__strv_pushf(a, "%d", f->conns);
     frontier__strv_pushs(a, f->node);
+    frontier__strv_pushs(a, f->cl ? "1" : "0");
 }
 
 /* Split "<node>\t<d>\t<host>\t<url>" into a lease. */
@@ -601,6 +657,11 @@ static int pop_read(struct frontier *f, const redisReply *r, int p,
 {
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 1)
         return frontier__seterr(f, DC_EREDIS, "pop: bad reply");
+    if (r->element[0]->integer == -2) { /* not ours (any more) */
+        f->part_next[p] = INT64_MAX;
+        frontier__cluster_lost(f, p);
+        return DC_OK;
+    }
     f->part_next[p] = r->element[0]->integer < 0 ? INT64_MAX
                                                  : r->element[0]->integer;
     for (size_t i = 1; i < r->elements; i++) {
@@ -610,6 +671,7 @@ static int pop_read(struct frontier *f, const redisReply *r, int p,
             lease_parse(&out->v[out->n], e->str, e->len, p))
             return frontier__seterr(f, DC_EREDIS, "pop: bad lease entry");
         out->n++;
+        frontier__held(f, p, 1);
     }
     return DC_OK;
 }
@@ -772,6 +834,8 @@ int frontier_complete(struct frontier *f, const struct frontier_lease *l,
     rep = xcalloc(ncalls, sizeof(*rep));
     complete_build(f, l, outcome, delay_ms, s, n, calls, now_ms);
     rc = frontier__run(f, calls, ncalls, rep);
+    for (size_t i = 0; !rc && i < n; i++)
+        frontier__held(f, l[i].partition, -1);
     for (size_t i = 0, c = 0; !rc && i < n; i++) {
         if (i > 0 && s[i].part != s[i - 1].part)
             c++;

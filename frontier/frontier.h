@@ -99,9 +99,9 @@ int frontier_open(struct frontier **f, const char *redis_url,
                   size_t errlen);
 void frontier_close(struct frontier **f);
 
-/* Partition of a host key. */
-int frontier_partition(const struct frontier *f, const char *host,
-                       size_t hostlen);
+/* Partition of a host key, per cluster.partition_by as recorded in
+ * <prefix>:meta (frontier/partkey.c; ip mode may resolve the host). */
+int frontier_partition(struct frontier *f, const char *host, size_t hostlen);
 int frontier_partitions(const struct frontier *f);
 
 /*
@@ -217,6 +217,41 @@ uint64_t frontier_roundtrips(const struct frontier *f);
 const char *frontier_errstr(const struct frontier *f);
 
 /* ---- the cluster: ring, membership, partition ownership ---- */
+
+/*
+ * Membership and ownership (frontier/cluster.c). frontier_cluster_join
+ * makes this handle a cluster node: from then on frontier_pop serves only
+ * partitions this node owns. frontier_cluster_tick, called often (it does
+ * nothing until the next poll is due, *next_ms), sends the heartbeat with
+ * info, reads the live nodes and used partitions, recomputes the ring and
+ * takes, renews, drains and releases partitions (1-2 round trips).
+ * frontier_cluster_owns says whether a lease of partition p may still be
+ * started (the partition is owned or draining and its lease has not lapsed
+ * locally); a lease that may not must be completed with FRONTIER_RETRY.
+ * frontier_cluster_leave releases every partition with no lease held here
+ * and removes the node from the member list (graceful stop).
+ */
+struct frontier_node_info {
+    int64_t started_ms, pages, inflight;
+    double pages_s;
+    int level;
+    const char *state;   /* fetching | politeness | idle | level-wait | draining */
+};
+struct frontier_cluster_view {
+    size_t nodes, owned, draining, used;
+    uint64_t acquired, released, lost, reclaimed, ring_changes;
+};
+int frontier_cluster_join(struct frontier *f, const struct conf *c);
+int frontier_cluster_tick(struct frontier *f, int64_t now_ms,
+                          const struct frontier_node_info *info,
+                          int64_t *next_ms);
+int frontier_cluster_owns(const struct frontier *f, int p, int64_t now_ms);
+int frontier_cluster_leave(struct frontier *f);
+void frontier_cluster_view(const struct frontier *f,
+                           struct frontier_cluster_view *v);
+/* Reconnects to Redis after a lost connection, so far. */
+uint64_t frontier_reconnects(const struct frontier *f);
+
 
 /*
  * Consistent-hash ring of node ids with bounded loads (frontier/ring.c).

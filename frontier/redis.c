@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <time.h>
 
 #include "conf.h"
 #include "frontier-internal.h"
@@ -449,32 +450,67 @@ static int check_replies(struct frontier *f, struct frontier_call *calls,
     return DC_OK;
 }
 
+/* Send calls[*done..n) and read their replies into replies[]; *done
+ * advances past every call answered. I/O errors drop the connection. */
+static int run_from(struct frontier *f, struct frontier_call *calls, size_t n,
+                    redisReply **replies, size_t *done)
+{
+    if (!f->rc && frontier__connect(f, NULL, 0) != DC_OK)
+        return DC_EREDIS;
+    if (*done < n)
+        f->roundtrips++;
+    for (size_t i = *done; i < n; i++)
+        if (append_call(f, &calls[i], 0))
+            return frontier__io_error(f);
+    for (; *done < n; (*done)++) {
+        void *r = NULL;
+        if (redisGetReply(f->rc, &r) != REDIS_OK)
+            return frontier__io_error(f);
+        replies[*done] = r;
+    }
+    return DC_OK;
+}
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /*
  * Send n calls in one pipeline; replies[i] (caller frees with
  * frontier__replies_free) answers calls[i]. Any error reply or I/O error
  * returns DC_EREDIS with every reply freed and NULL.
+ *
+ * A lost connection (Redis restarting, still loading its AOF) is retried
+ * for up to f->retry_ms with back-off from 100 ms to 2 s; calls already
+ * answered are not sent again, so a script runs once per call even across
+ * the reconnect (a call whose reply was lost in flight may have run: its
+ * effect stays, as after any crash).
  */
 int frontier__run(struct frontier *f, struct frontier_call *calls, size_t n,
                   redisReply **replies)
 {
-    int rc = DC_OK;
-    size_t got = 0;
+    int64_t start = -1, backoff = 100;
+    size_t done = 0;
+    int rc;
 
     memset(replies, 0, n * sizeof(*replies));
-    if (!f->rc && (rc = frontier__connect(f, NULL, 0)) != DC_OK)
-        return DC_EREDIS;
-    if (n > 0)
-        f->roundtrips++;
-    for (size_t i = 0; i < n; i++)
-        if (append_call(f, &calls[i], 0))
-            return frontier__io_error(f);
-    for (got = 0; got < n; got++) {
-        void *r = NULL;
-        if (redisGetReply(f->rc, &r) != REDIS_OK) {
-            rc = frontier__io_error(f);
+    while ((rc = run_from(f, calls, n, replies, &done)) != DC_OK) {
+        int64_t now = mono_ms();
+        if (start < 0)
+            start = now;
+        if (f->retry_ms <= 0 || now - start >= f->retry_ms)
             break;
-        }
-        replies[got] = r;
+        f->reconnects++;
+        if (backoff > f->retry_ms - (now - start))
+            backoff = f->retry_ms - (now - start);
+        struct timespec ts = { (time_t)(backoff / 1000),
+                               (long)(backoff % 1000) * 1000000L };
+        nanosleep(&ts, NULL);
+        backoff = backoff * 2 > 2000 ? 2000 : backoff * 2;
     }
     if (!rc)
         rc = check_replies(f, calls, n, replies);

@@ -180,12 +180,16 @@ static const char script_seen[] =
     "return table.concat(out)\n";
 
 /*
- * pop. KEYS: h:<d>, next, act, lease, queue prefix "<prefix>:{p}:q:<d>:".
- * ARGV: now, depth, max, lease deadline, host_connections, node.
- * Returns { next ready ms at d or -1, lease entry... }.
+ * pop. KEYS: h:<d>, next, act, lease, queue prefix "<prefix>:{p}:q:<d>:",
+ * own. ARGV: now, depth, max, lease deadline, host_connections, node,
+ * check (1: pop only while own holds node). Returns { next ready ms at d
+ * or -1, lease entry... }, or { -2 } when the partition is not ours.
  */
 static const char script_pop[] =
     LUA_COMMON
+    "if ARGV[7] == '1' and redis.call('GET', KEYS[6]) ~= ARGV[6] then\n"
+    "  return { -2 }\n"
+    "end\n"
     "local now, max = tonumber(ARGV[1]), tonumber(ARGV[3])\n"
     "local conns = tonumber(ARGV[5])\n"
     "local out = { -1 }\n"
@@ -276,6 +280,27 @@ static const char script_complete[] =
     "end\n"
     "return ready(KEYS[6])\n";
 
+/* requeue(e): put lease entry e back at the front of its host queue
+ * (KEYS 1-4: lease, act, next, key prefix "<prefix>:{p}:"; now and conns
+ * as locals). Returns 1 when e was still leased. */
+#define LUA_REQUEUE                                                       \
+    "local function requeue(e)\n"                                         \
+    "  local _, d, host, url =\n"                                         \
+    "    string.match(e, '^([^\\t]*)\\t(%d+)\\t([^\\t]+)\\t(.*)$')\n"      \
+    "  if redis.call('ZREM', KEYS[1], e) == 0 or not url then return 0 end\n" \
+    "  redis.call('LPUSH', KEYS[4] .. 'q:' .. d .. ':' .. host, url)\n"   \
+    "  local act = redis.call('HINCRBY', KEYS[2], host, -1)\n"            \
+    "  if act <= 0 then redis.call('HDEL', KEYS[2], host) end\n"          \
+    "  local score = math.max(now, num(redis.call('HGET', KEYS[3], host)))\n" \
+    "  if act >= conns then score = busy end\n"                           \
+    "  redis.call('ZADD', KEYS[4] .. 'h:' .. d, str(score), host)\n"      \
+    "  local h1 = KEYS[4] .. 'h:' .. (tonumber(d) + 1)\n"                 \
+    "  if redis.call('ZSCORE', h1, host) then\n"                          \
+    "    redis.call('ZADD', h1, str(score), host)\n"                      \
+    "  end\n"                                                             \
+    "  return 1\n"                                                        \
+    "end\n"
+
 /*
  * reclaim. KEYS: lease, act, next, key prefix "<prefix>:{p}:". ARGV: now,
  * own (1: also every lease of node), node, host_connections. Returns the
@@ -285,6 +310,7 @@ static const char script_complete[] =
 static const char script_reclaim[] =
     LUA_COMMON
     "local now, conns = tonumber(ARGV[1]), tonumber(ARGV[4])\n"
+    LUA_REQUEUE
     "local list = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])\n"
     "if ARGV[2] == '1' then\n"
     "  local mine = ARGV[3] .. '\\t'\n"
@@ -294,32 +320,48 @@ static const char script_reclaim[] =
     "  end\n"
     "end\n"
     "local count = 0\n"
-    "for _, e in ipairs(list) do\n"
-    "  local _, d, host, url =\n"
-    "    string.match(e, '^([^\\t]*)\\t(%d+)\\t([^\\t]+)\\t(.*)$')\n"
-    "  if redis.call('ZREM', KEYS[1], e) == 1 and url then\n"
-    "    redis.call('LPUSH', KEYS[4] .. 'q:' .. d .. ':' .. host, url)\n"
-    "    local act = redis.call('HINCRBY', KEYS[2], host, -1)\n"
-    "    if act <= 0 then redis.call('HDEL', KEYS[2], host) end\n"
-    "    local score = math.max(now, num(redis.call('HGET', KEYS[3], host)))\n"
-    "    if act >= conns then score = busy end\n"
-    "    redis.call('ZADD', KEYS[4] .. 'h:' .. d, str(score), host)\n"
-    "    local h1 = KEYS[4] .. 'h:' .. (tonumber(d) + 1)\n"
-    "    if redis.call('ZSCORE', h1, host) then\n"
-    "      redis.call('ZADD', h1, str(score), host)\n"
-    "    end\n"
-    "    count = count + 1\n"
-    "  end\n"
-    "end\n"
+    "for _, e in ipairs(list) do count = count + requeue(e) end\n"
     "local r = redis.call('HRANDFIELD', KEYS[3], 64, 'WITHVALUES')\n"
     "for i = 1, #r, 2 do\n"
     "  if num(r[i + 1]) <= now then redis.call('HDEL', KEYS[3], r[i]) end\n"
     "end\n"
     "return count\n";
 
+/*
+ * own: take or renew partition ownership. KEYS: lease, act, next, key
+ * prefix "<prefix>:{p}:", own. ARGV: now, node, ttl ms, host_connections.
+ * Returns { 1 } renewed (own already held node), { 2, n } taken: own was
+ * free, now holds node for ttl, and the n URL leases other nodes left in
+ * the partition went back to their queues (their holder died or lost the
+ * partition), or { 0, holder } held by another node.
+ */
+static const char script_own[] =
+    LUA_COMMON
+    "local now, conns = tonumber(ARGV[1]), tonumber(ARGV[4])\n"
+    LUA_REQUEUE
+    "local v = redis.call('GET', KEYS[5])\n"
+    "if v == ARGV[2] then\n"
+    "  redis.call('PEXPIRE', KEYS[5], ARGV[3])\n"
+    "  return { 1 }\n"
+    "end\n"
+    "if v then return { 0, v } end\n"
+    "redis.call('SET', KEYS[5], ARGV[2], 'PX', ARGV[3])\n"
+    "local mine, count = ARGV[2] .. '\\t', 0\n"
+    "for _, e in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do\n"
+    "  if string.sub(e, 1, #mine) ~= mine then count = count + requeue(e) end\n"
+    "end\n"
+    "return { 2, count }\n";
+
+/* release: KEYS own; ARGV node. Deletes own if it holds node; 1 or 0. */
+static const char script_release[] =
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
+    "  return redis.call('DEL', KEYS[1])\n"
+    "end\n"
+    "return 0\n";
+
 static const char *const bodies[FRONTIER_NSCRIPTS] = {
     script_admit, script_pop, script_complete, script_reclaim, script_seen,
-    script_admit_mod
+    script_admit_mod, script_own, script_release
 };
 
 const char *frontier__script_body(int script)

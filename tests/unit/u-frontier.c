@@ -631,19 +631,44 @@ static void t_many_hosts(void)
     frontier_close(&f);
 }
 
-/* A dropped connection costs one DC_EREDIS; the next call reconnects. */
+static int kill_clients(void)
+{
+    redisReply *r = redisCommand(raw, "CLIENT KILL TYPE normal SKIPME yes");
+    int ok = r && r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+
+    if (r)
+        freeReplyObject(r);
+    return ok;
+}
+
+/* A dropped connection is reconnected within redis.retry, the call goes
+ * on; with redis.retry = 0 it costs one DC_EREDIS and the next call
+ * reconnects. */
 static void t_reconnect(void)
 {
     struct frontier *f = open_f(4, 1, 60, "n1");
     const char *u[] = { "http://a.test/1" };
     int64_t pend[1];
     int lv = 0, rc;
+    struct conf c;
+    char err[256] = "";
 
-    redisReply *r = redisCommand(raw, "CLIENT KILL TYPE normal SKIPME yes");
-    CHECK(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1,
-          "killed the frontier's connection");
-    if (r)
-        freeReplyObject(r);
+    CHECK(kill_clients(), "killed the frontier's connection");
+    rc = frontier_level(f, 1, pend, &lv);
+    CHECK(rc == DC_OK && frontier_reconnects(f) == 1,
+          "call went on after a reconnect: %d, %llu reconnects", rc,
+          (unsigned long long)frontier_reconnects(f));
+    frontier_close(&f);
+
+    conf_init(&c);
+    c.frontier_partitions = 4;
+    c.redis_retry = 0;
+    rc = frontier_open(&f, redis_url, &c, "n1", err, sizeof(err));
+    conf_release(&c);
+    CHECK(rc == DC_OK && f, "open with redis.retry 0: %s", err);
+    if (!f)
+        return;
+    CHECK(kill_clients(), "killed the frontier's connection");
     rc = frontier_level(f, 1, pend, &lv);
     CHECK(rc == DC_EREDIS && frontier_errstr(f)[0], "lost: %d", rc);
     CHECK(admit(f, u, 1, 0, 1000, NULL) == 1, "reconnected");
