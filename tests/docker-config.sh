@@ -109,10 +109,10 @@ if [ -z "$(ls /var/lib/apt/lists/ 2>/dev/null | grep -v -e lock -e partial)" ]; 
     SKIP=$((SKIP + 1))
     echo "skip - apt lists absent: package names not checked"
 else
-    gone=
-    for p in $pkgs; do
-        apt-cache show "$p" >/dev/null 2>&1 || gone+=" $p"
-    done
+    # one apt-cache call; a name it has no record for is missing
+    found=$(apt-cache show $pkgs 2>/dev/null | awk '$1 == "Package:" { print $2 }' | sort -u)
+    gone=$(comm -23 <(echo "$pkgs") <(echo "$found") | tr '\n' ' ')
+    gone=${gone:+ $gone}
     if [ -z "$gone" ] && [ -n "$pkgs" ]; then
         ok "all $(echo "$pkgs" | wc -l) apt packages of the Dockerfile exist"
     else
