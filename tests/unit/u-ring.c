@@ -112,6 +112,7 @@ static void test_bad_args(void)
 
     CHECK(frontier_ring_new(&r, ids, 2, 0) == DC_EINVAL, "vnodes 0");
     CHECK(r == NULL, "ring left NULL on error");
+    r = (struct frontier_ring *)&r;
     CHECK(frontier_ring_new(&r, ids, 2, -5) == DC_EINVAL, "vnodes -5");
     CHECK(r == NULL, "ring left NULL on error");
     frontier_ring_free(&r); /* NULL is fine */
