@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# docker-config.sh SRC: docker/ stays consistent with the repository (no
+# Docker engine runs here, so images are never built; this checks what can
+# be checked without one):
+#  - docker-compose (Debian's 1.29) accepts docker/docker-compose.yml;
+#  - the services redis, node, seed and demo-site exist; node has no
+#    container_name and no service publishes host ports (node must scale);
+#    seed is one-shot (restart "no");
+#  - every COPY source in docker/Dockerfile (not --from) exists in SRC, and
+#    conf/redis.conf loads the module from where the redis stage puts it;
+#  - every apt package the Dockerfile installs exists in this machine's
+#    apt lists (Debian 12), when apt lists are present (else it says so
+#    and counts that check as skipped, not passed).
+# The compose checks run first on a broken copy of the config (a
+# container_name added to node) to show they catch it.
+set -uo pipefail
+SRC=$1
+DF=$SRC/docker/Dockerfile
+YML=$SRC/docker/docker-compose.yml
+PASS=0 FAIL=0 SKIP=0
+ok() { PASS=$((PASS + 1)); echo "ok - $*"; }
+bad() { FAIL=$((FAIL + 1)); echo "FAIL - $*"; }
+
+# the block of one service in normalized `docker-compose config` output
+service_block() { # service_block CONFIG NAME
+    awk -v s="  $2:" '
+        /^[^ ]/ { top = $0 }
+        top == "services:" && $0 == s { on = 1; next }
+        on && /^  [^ ]/ { on = 0 }
+        on { print }' "$1"
+}
+# compose_checks CONFIG: prints problems, returns non-zero if any
+compose_checks() {
+    local cfg=$1 s rc=0
+    for s in redis node seed demo-site; do
+        service_block "$cfg" "$s" | grep -q . || { echo "no service $s"; rc=1; }
+    done
+    if service_block "$cfg" node | grep -q '^    container_name:'; then
+        echo "node has a container_name (cannot scale)"; rc=1
+    fi
+    if grep -q '^    ports:' "$cfg"; then
+        echo "a service publishes host ports"; rc=1
+    fi
+    service_block "$cfg" seed | grep -q "^    restart: \"\{0,1\}'\{0,1\}no" ||
+        { echo "seed is not restart: \"no\""; rc=1; }
+    return $rc
+}
+
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+if docker-compose -f "$YML" config >"$WORK/config.yml" 2>"$WORK/err"; then
+    ok "docker-compose config accepts docker/docker-compose.yml"
+else
+    cat "$WORK/err"
+    bad "docker-compose config accepts docker/docker-compose.yml"
+fi
+
+# the checks catch a container_name on node
+awk '{ print } $0 == "  node:" { print "    container_name: dcrawl-node" }' \
+    "$WORK/config.yml" >"$WORK/broken.yml"
+if compose_checks "$WORK/broken.yml" >/dev/null; then
+    bad "compose checks reject a node with container_name"
+else
+    ok "compose checks reject a node with container_name"
+fi
+if out=$(compose_checks "$WORK/config.yml"); then
+    ok "services redis, node, seed, demo-site; node scalable; seed one-shot"
+else
+    echo "$out"
+    bad "services redis, node, seed, demo-site; node scalable; seed one-shot"
+fi
+
+# COPY sources exist (paths relative to the build context, the repo root)
+missing=0 n=0
+while read -r src; do
+    n=$((n + 1))
+    [ -e "$SRC/$src" ] || { echo "COPY source missing: $src"; missing=1; }
+done < <(awk '$1 == "COPY" && $2 !~ /^--/ { for (i = 2; i < NF; i++) print $i }' "$DF")
+if [ "$missing" = 0 ] && [ "$n" -gt 0 ]; then
+    ok "all $n COPY sources of the Dockerfile exist"
+else
+    bad "COPY sources of the Dockerfile exist ($n found)"
+fi
+
+# conf/redis.conf loads the module from where the redis stage copies it
+mod=$(awk '$1 == "loadmodule" { print $2 }' "$SRC/conf/redis.conf")
+if [ -n "$mod" ] && grep -q "^COPY --from=build /src/build/dcrawl-seen.so $mod\$" "$DF"; then
+    ok "conf/redis.conf loadmodule $mod is where the redis stage puts it"
+else
+    bad "conf/redis.conf loadmodule '$mod' matches the Dockerfile"
+fi
+
+# apt packages: the words after "apt-get install" up to the next &&
+pkgs=$(awk '
+    {
+        i = 1
+        if (!on) {
+            for (; i <= NF; i++)
+                if ($i == "install" && $(i - 1) == "apt-get") break
+            if (i > NF) next
+            on = 1; i++
+        }
+        for (; i <= NF; i++) {
+            if ($i == "&&") { on = 0; break }
+            if ($i ~ /^[a-z0-9][a-z0-9.+-]+$/) print $i
+        }
+    }' "$DF" | sort -u)
+if [ -z "$(ls /var/lib/apt/lists/ 2>/dev/null | grep -v -e lock -e partial)" ]; then
+    SKIP=$((SKIP + 1))
+    echo "skip - apt lists absent: package names not checked"
+else
+    # one apt-cache call; a name it has no record for is missing
+    found=$(apt-cache show $pkgs 2>/dev/null | awk '$1 == "Package:" { print $2 }' | sort -u)
+    gone=$(comm -23 <(echo "$pkgs") <(echo "$found") | tr '\n' ' ')
+    gone=${gone:+ $gone}
+    if [ -z "$gone" ] && [ -n "$pkgs" ]; then
+        ok "all $(echo "$pkgs" | wc -l) apt packages of the Dockerfile exist"
+    else
+        bad "apt packages missing:$gone"
+    fi
+fi
+echo "docker-config: $PASS passed, $FAIL failed, $SKIP skipped"
+[ "$FAIL" -eq 0 ]
