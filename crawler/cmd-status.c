@@ -140,9 +140,9 @@ static void print_stalls(FILE *o, const struct frontier_status *st)
             (long long)t->hosts_polite, (long long)t->hosts_busy,
             (long long)t->hosts_ready, nodes_in_state(st, "idle"),
             nodes_in_state(st, "level-wait"), nodes_in_state(st, "politeness"));
-    if (st->nlive == 0 && t->queued + t->inflight > 0)
-        fprintf(o, "stalls: %lld URLs queued or in flight and no live node\n",
-                (long long)(t->queued + t->inflight));
+    if (st->nlive == 0 && t->queued > 0)
+        fprintf(o, "stalls: %lld URLs queued and no live node\n",
+                (long long)t->queued);
 }
 
 static void print_parts(FILE *o, const struct frontier_status *st)
