@@ -84,10 +84,13 @@ static void fmt_num(char *out, size_t cap, int64_t v)
         snprintf(out, cap, "%lld", (long long)v);
 }
 
+/* Age of the node's last heartbeat; 0 when its clock is ahead of ours. */
 static int64_t heartbeat_age(const struct frontier_status *st,
                              const struct frontier_status_node *nd)
 {
-    return nd->updated_ms >= 0 ? st->now_ms - nd->updated_ms : -1;
+    if (nd->updated_ms < 0)
+        return -1;
+    return st->now_ms > nd->updated_ms ? st->now_ms - nd->updated_ms : 0;
 }
 
 static void print_node(FILE *o, const struct frontier_status *st,
@@ -391,6 +394,25 @@ static int parse_args(struct status_opts *o, struct cli_conf *cc, int argc,
 
 /* ---- the command ---- */
 
+/* The Redis URL as shown: a password ("scheme://user:pass@host") is
+ * replaced by "***". */
+static void redact_url(const char *url, char *out, size_t cap)
+{
+    const char *hp = strstr(url, "://");
+    const char *at, *colon;
+
+    snprintf(out, cap, "%s", url);
+    if (!hp)
+        return;
+    hp += 3;
+    at = strchr(hp, '@');
+    if (!at || (strchr(hp, '/') && strchr(hp, '/') < at))
+        return;
+    colon = memchr(hp, ':', (size_t)(at - hp));
+    snprintf(out, cap, "%.*s***%s", (int)((colon ? colon + 1 : hp) - url), url,
+             at);
+}
+
 /* One frame; 0 or 1 (Redis error, reported). */
 static int frame(struct frontier *f, const struct status_opts *o,
                  const char *redis, int clear)
@@ -421,6 +443,7 @@ int cmd_status(int argc, char **argv)
     struct conf c;
     struct frontier *f = NULL;
     char err[512];
+    char shown[1024];
     int rc, clear;
 
     if (parse_args(&o, &cc, argc, argv))
@@ -440,11 +463,12 @@ int cmd_status(int argc, char **argv)
         conf_release(&c);
         return rc == DC_EINVAL ? 2 : 1;
     }
+    redact_url(o.redis, shown, sizeof(shown));
     clear = o.watch && !o.json && isatty(STDOUT_FILENO);
     if (o.watch)
         install_signals();
     do {
-        rc = frame(f, &o, o.redis, clear);
+        rc = frame(f, &o, shown, clear);
         if (!rc && o.watch)
             watch_sleep(o.interval);
     } while (!rc && o.watch && !stop_flag);

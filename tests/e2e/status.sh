@@ -49,6 +49,7 @@ check "unreachable Redis: exit 1, one line on stderr" [ $rc -eq 1 -a "$(wc -l <"
 check "empty Redis: exit 0, crawl false, no nodes" [ $? -eq 0 -a "$(jget "$WORK/empty.json" 'd["crawl"], len(d["nodes"])')" = "False 0" ]
 "$DCRAWL" status --redis "$R" >"$WORK/empty.txt" 2>&1
 check "empty Redis: the table says there is no crawl" grep -q "^no crawl in this Redis" "$WORK/empty.txt"
+check "status wrote nothing into the empty Redis" [ "$(redis-cli -s "${R#unix://}" dbsize)" = 0 ]
 # a Redis error reply: the nodes key of another type
 redis_start wrongtype || exit 1
 RW=$R
