@@ -37,6 +37,7 @@ int cmd_node(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_dedup(int argc, char **argv);
 int cmd_robots(int argc, char **argv);
+int cmd_status(int argc, char **argv);
 
 /* Shared option handling: --config FILE, --set k=v, --redis URL. Applies
  * defaults, config file, environment and --set in that order. Returns 0 or

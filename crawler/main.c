@@ -74,6 +74,22 @@ static const struct command commands[] = {
      "                      the URLs it held when it died\n"
      "  --exit-when-idle    exit when the crawl has nothing left to do\n"
      "  -q, --quiet         no summary\n" COMMON_HELP},
+    {"status", cmd_status, "show a crawl's nodes, partitions and queues",
+     "usage: dcrawl status --redis URL [--json] [--watch [SECONDS]] [options]\n"
+     "\n"
+     "Reads the crawl's Redis (nothing is written) and shows the nodes (live,\n"
+     "or dead while their figures remain: id, host, state, partitions owned,\n"
+     "transfers in flight, pages, pages/s, age of the last heartbeat), the\n"
+     "partitions (owned, and those with pending work but no owner), per depth\n"
+     "the hosts with queued URLs (ready / waiting on politeness / at their\n"
+     "connection limit) and the URLs queued, in flight, done, failed and\n"
+     "skipped, and a stalls line: hosts waiting on politeness vs nodes with no\n"
+     "work. Exit status 0, 1 on a Redis error, 2 on bad usage.\n"
+     "\n"
+     "  --redis URL         the crawl's Redis (or redis.url / DCRAWL_REDIS_URL)\n"
+     "  --json              one JSON object per frame (fields: README, Status)\n"
+     "  --watch [SECONDS]   show it again every SECONDS (default 2) until\n"
+     "                      SIGINT/SIGTERM; --json --watch prints JSON lines\n" COMMON_HELP},
     {"merge", cmd_merge, "merge per-depth output into DIR/merged",
      "usage: dcrawl merge DIR [--out OUTDIR] [--keep highest-score|shortest-url]\n"
      "                       [--add FILE.warc.gz]... [--mem MB] [--tmp DIR]\n"

@@ -158,6 +158,84 @@ struct frontier_stats {
 int frontier_stats(struct frontier *f, struct frontier_stats *st);
 
 /*
+ * A picture of the whole crawl for `dcrawl status` (frontier/status.c),
+ * read with plain commands only, nothing written:
+ *   - nodes: <prefix>:nodes (ZSET id -> heartbeat deadline ms; live while
+ *     the deadline is after now) and each node's <prefix>:node:<id> HASH
+ *     of figures; a node past its deadline is listed (live 0) only while
+ *     that hash still exists;
+ *   - partitions: <prefix>:{p}:own (owner id) counted per owner, and the
+ *     partitions with pending work that nobody owns;
+ *   - per depth d: hosts of h:<d> split by score into ready (<= now),
+ *     waiting on politeness (< BUSY) and at their connection limit
+ *     (== BUSY); URLs in flight (lease entries "<node>\t<d>\t...", at most
+ *     FRONTIER_STATUS_LEASES_PER_PART read per partition, the rest counted
+ *     in leases_unread), queued (pend[d] - in flight), done / failed /
+ *     skipped (stat).
+ * Depths are 0 .. FRONTIER_STATUS_DEPTHS-1 (crawl.depth is at most 63).
+ * Pipelined in batches of FRONTIER_STATUS_BATCH calls: a handful of round
+ * trips for 1024 partitions.
+ */
+#define FRONTIER_STATUS_DEPTHS 64
+#define FRONTIER_STATUS_BATCH 8192
+#define FRONTIER_STATUS_LEASES_PER_PART 1024
+#define FRONTIER_STATUS_MAX_NODES 4096
+
+struct frontier_status_node {
+    char *id;
+    int live;                 /* heartbeat deadline after now */
+    int has_info;             /* its <prefix>:node:<id> hash exists */
+    int64_t deadline_ms;      /* score in <prefix>:nodes */
+    /* from <prefix>:node:<id>; -1 (strings NULL) when absent */
+    char *host, *state;
+    int64_t pid, started_ms, updated_ms, pages, inflight, parts_reported, level;
+    double pages_s;
+    /* counted from the partitions */
+    int64_t parts;            /* partitions whose own key names this node */
+    int64_t leases;           /* lease entries held by this node */
+};
+
+struct frontier_status_depth {
+    int64_t hosts, hosts_ready, hosts_polite, hosts_busy;
+    int64_t queued, inflight, done, failed, skipped;
+};
+
+struct frontier_status {
+    int64_t now_ms;
+    int crawl;                /* <prefix>:meta exists (a crawl was set up) */
+    int partitions;           /* P (meta partitions) */
+    int max_depth;            /* meta max_depth, -1 when unset */
+    char partition_by[16];    /* meta partition_by, "" when unset */
+    int64_t parts_used;       /* BITCOUNT <prefix>:used, -1 when no bitmap */
+    int64_t parts_owned;      /* own key set */
+    int64_t parts_owner_unknown; /* owned by an id not in <prefix>:nodes */
+    int64_t parts_unowned_pending; /* pending work, no owner */
+    size_t nnodes, nlive;
+    struct frontier_status_node *nodes; /* live first, then by id */
+    int ndepths;              /* depths[0 .. ndepths) shown */
+    struct frontier_status_depth depths[FRONTIER_STATUS_DEPTHS];
+    struct frontier_status_depth total;
+    int64_t admitted, seen, budget;
+    int64_t leases_unread;    /* leases past the per-partition read cap */
+    int64_t leases_other;     /* lease entries that name no listed node */
+    uint64_t roundtrips;      /* pipelines this call sent */
+};
+
+/*
+ * Open f for reading the status only: connect and read <prefix>:meta, but
+ * unlike frontier_open never write it (status on an empty Redis must not
+ * fix a crawl's partition count) and load no scripts. Close with
+ * frontier_close. Errors as frontier_open.
+ */
+int frontier_status_open(struct frontier **f, const char *redis_url,
+                         const struct conf *c, char *err, size_t errlen);
+/* Read the status at now_ms into *out (free with frontier_status_free).
+ * DC_OK, or DC_EREDIS (message: frontier_errstr) with *out NULL. */
+int frontier_status(struct frontier *f, int64_t now_ms,
+                    struct frontier_status **out);
+void frontier_status_free(struct frontier_status **st);
+
+/*
  * Content dedup: claim each payload digest ("sha1:...") for (uri[i],
  * ms[i]) unless already claimed. isdup[i] = 1 when another URL claimed it
  * first; orig_uri[i] (caller frees, NULL on an unexpected reply) and

@@ -7,7 +7,7 @@ redis_start cli || exit 1
 
 "$DCRAWL" --help >"$WORK/help" 2>&1
 check "dcrawl --help exits 0" [ $? -eq 0 ]
-for c in crawl seed node merge; do
+for c in crawl seed node merge status; do
     check "dcrawl --help lists $c" grep -q "^  $c " "$WORK/help"
     "$DCRAWL" $c --help >"$WORK/help-$c" 2>&1
     check "dcrawl $c --help exits 0 and shows usage" grep -q "^usage: dcrawl $c" "$WORK/help-$c"
