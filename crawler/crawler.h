@@ -116,6 +116,7 @@ struct node_stats {
     /* cluster: leases handed back unstarted because their partition
      * moved, Redis reconnects, partitions taken / given up / lost */
     uint64_t handed_back, reconnects;
+    uint64_t robots_restored;   /* robots.txt answers read from Redis */
     uint64_t parts_acquired, parts_released, parts_lost, leases_reclaimed;
     /* dedup: cache counters, Redis round trips of the node's frontier
      * handle, and the seen-set's size (frontier_seen_usage) at the end */

@@ -237,6 +237,21 @@ void robots_entry_set(struct robots_entry *e, const struct fetch_result *r,
                       int64_t now_ms);
 /* Is the entry's last fetch a failure that will be tried again? Leases of
  * such a host wait (are put back) instead of being skipped. */
+/* Answers worth keeping in Redis for the host's next owner (robots.txt
+ * read, 4xx or too many redirects; not 5xx or transport errors, which
+ * the next owner should retry): fills out from r and returns 1, else 0.
+ * out->host is left to the caller, out->body points into r. */
+int robots_store_value(const struct robots_entry *e,
+                       const struct fetch_result *r, int64_t now_ms,
+                       struct frontier_robots *out);
+/* Set e's rules from a stored answer as if fetched at s->fetched_ms;
+ * 0 when it has expired (robots.expiry) and e is left as it was. The
+ * previous owner queued the host's sitemaps, so this one does not. */
+int robots_entry_restore(struct robots_entry *e,
+                         const struct frontier_robots *s,
+                         const char *agent_token, const struct conf *c,
+                         int64_t now_ms);
+
 int robots_entry_retrying(const struct robots_entry *e);
 /* The gap (ms) before the host's next transfer: the larger of
  * politeness.delay and the host's Crawl-delay (already capped). */

@@ -507,7 +507,15 @@ static void on_fetched(struct node *n, struct fetch_result *r)
     struct inflight *in = r->ud;
     polite_ended(n->polite, inflight_host(in), in->ipkey, r->ip, dc_now_ms());
     if (in->kind == INFLIGHT_ROBOTS) {
-        robots_entry_set(in->robots, r, n->agent, n->c, dc_now_ms());
+        struct frontier_robots keep;
+        int64_t now = dc_now_ms();
+        robots_entry_set(in->robots, r, n->agent, n->c, now);
+        if (robots_store_value(in->robots, r, now, &keep)) {
+            /* for the host's next owner; only a cache, so a failure to
+             * store costs that owner one robots.txt fetch, nothing more */
+            keep.host = in->robots->host;
+            (void)frontier_robots_put(n->f, &keep, 1);
+        }
         sitemaps_queue(n, in->robots);
         release_parked(n, in->robots, stop_requested);
         fetch_result_free(r);
@@ -972,6 +980,49 @@ static int node_teardown(struct node *n)
     return rc;
 }
 
+struct restore_ctx {
+    struct node *n;
+    struct robots_entry **e;
+    int64_t now;
+};
+
+static void restore_one(void *ud, size_t i, const struct frontier_robots *r)
+{
+    struct restore_ctx *x = ud;
+    if (robots_entry_restore(x->e[i], r, x->n->agent, x->n->c, x->now))
+        x->n->st->robots_restored++;
+}
+
+/* Hosts of the leases whose robots.txt this node has not fetched: take the
+ * answer a previous owner stored in Redis, if any (one round trip). */
+static int robots_from_store(struct node *n, struct frontier_lease *l,
+                             size_t nl, int64_t now)
+{
+    struct robots_entry **e = xcalloc(nl, sizeof(*e));
+    const char **hosts = xcalloc(nl, sizeof(*hosts));
+    size_t k = 0;
+    int rc;
+    for (size_t i = 0; i < nl; i++) {
+        struct robots_entry *x = robots_cache_get(n->robots, l[i].url);
+        int dup = 0;
+        if (!x || x->state != ROBOTS_UNKNOWN || x->fails > 0)
+            continue;
+        for (size_t j = 0; j < k && !dup; j++)
+            dup = e[j] == x;
+        if (dup)
+            continue;
+        e[k] = x;
+        hosts[k++] = x->host;
+    }
+    {
+        struct restore_ctx ctx = { n, e, now };
+        rc = frontier_robots_get(n->f, hosts, k, restore_one, &ctx);
+    }
+    free(e);
+    free(hosts);
+    return rc;
+}
+
 /* Lease as many URLs as there are free slots and dispatch them. Returns
  * the number leased; *next_ms is when to try again. */
 static int fill_slots(struct node *n, int64_t now, int64_t *next_ms, int *rc)
@@ -989,6 +1040,8 @@ static int fill_slots(struct node *n, int64_t now, int64_t *next_ms, int *rc)
     *rc = frontier_pop(n->f, n->level, now, room, &l, &nl, next_ms);
     if (*rc)
         return 0;
+    if (n->c->robots_obey && nl > 0) /* a miss only costs a fetch */
+        (void)robots_from_store(n, l, nl, now);
     for (i = 0; i < nl; i++)
         dispatch(n, &l[i], now);
     free(l); /* every lease was moved out */

@@ -201,6 +201,54 @@ void robots_entry_set(struct robots_entry *e, const struct fetch_result *r,
         e->fails = 0; /* a new round of tries after the expiry */
 }
 
+int robots_store_value(const struct robots_entry *e,
+                       const struct fetch_result *r, int64_t now_ms,
+                       struct frontier_robots *out)
+{
+    if (e->rule != ROBOTS_RULE_PARSED && e->rule != ROBOTS_RULE_4XX &&
+        e->rule != ROBOTS_RULE_REDIRECTS)
+        return 0;
+    memset(out, 0, sizeof(*out));
+    out->fetched_ms = now_ms;
+    out->status = r->status;
+    if (e->rule == ROBOTS_RULE_REDIRECTS && (r->status < 300 || r->status > 399))
+        out->status = 300; /* libcurl gave up on the chain: kept as a 3xx */
+    out->flags = r->truncated ? FRONTIER_ROBOTS_TRUNCATED : 0;
+    if (head_has(r->resp_head, r->resp_len, "content-encoding:", "gzip") ||
+        head_has(r->resp_head, r->resp_len, "content-encoding:", "deflate"))
+        out->flags |= FRONTIER_ROBOTS_CODED;
+    if (e->rule == ROBOTS_RULE_PARSED) { /* the others need no body */
+        out->body = r->body;
+        out->body_len = r->body_len;
+    }
+    return 1;
+}
+
+int robots_entry_restore(struct robots_entry *e,
+                         const struct frontier_robots *s,
+                         const char *agent_token, const struct conf *c,
+                         int64_t now_ms)
+{
+    struct fetch_result r;
+    char head[] = "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n\r\n";
+
+    if (s->fetched_ms + (int64_t)(c->robots_expiry * 1000) <= now_ms ||
+        s->fetched_ms > now_ms + 60000)
+        return 0;
+    memset(&r, 0, sizeof(r));
+    r.status = s->status;
+    r.body = (char *)s->body;
+    r.body_len = s->body_len;
+    r.truncated = (s->flags & FRONTIER_ROBOTS_TRUNCATED) != 0;
+    if (s->flags & FRONTIER_ROBOTS_CODED) {
+        r.resp_head = head;
+        r.resp_len = sizeof(head) - 1;
+    }
+    robots_entry_set(e, &r, agent_token, c, s->fetched_ms);
+    e->sm_started = 1;
+    return 1;
+}
+
 int robots_entry_retrying(const struct robots_entry *e)
 {
     return e->fails > 0;

@@ -110,9 +110,20 @@ void node_print_summary(FILE *out, const struct node_stats *st,
     fprintf(out, "  content duplicates: %llu pages archived as revisits of an "
                  "earlier copy (links not followed again)\n",
             (unsigned long long)st->content_dups);
-    fprintf(out, "  robots.txt: %llu fetched, %llu URLs disallowed\n",
+    fprintf(out, "  robots.txt: %llu fetched, %llu taken from Redis, %llu "
+                 "URLs disallowed\n",
             (unsigned long long)st->robots_fetches,
+            (unsigned long long)st->robots_restored,
             (unsigned long long)st->robots_skipped);
+    fprintf(out, "  cluster: partitions %llu taken, %llu handed over, %llu "
+                 "lost; %llu leases of other nodes reclaimed, %llu URLs handed "
+                 "back unstarted; %llu Redis reconnects\n",
+            (unsigned long long)st->parts_acquired,
+            (unsigned long long)st->parts_released,
+            (unsigned long long)st->parts_lost,
+            (unsigned long long)st->leases_reclaimed,
+            (unsigned long long)st->handed_back,
+            (unsigned long long)st->reconnects);
     fprintf(out, "  output: %s/depth-*/ (per node)", out_dir);
     fprintf(out, ", merged: %s/merged/pages.jsonl and %s/merged/depth-*.warc.gz\n",
             out_dir, out_dir);

@@ -1,0 +1,121 @@
+/*
+ * robots-store.c: robots.txt answers kept in Redis, so that the node a
+ * host moves to continues with the rules the previous owner fetched
+ * instead of fetching robots.txt again.
+ *
+ * One HASH per partition, <prefix>:{p}:robots, host -> value. The value
+ * is a header line and the body as received (content-coded bytes, at most
+ * what the fetcher kept):
+ *
+ *     "r1 <fetched_ms> <status> <flags>\n" <body>
+ *
+ * flags: bit 0 the body was truncated, bit 1 it is gzip/deflate coded.
+ * The node decides what is worth storing (answers that settle the rules,
+ * not 5xx or transport errors, which the new owner should retry) and when
+ * a stored answer has expired (robots.expiry after fetched_ms).
+ *
+ * Thread rules: as struct frontier.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+#include "frontier.h"
+#include "frontier-internal.h"
+
+int frontier_robots_put(struct frontier *f, const struct frontier_robots *r,
+                        size_t n)
+{
+    struct frontier_call *calls;
+    redisReply **rep;
+    int rc;
+
+    if (n == 0)
+        return DC_OK;
+    calls = xcalloc(n, sizeof(*calls));
+    rep = xcalloc(n, sizeof(*rep));
+    for (size_t i = 0; i < n; i++) {
+        char head[96];
+        int hl = snprintf(head, sizeof(head), "r1 %lld %d %u\n",
+                          (long long)r[i].fetched_ms, r[i].status,
+                          (unsigned)r[i].flags);
+        size_t len = (size_t)hl + r[i].body_len;
+        char *v = xmalloc(len ? len : 1);
+        int p = frontier_partition(f, r[i].host, strlen(r[i].host));
+        memcpy(v, head, (size_t)hl);
+        if (r[i].body_len)
+            memcpy(v + hl, r[i].body, r[i].body_len);
+        frontier__call_init(&calls[i], -1);
+        frontier__strv_pushs(&calls[i].args, "HSET");
+        frontier__strv_pushf(&calls[i].args, "%s:{%d}:robots", f->prefix, p);
+        frontier__strv_pushs(&calls[i].args, r[i].host);
+        frontier__strv_push(&calls[i].args, v, len);
+        free(v);
+    }
+    rc = frontier__run(f, calls, n, rep);
+    if (!rc)
+        frontier__replies_free(rep, n);
+    free(rep);
+    frontier__calls_free(calls, n);
+    return rc;
+}
+
+/* Parse a stored value into r (body points into s). 0 or -1. */
+static int parse_value(const char *s, size_t len, struct frontier_robots *r)
+{
+    const char *nl = memchr(s, '\n', len);
+    long long ms;
+    int status;
+    unsigned flags;
+    char head[96];
+
+    if (!nl || (size_t)(nl - s) >= sizeof(head))
+        return -1;
+    memcpy(head, s, (size_t)(nl - s));
+    head[nl - s] = '\0';
+    if (sscanf(head, "r1 %lld %d %u", &ms, &status, &flags) != 3)
+        return -1;
+    r->fetched_ms = ms;
+    r->status = status;
+    r->flags = flags;
+    r->body = nl + 1;
+    r->body_len = len - (size_t)(nl + 1 - s);
+    return 0;
+}
+
+int frontier_robots_get(struct frontier *f, const char *const *hosts,
+                        size_t n, void (*found)(void *ud, size_t i,
+                                                const struct frontier_robots *r),
+                        void *ud)
+{
+    struct frontier_call *calls;
+    redisReply **rep;
+    int rc;
+
+    if (n == 0)
+        return DC_OK;
+    calls = xcalloc(n, sizeof(*calls));
+    rep = xcalloc(n, sizeof(*rep));
+    for (size_t i = 0; i < n; i++) {
+        int p = frontier_partition(f, hosts[i], strlen(hosts[i]));
+        frontier__call_init(&calls[i], -1);
+        frontier__strv_pushs(&calls[i].args, "HGET");
+        frontier__strv_pushf(&calls[i].args, "%s:{%d}:robots", f->prefix, p);
+        frontier__strv_pushs(&calls[i].args, hosts[i]);
+    }
+    rc = frontier__run(f, calls, n, rep);
+    for (size_t i = 0; !rc && i < n; i++) {
+        struct frontier_robots r;
+        if (rep[i]->type != REDIS_REPLY_STRING ||
+            parse_value(rep[i]->str, rep[i]->len, &r))
+            continue; /* absent, or not ours to read: fetch it again */
+        r.host = hosts[i];
+        found(ud, i, &r);
+    }
+    if (!rc)
+        frontier__replies_free(rep, n);
+    free(rep);
+    frontier__calls_free(calls, n);
+    return rc;
+}
