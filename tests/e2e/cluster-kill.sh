@@ -55,6 +55,9 @@ for k in $(seq 1 "$TRIALS"); do
     alive=0
     for id in "${!NODE_PID[@]}"; do node_alive "$id" && alive=$((alive + 1)); done
     check "trial $k: the 3 remaining nodes still run at the end ($alive)" [ $alive -eq 3 ]
+    survivors=$(echo n1 n2 n3 n4 | tr ' ' '\n' | grep -vx "$victim" | tr '\n' ' ')
+    # shellcheck disable=SC2086
+    check "trial $k: the survivors and n4 own the partitions, $victim none" check_owners "$R" $survivors
     nodes_stop
     check "trial $k: SIGTERM: every remaining node exits 0" [ "$NODES_STOP_RC" -eq 0 ]
     cluster_log_take "trial-$k" || exit 1

@@ -21,6 +21,8 @@
 #   node_leases URL [ID]      lease entries of node ID (its in-flight URLs;
 #                             every node's without ID)
 #   wait_requests N SECS      bounded wait until nginx logged N requests
+#   check_owners URL ID...    each ID owns a partition (<prefix>:{p}:own),
+#                             nobody else owns one
 #   manifest_pages SITE D     pages within depth D of the site
 #   crawl_wait_done URL SECS  bounded wait until the crawl is finished
 #   redis_start_aof NAME / redis_restart NAME SIG: a redis-server with an
@@ -206,6 +208,23 @@ frontier_pending() {
 node_leases() {
     local who=${2:-$'[^\t]*'}
     on_each_key "$1" "$PREFIX:*:lease" ZRANGE 0 -1 | tr -d '\r' | grep -c "^$who"$'\t'
+}
+
+# partition_owners URL: "count id" per node owning partitions (the values
+# of every <prefix>:{p}:own), most first
+partition_owners() {
+    on_each_key "$1" "$PREFIX:*:own" GET | tr -d '\r' | grep -v '^$' | sort | uniq -c | sort -rn
+}
+
+# check_owners URL ID...: every ID owns at least one partition and no
+# partition is owned by anyone else
+check_owners() {
+    local url=$1 owners id
+    shift
+    owners=$(partition_owners "$url")
+    echo "partition owners: $(echo "$owners" | awk 'NF { printf "%s %s, ", $2, $1 }')"
+    for id in "$@"; do echo "$owners" | awk -v id="$id" '$2 == id { f = 1 } END { exit !f }' || return 1; done
+    echo "$owners" | awk -v ids=" $* " 'NF && index(ids, " " $2 " ") == 0 { bad = 1 } END { exit bad }'
 }
 
 # node_states URL: "id state" of every live node that reports one (empty

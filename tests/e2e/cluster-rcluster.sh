@@ -29,6 +29,7 @@ crawl_wait_done "$R" 240
 done_rc=$?
 echo "crawl took ${CRAWL_SECS} s"
 check "the crawl finishes (nothing pending on any master) within 240 s" [ $done_rc -eq 0 ]
+check "each node owns partitions, nobody else does" check_owners "$R" n1 n2 n3
 nodes_stop
 check "SIGTERM: every node exits 0" [ "$NODES_STOP_RC" -eq 0 ]
 for id in n1 n2 n3; do tail -3 "$WORK/$id.log"; done
