@@ -115,8 +115,8 @@ node_start() {
     local id=$1
     shift
     mkdir -p "$OUTS/$id"
-    "$DCRAWL" node --redis "$R" --id "$id" --out "$OUTS/$id" "${NODE_SET[@]}" "${CLUSTER_SET[@]}" "$@" \
-        >"$OUTS/$id.log" 2>&1 &
+    (close_fds; exec "$DCRAWL" node --redis "$R" --id "$id" --out "$OUTS/$id" "${NODE_SET[@]}" \
+        "${CLUSTER_SET[@]}" "$@") >"$OUTS/$id.log" 2>&1 &
     NODE_PID[$id]=$!
 }
 
@@ -296,7 +296,7 @@ redis_aof_args() {
 redis_aof_run() {
     local dir=$WORK/redis-$1 i
     # shellcheck disable=SC2046
-    redis-server $(redis_aof_args "$1") >>"$dir/log" 2>&1 &
+    (close_fds; exec redis-server $(redis_aof_args "$1")) >>"$dir/log" 2>&1 &
     REDIS_PIDS+=($!)
     REDIS_AOF_PID=$!
     for i in $(seq 1 100); do
