@@ -222,7 +222,8 @@ check_owners() {
     local url=$1 owners id
     shift
     owners=$(partition_owners "$url")
-    echo "partition owners: $(echo "$owners" | awk 'NF { printf "%s %s, ", $2, $1 }')"
+    echo "partition owners: $(echo "$owners" | awk 'NF { printf "%s %s, ", $2, $1; n++ }
+        END { if (!n) printf "none (no '"$PREFIX"':{p}:own key)" }')"
     for id in "$@"; do echo "$owners" | awk -v id="$id" '$2 == id { f = 1 } END { exit !f }' || return 1; done
     echo "$owners" | awk -v ids=" $* " 'NF && index(ids, " " $2 " ") == 0 { bad = 1 } END { exit bad }'
 }
