@@ -68,16 +68,6 @@ fi
 
 nginx_pid() { cat "$STATE/nginx.pid" 2>/dev/null; }
 
-# cluster_wait_log_line PATTERN: bounded wait for a line in the access log
-cluster_wait_log_line() {
-    local i
-    for i in $(seq 1 50); do
-        grep -q "$1" "$STATE/access.log" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
-
 cluster_serve() {
     serve "$1" || return 1
     local conf=$STATE/nginx.conf pid probe
