@@ -50,7 +50,7 @@ for k in $(seq 1 "$TRIALS"); do
     check "trial $k: killed mid-crawl ($pend URLs pending)" [ "${pend:-0}" -gt 0 ]
     crawl_wait_done "$R" 300
     rc=$?
-    echo "trial $k: finished $CRAWL_SECS s after the kill"
+    echo "trial $k: waited $CRAWL_SECS s after the kill (exit $rc)"
     check "trial $k: the survivors and n4 finish the crawl" [ $rc -eq 0 ]
     alive=0
     for id in "${!NODE_PID[@]}"; do node_alive "$id" && alive=$((alive + 1)); done

@@ -30,7 +30,7 @@ check "the frontier survives the restart (meta partitions '$parts', $after URLs 
     [ -n "$parts" -a "$(rcli "$R" hget "$PREFIX:meta" partitions)" = "$parts" -a "${after:-0}" -gt 0 ]
 crawl_wait_done "$R" 300
 rc=$?
-echo "crawl finished $CRAWL_SECS s after the restart"
+echo "crawl: waited $CRAWL_SECS s after the restart (exit $rc)"
 alive=0
 for id in n1 n2 n3; do
     if node_alive "$id"; then alive=$((alive + 1)); else echo "node $id exited:"; tail -3 "$WORK/$id.log"; fi

@@ -14,7 +14,7 @@ check "seeds uploaded" [ $? -eq 0 ]
 for id in n1 n2 n3; do node_start "$id"; done
 crawl_wait_done "$R" 240
 done_rc=$?
-echo "crawl took ${CRAWL_SECS} s"
+echo "crawl: waited ${CRAWL_SECS} s (exit $done_rc)"
 check "the crawl finishes (nothing pending) within 240 s" [ $done_rc -eq 0 ]
 check "each node owns partitions, nobody else does" check_owners "$R" n1 n2 n3
 nodes_stop
