@@ -244,6 +244,9 @@ crawl_wait_done() {
         for id in "${!NODE_PID[@]}"; do node_alive "$id" && alive=$((alive + 1)); done
         if [ $alive -eq 0 ]; then
             echo "crawl_wait_done: no node is running (pending $(frontier_pending "$url"))" >&2
+            for id in "${!NODE_PID[@]}"; do
+                echo "  $id stopped; its log begins: $(head -1 "$OUTS/$id.log")" >&2
+            done
             return 1
         fi
         p=$(frontier_pending "$url")
