@@ -10,7 +10,9 @@ nginx's access log, and checks:
 Canonical form is gen_site.canonicalize, the manifest's own rule.
 Prints one line per check and exits 1 if any failed.
 """
-import argparse, collections, glob, json, os, re, sys
+import argparse, collections, json, os, re, sys
+
+from crawl_manifest import load, page_records, server_port
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--bench", required=True)
@@ -21,12 +23,7 @@ ap.add_argument("--access-log")
 ap.add_argument("--allow-refetch", type=int, default=0,
                 help="fetches of one URL tolerated beyond the first (kill test)")
 a = ap.parse_args()
-sys.path.insert(0, a.bench)
-from gen_site import canonicalize  # noqa: E402
-
-man = json.load(open(a.manifest))
-expected = set(man["within_depth"][str(a.depth)] if isinstance(man["within_depth"], dict)
-               else man["within_depth"][a.depth])
+man, expected, canonicalize = load(a.bench, a.manifest, a.depth)
 fails = 0
 
 def report(ok, what):
@@ -37,17 +34,11 @@ def report(ok, what):
 
 fetches = collections.Counter()
 ok200 = set()
-for path in sorted(glob.glob(os.path.join(a.out, "depth-*", "*.jsonl"))):
-    with open(path, errors="replace") as fh:
-        for n, line in enumerate(fh, 1):
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue  # a torn last line after kill -9
-            u = canonicalize(rec["url"], rec["url"])
-            fetches[u] += 1
-            if rec.get("status") == 200:
-                ok200.add(u)
+for _, rec in page_records(a.out):
+    u = canonicalize(rec["url"], rec["url"])
+    fetches[u] += 1
+    if rec.get("status") == 200:
+        ok200.add(u)
 
 missing = expected - ok200
 extra = ok200 - expected
@@ -64,7 +55,7 @@ report(not priv, "no robots.txt-disallowed URL fetched (%d)" % len(priv))
 if a.access_log:
     reqs = collections.Counter()
     rx = re.compile(r'^(\S+) (\d+) (\d+) "(.*)"$')
-    port = re.search(r":(\d+)/", next(iter(expected))).group(1)
+    port = server_port(expected)
     for line in open(a.access_log, errors="replace"):
         m = rx.match(line.strip())
         if not m or m.group(4) == "/robots.txt":
@@ -93,14 +84,9 @@ for first, copies in man.get("dup_content_groups", {}).items():
         group_of[root(u)] = root(first)
 group_of = {u: root(u) for u in group_of}
 dups = {}
-for path in sorted(glob.glob(os.path.join(a.out, "depth-*", "*.jsonl"))):
-    for line in open(path, errors="replace"):
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if rec.get("duplicate_of"):
-            dups[canonicalize(rec["url"], rec["url"])] = canonicalize(rec["duplicate_of"], rec["duplicate_of"])
+for _, rec in page_records(a.out):
+    if rec.get("duplicate_of"):
+        dups[canonicalize(rec["url"], rec["url"])] = canonicalize(rec["duplicate_of"], rec["duplicate_of"])
 fetched_groups = collections.Counter(group_of[u] for u in ok200 if u in group_of)
 want = sum(c - 1 for c in fetched_groups.values())
 wrong = [u for u, o in dups.items() if group_of.get(u) is None or group_of.get(u) != group_of.get(o)]

@@ -37,6 +37,18 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# close_fds: close every descriptor above 2 in this (sub)shell, so a server
+# started from it does not keep a lock the test runs under (flock FILE CMD
+# hands its lock descriptor to CMD's children) if it outlives the test
+close_fds() {
+    local fd
+    for fd in /proc/$BASHPID/fd/*; do
+        fd=${fd##*/}
+        [ "$fd" -gt 2 ] 2>/dev/null && eval "exec $fd>&-" 2>/dev/null
+    done
+    return 0
+}
+
 ok() { PASSES=$((PASSES + 1)); echo "ok - $*"; }
 fail() { FAILS=$((FAILS + 1)); echo "FAIL - $*"; }
 check() { # check "description" command...
@@ -64,7 +76,7 @@ site() {
 serve() {
     mkdir -p "$STATE"
     rm -f "$STATE/access.log"
-    ACCESS_LOG=1 bash "$BENCH/serve.sh" start "$1" >"$WORK/serve.log" 2>&1 ||
+    (close_fds; export ACCESS_LOG=1; exec bash "$BENCH/serve.sh" start "$1") >"$WORK/serve.log" 2>&1 ||
         { cat "$WORK/serve.log" >&2; return 1; }
 }
 
@@ -76,9 +88,9 @@ serve_stop() { bash "$BENCH/serve.sh" stop >/dev/null 2>&1; }
 redis_start() {
     local dir=$WORK/redis-$1
     mkdir -p "$dir"
-    redis-server --port 0 --unixsocket "$dir/redis.sock" --unixsocketperm 700 \
+    (close_fds; exec redis-server --port 0 --unixsocket "$dir/redis.sock" --unixsocketperm 700 \
         --dir "$dir" --save '' --appendonly no --daemonize no \
-        --set-max-intset-entries 8192 ${SEEN_MODULE:+--loadmodule "$SEEN_MODULE"} >"$dir/log" 2>&1 &
+        --set-max-intset-entries 8192 ${SEEN_MODULE:+--loadmodule "$SEEN_MODULE"}) >"$dir/log" 2>&1 &
     REDIS_PIDS+=($!)
     local i
     for i in $(seq 1 100); do [ -S "$dir/redis.sock" ] && break; sleep 0.05; done
