@@ -34,7 +34,7 @@ check "seed1.test queued ($h)" test "$(redis-cli -c -p "${RC_PORTS[0]}" lrange "
 out=$("$DCRAWL" seed --redis "redis-cluster://127.0.0.1:${RC_PORTS[0]}/1" "$WORK/seeds.txt" 2>&1); rc=$?
 check "/db refused ($out)" test $rc -eq 2 -a -n "$(grep 'cannot name a database' <<<"$out")"
 out=$("$DCRAWL" seed --redis "redis-cluster://127.0.0.1:1,127.0.0.1:2" "$WORK/seeds.txt" 2>&1); rc=$?
-check "no node answers ($out)" test $rc -eq 2 -a -n "$(grep 'no node answers' <<<"$out")"
+check "no node answers ($out)" test $rc -eq 2 -a -n "$(grep 'no node of 2 answers' <<<"$out")"
 plain=$(rcluster_free_port)
 redis-server --bind 127.0.0.1 --port "$plain" --dir "$WORK" --save '' --appendonly no \
     --daemonize no >"$WORK/plain.log" 2>&1 &
