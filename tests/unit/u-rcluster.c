@@ -61,6 +61,16 @@ static long long cmd_int(int m, const char *fmt, const char *arg)
     return v;
 }
 
+static int script_on(int m, const char *sha)
+{
+    redisReply *r = cmd(m, "SCRIPT EXISTS %s", sha);
+    int yes = r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+              r->element[0]->integer == 1;
+
+    freeReplyObject(r);
+    return yes;
+}
+
 /* Index of the master serving slot s, from CLUSTER SLOTS of master 0. */
 static int owner(int s)
 {
@@ -208,6 +218,9 @@ static void t_api(struct frontier *f)
     int lv = -2;
     char v[32];
 
+    for (int m = 0; m < NM; m++) /* SCRIPT LOAD went to every master */
+        for (int k = 0; k < FRONTIER_NSCRIPTS; k++)
+            CHECK(script_on(m, f->sha[k]), "script %d on master %d", k, m);
     for (int i = 0; i < N; i++)
         snprintf(urls[i], sizeof(urls[i]), "http://h%d.test/p%d", i % 400, i);
     CHECK(admit(f, urls, N) == N, "first admit: all new");
@@ -276,13 +289,18 @@ static void t_api(struct frontier *f)
     CHECK(dups == 32, "digest dups %d", dups);
 }
 
-/* Scripts after SCRIPT FLUSH on one master: the NOSCRIPT path. */
+/* Scripts after SCRIPT FLUSH on one master: the NOSCRIPT path sends them
+ * again with EVAL, which caches them there. */
 static void t_noscript(struct frontier *f)
 {
+    int k = f->seen_mod ? FRONTIER_SCRIPT_ADMIT_MOD : FRONTIER_SCRIPT_ADMIT;
+
     freeReplyObject(cmd(1, "SCRIPT FLUSH"));
+    CHECK(!script_on(1, f->sha[k]), "flushed");
     for (int i = 0; i < 300; i++)
         snprintf(urls[i], sizeof(urls[i]), "http://n%d.test/x", i);
     CHECK(admit(f, urls, 300) == 300, "admit after SCRIPT FLUSH");
+    CHECK(script_on(1, f->sha[k]), "admit script cached again by EVAL");
     CHECK(admit(f, urls, 300) == 0, "again after SCRIPT FLUSH");
     CHECK(drain(f, 300) == 300, "pop after SCRIPT FLUSH");
 }
@@ -391,6 +409,30 @@ static void t_ask(struct frontier *f)
     CHECK(drain(f, 7) == 7, "pop after the migration");
 }
 
+/* Admit rate over the cluster (printed, not checked): 40 batches of 500. */
+static void t_rate(struct frontier *f)
+{
+    struct timespec t0, t1;
+    uint64_t rt0 = frontier_roundtrips(f);
+    int fresh = 0;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int b = 0; b < 40; b++) {
+        for (int i = 0; i < 500; i++)
+            snprintf(urls[i], sizeof(urls[i]), "http://r%d.test/%d", i % 250,
+                     b * 500 + i);
+        fresh += admit(f, urls, 500);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double s = (double)(t1.tv_sec - t0.tv_sec) +
+               (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    CHECK(fresh == 20000, "rate: %d new", fresh);
+    printf("u-rcluster: admit 20000 URLs (250 hosts) in 40 batches: %.3f s, "
+           "%.0f URLs/s, %llu round trips\n", s, 20000 / s,
+           (unsigned long long)(frontier_roundtrips(f) - rt0));
+    CHECK(drain(f, 20000) == 20000, "rate: drained");
+}
+
 /* The master on port p3 dies: clear errors, no crash. */
 static void t_down(struct frontier *f, int pid)
 {
@@ -460,6 +502,7 @@ int main(void)
         t_noscript(f);
         t_moved(f);
         t_ask(f);
+        t_rate(f);
         t_down(f, atoi(kpid));
         frontier_close(&f);
     }
