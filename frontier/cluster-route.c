@@ -48,7 +48,7 @@ struct cl_node {
 
 struct frontier_cluster {
     struct cl_node *node;   /* seeds first, then nodes learnt */
-    size_t nnode, cap, nseed;
+    size_t nnode, cap;
     int16_t slot[SLOTS];    /* node index of each slot's master, -1 none */
     int *master;            /* distinct slot owners, in slot order */
     size_t nmaster;
@@ -304,29 +304,31 @@ void frontier__cluster_free(struct frontier_cluster **clp)
     *clp = NULL;
 }
 
-int frontier__cluster_connect(struct frontier *f)
+/* Seeds of the URL text after the scheme into cl; NULL or what is wrong. */
+static const char *parse_seeds(struct frontier_cluster *cl, const char *s)
 {
-    const char *s = f->url + strlen(FRONTIER_CLUSTER_SCHEME);
-    struct frontier_cluster *cl = xcalloc(1, sizeof(*cl));
-
-    if (strchr(s, '/') || strchr(s, '?'))
-        return frontier__cluster_free(&cl),
-               frontier__seterr(f, DC_EINVAL, "redis-cluster URL cannot name a "
-                                "database (a Redis Cluster has db 0 only): %s",
-                                f->url);
+    if (strpbrk(s, "/?"))
+        return "cannot name a database (a Redis Cluster has db 0 only)";
     if (strchr(s, '@'))
-        return frontier__cluster_free(&cl),
-               frontier__seterr(f, DC_EINVAL, "redis-cluster URL: user and "
-                                "password are not supported: %s", f->url);
+        return "cannot hold a user or password";
     for (const char *e; *s || cl->nnode == 0; s = *e ? e + 1 : e) {
         e = s + strcspn(s, ",");
         if (add_endpoint(cl, s, (size_t)(e - s), NULL) < 0)
-            return frontier__cluster_free(&cl),
-                   frontier__seterr(f, DC_EINVAL, "malformed redis-cluster "
-                                    "URL (want host:port[,host:port...]): %s",
-                                    f->url);
+            return "is malformed (want host:port[,host:port...])";
     }
-    cl->nseed = cl->nnode;
+    return NULL;
+}
+
+int frontier__cluster_connect(struct frontier *f)
+{
+    struct frontier_cluster *cl = xcalloc(1, sizeof(*cl));
+    const char *bad = parse_seeds(cl, f->url + strlen(FRONTIER_CLUSTER_SCHEME));
+
+    if (bad) {
+        frontier__cluster_free(&cl);
+        return frontier__seterr(f, DC_EINVAL, "redis-cluster URL %s: %s", bad,
+                                f->url);
+    }
     f->cl = cl;
     if (map_refresh(f) != DC_OK) {
         frontier__cluster_free(&f->cl);

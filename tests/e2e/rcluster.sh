@@ -7,8 +7,8 @@
 # Args as lib.sh, plus $5 = the u-rcluster binary.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/rcluster-lib.sh"
+source "$(dirname "$0")/polite-lib.sh"   # its EXIT trap stops everything
 UTEST=$5
-trap cleanup EXIT
 
 rcluster_start a || { fail "cluster starts"; finish; }
 ok "cluster of 3 masters: $RC"
@@ -42,6 +42,27 @@ REDIS_PIDS+=($!)
 for i in $(seq 1 100); do redis-cli -p "$plain" ping >/dev/null 2>&1 && break; sleep 0.05; done
 out=$("$DCRAWL" seed --redis "redis-cluster://127.0.0.1:$plain" "$WORK/seeds.txt" 2>&1); rc=$?
 check "not a cluster ($out)" test $rc -eq 2 -a -n "$(grep 'CLUSTER SLOTS failed' <<<"$out")"
+
+# a crawl on the cluster: seed + node against a loopback server of its own
+site='{"origins": {
+ "a": {"ip": "127.0.0.101", "pages": {"/": {"links": ["/p1", "/p2", "/p3", "{b}/", "{c}/"]},
+   "/p1": {"links": ["/p4"]}, "/p2": {}, "/p3": {}, "/p4": {}}},
+ "b": {"ip": "127.0.0.102", "pages": {"/": {"links": ["/q1", "/q2"]}, "/q1": {}, "/q2": {}}},
+ "c": {"ip": "127.0.0.103", "pages": {"/": {"links": ["/r1"]}, "/r1": {}}}}}'
+pserve site "$site" || { fail "site server"; finish; }
+echo "http://$(origin a)/" >"$SDIR/seeds.txt"
+set_=(--set redis.prefix=crawl --set politeness.delay=0 --set noise.enabled=false)
+check "seed the crawl" "$DCRAWL" seed --redis "$RC" --depth 2 "${set_[@]}" "$SDIR/seeds.txt"
+timeout 120 "$DCRAWL" node --redis "$RC" --out "$SDIR/out" --exit-when-idle "${set_[@]}" \
+    >"$SDIR/node.log" 2>&1
+rc=$?
+pstop
+check "node on the cluster exits 0 (got $rc)" [ $rc -eq 0 ] || cat "$SDIR/node.log"
+pycheck "every page (depth <= 2) fetched exactly once" '
+want = {"a": ["/", "/p1", "/p2", "/p3", "/p4"], "b": ["/", "/q1", "/q2"], "c": ["/", "/r1"]}
+for o, ps in want.items():
+    got = sorted(p for p in paths(o) if p != "/robots.txt")
+    if got != sorted(ps): print(o, got)'
 
 # the frontier API (the test kills the third master at its end)
 DCRAWL_TEST_RCLUSTER=$RC DCRAWL_TEST_RCLUSTER_PORTS="${RC_PORTS[*]}" \
