@@ -389,7 +389,7 @@ static void t_ask(struct frontier *f)
 
     snprintf(tag, sizeof(tag), "{%d}", p);
     s = frontier__key_slot(tag, strlen(tag));
-    CHECK(urls_in(f, p, 7, "ask") == 7, "hosts in partition %d", p);
+    CHECK(urls_in(f, p, 8, "ask") == 8, "hosts in partition %d", p);
     CHECK(admit(f, urls, 7) == 7, "admit before the migration");
     snprintf(key, sizeof(key), "t:{%d}:pend", p);
     migrate(s, 1, 0, key); /* only pend moves; the slot stays MIGRATING */
@@ -404,9 +404,20 @@ static void t_ask(struct frontier *f)
           frontier_errstr(f));
     CHECK(frontier_stats(f, &st) == DC_OK && st.queued == 7,
           "queued %lld", (long long)st.queued);
+    /* a script over pend (moved) and stat (not moved): TRYAGAIN from both
+     * nodes, retried a few times, then a clear error; nothing admitted */
+    time_t t0 = time(NULL);
+    struct frontier_url u;
+    unsigned char isnew = 9;
+    mkurl(&u, urls[7], 0);
+    int rc = frontier_admit(f, &u, 1, 1000, &isnew);
+    CHECK(rc == DC_EREDIS && strstr(frontier_errstr(f), "TRYAGAIN"),
+          "admit into a half-moved slot: %d %s", rc, frontier_errstr(f));
+    CHECK(time(NULL) - t0 <= 5, "TRYAGAIN retries are bounded");
     migrate(s, 1, 0, NULL); /* finish: the slot moves to master 0 */
     CHECK(owner(s) == 0, "slot now on master 0");
-    CHECK(drain(f, 7) == 7, "pop after the migration");
+    CHECK(admit(f, urls + 7, 1) == 1, "admitted once the slot moved");
+    CHECK(drain(f, 8) == 8, "pop after the migration");
 }
 
 /* Admit rate over the cluster (printed, not checked): 40 batches of 500. */
