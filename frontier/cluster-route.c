@@ -230,7 +230,9 @@ static int map_read(struct frontier_cluster *cl, int from, const redisReply *r)
             return -1;
         m = e->element[2];
         long long lo = e->element[0]->integer, hi = e->element[1]->integer;
-        if (m->element[0]->type != REDIS_REPLY_STRING || lo < 0 || hi < lo ||
+        if (m->element[0]->type != REDIS_REPLY_STRING ||
+            e->element[0]->type != REDIS_REPLY_INTEGER ||
+            e->element[1]->type != REDIS_REPLY_INTEGER || lo < 0 || hi < lo ||
             hi >= SLOTS)
             return -1;
         const char *h = m->element[0]->str;
@@ -356,10 +358,12 @@ static int assign(struct frontier *f, const struct frontier_raw *c, size_t n,
                   struct cl_call *cc)
 {
     struct frontier_cluster *cl = f->cl;
+    int all = 0;
 
     for (size_t i = 0; i < n; i++) {
         if (!cc[i].pending)
             continue;
+        all |= c[i].slot == FRONTIER_SLOT_ALL;
         cc[i].ask = cc[i].nask;
         cc[i].nask = 0;
         if (cc[i].ask)
@@ -372,6 +376,8 @@ static int assign(struct frontier *f, const struct frontier_raw *c, size_t n,
             cc[i].to = cl->slot[c[i].slot];
         else
             cc[i].to = -1;
+        if (cc[i].to == -1)
+            cl->stale = 1; /* read the map again before giving up */
         if (cc[i].to == -1 && c[i].slot < 0)
             return frontier__seterr(f, DC_EREDIS, "redis cluster: no master "
                                     "serves any slot");
@@ -379,7 +385,7 @@ static int assign(struct frontier *f, const struct frontier_raw *c, size_t n,
             return frontier__seterr(f, DC_EREDIS, "redis cluster: slot %d is "
                                     "not served by any master", c[i].slot);
     }
-    for (size_t k = 0; k < cl->nmaster; k++)
+    for (size_t k = 0; all && k < cl->nmaster; k++)
         if (!node_conn(f, cl->master[k]))
             return DC_EREDIS;
     for (size_t i = 0; i < n; i++)
@@ -510,7 +516,7 @@ int frontier__cluster_pipe(struct frontier *f, const struct frontier_raw *c,
             break;
         rc = assign(f, c, n, cc);
         if (rc && !reconnected && f->cl->stale) {
-            reconnected = 1; /* a node is down: read the map once more */
+            reconnected = 1; /* node down, slot unserved: read the map again */
             rc = DC_OK;
             continue;
         }

@@ -420,6 +420,59 @@ static void t_ask(struct frontier *f)
     CHECK(drain(f, 8) == 8, "pop after the migration");
 }
 
+static int cluster_ok(int m)
+{
+    redisReply *r = cmd(m, "CLUSTER INFO");
+    int ok = r->type == REDIS_REPLY_STRING && strstr(r->str, "cluster_state:ok");
+
+    freeReplyObject(r);
+    return ok;
+}
+
+/* A slot no master serves (CLUSTER DELSLOTS, full coverage not required
+ * meanwhile): a clear error for calls routed to it; served again
+ * (ADDSLOTS), the same call works. */
+static void t_unserved(void)
+{
+    char err[256] = "", tag[16], want[64];
+    int rc, ok = 0;
+    struct frontier *g;
+    int p = part_on(0, -1), s;
+
+    snprintf(tag, sizeof(tag), "{%d}", p);
+    s = frontier__key_slot(tag, strlen(tag));
+    for (int m = 0; m < NM; m++) { /* the other slots stay up */
+        freeReplyObject(cmd(m, "CONFIG SET cluster-require-full-coverage no"));
+        freeReplyObject(cmd(m, "CLUSTER DELSLOTS %d", s));
+    }
+    g = open_f("t", PARTS, err, sizeof(err), &rc);
+    CHECK(rc == DC_OK, "open with slot %d unserved: %s", s, err);
+    if (!g)
+        return;
+    CHECK(urls_in(g, p, 1, "un") == 1, "host in partition %d", p);
+    snprintf(want, sizeof(want), "slot %d is not served", s);
+    struct frontier_url u;
+    unsigned char isnew;
+    mkurl(&u, urls[0], 0);
+    rc = frontier_admit(g, &u, 1, 1000, &isnew);
+    CHECK(rc == DC_EREDIS && strstr(frontier_errstr(g), want),
+          "admit to an unserved slot: %d %s", rc, frontier_errstr(g));
+    freeReplyObject(cmd(0, "CLUSTER ADDSLOTS %d", s));
+    for (int m = 0; m < NM; m++)
+        freeReplyObject(cmd(m, "CONFIG SET cluster-require-full-coverage yes"));
+    for (int i = 0; i < 100 && !ok; i++) { /* bounded: 10 s */
+        ok = cluster_ok(0) && cluster_ok(1) && cluster_ok(2) && owner(s) == 0;
+        if (!ok)
+            usleep(100000);
+    }
+    CHECK(ok, "slot %d served again", s);
+    rc = frontier_admit(g, &u, 1, 1000, &isnew);
+    CHECK(rc == DC_OK && isnew == 1, "admit once served: %d %s", rc,
+          frontier_errstr(g));
+    CHECK(drain(g, 1) == 1, "pop once served");
+    frontier_close(&g);
+}
+
 /* Admit rate over the cluster (printed, not checked): 40 batches of 500. */
 static void t_rate(struct frontier *f)
 {
@@ -514,6 +567,7 @@ int main(void)
         t_moved(f);
         t_ask(f);
         t_rate(f);
+        t_unserved();
         t_down(f, atoi(kpid));
         frontier_close(&f);
     }
