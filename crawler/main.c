@@ -46,7 +46,8 @@ static const struct command commands[] = {
      "  --depth N           link hops from the seeds (default crawl.depth = 3)\n"
      "  --out DIR           output directory (must not hold an earlier crawl\n"
      "                      unless --redis continues that crawl)\n"
-     "  --redis URL         use this Redis: redis://host:port[/db], unix:///path\n"
+     "  --redis URL         use this Redis: redis://host:port[/db], unix:///path,\n"
+     "                      redis-cluster://host:port[,host:port...]\n"
      "  --id ID             node id used in output file names (default hostname)\n"
      "  -q, --quiet         no summary\n" COMMON_HELP},
     {"seed", cmd_seed, "upload seed URLs to a crawl's Redis",

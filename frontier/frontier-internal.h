@@ -4,8 +4,9 @@
  * Code outside of the frontier module should use only the public functions
  * defined in "frontier.h", and should *not* include this file.
  *
- * Four files: frontier.c (the public API: grouping by partition, the local
+ * Files: frontier.c (the public API: grouping by partition, the local
  * ready index), redis.c (connection URL, connect, pipelined calls),
+ * cluster-route.c (the same calls routed by slot over a Redis Cluster),
  * scripts.c (the Lua scripts and how they are loaded and called) and
  * seen.c (the seen-set on its own: batch dedup, layout, usage).
  *
@@ -14,6 +15,8 @@
  * batch of calls in one pipeline and collects one reply per call; a script
  * the server does not know (NOSCRIPT, after a restart or SCRIPT FLUSH) is
  * sent again with EVAL, which also caches it for the next EVALSHA.
+ * Everything sent to Redis goes through frontier__run or frontier__pipe
+ * (pre-formatted commands), so both work on one server and on a cluster.
  *
  * Thread rules: as struct frontier, one thread at a time.
  */
@@ -75,9 +78,12 @@ enum frontier_part_by {
 
 struct frontier_ipcache;
 struct frontier_cluster;
+struct frontier_route;
 
 struct frontier {
-    redisContext *rc;            /* NULL after a connection error */
+    redisContext *rc;            /* NULL after a connection error, and on
+                                    a cluster */
+    struct frontier_route *rt;   /* redis-cluster:// URLs, else NULL */
     char *url;                   /* to reconnect */
     char *prefix;
     char *node;
@@ -123,6 +129,21 @@ int frontier__io_error(struct frontier *f);
 int frontier__run(struct frontier *f, struct frontier_call *calls, size_t n,
                   redisReply **replies);
 void frontier__replies_free(redisReply **replies, size_t n);
+
+/* A RESP-formatted command and the slot it is routed by (a key's
+ * frontier__key_slot, or FRONTIER_SLOT_ANY / FRONTIER_SLOT_ALL). */
+#define FRONTIER_SLOT_ANY (-1)   /* keyless: any one master */
+#define FRONTIER_SLOT_ALL (-2)   /* every master (SCRIPT LOAD, FLUSHDB) */
+struct frontier_raw {
+    const char *cmd;
+    size_t len;
+    int slot;
+};
+/* Send n formatted commands as one batch (one pipeline; per master on a
+ * cluster). rep[i] answers c[i], error replies included (caller frees with
+ * frontier__replies_free). I/O error: DC_EREDIS, every reply freed. */
+int frontier__pipe(struct frontier *f, const struct frontier_raw *c, size_t n,
+                   redisReply **rep);
 int frontier__seterr(struct frontier *f, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -135,6 +156,22 @@ void frontier__strv_release(struct frontier_strv *s);
 void frontier__call_init(struct frontier_call *c, int script);
 void frontier__call_release(struct frontier_call *c);
 void frontier__calls_free(struct frontier_call *c, size_t n);
+
+/* cluster-route.c */
+#define FRONTIER_CLUSTER_SCHEME "redis-cluster://"
+/* Redirections (MOVED, ASK, TRYAGAIN, CLUSTERDOWN) of one call at most. */
+#define FRONTIER_CLUSTER_REDIRECTS 5
+/* CRC16 (XMODEM) of the key's hash tag mod 16384, as Redis Cluster. */
+int frontier__key_slot(const char *key, size_t len);
+/* Slot a call is routed by: a script's first key, a plain command's key
+ * (args[1], or args[2] for MEMORY / OBJECT), else ANY or ALL. */
+int frontier__call_slot(const struct frontier_call *c);
+/* Parse f->url, read the slot map; DC_EINVAL / DC_EREDIS, message in
+ * f->err. */
+int frontier__route_connect(struct frontier *f);
+int frontier__route_pipe(struct frontier *f, const struct frontier_raw *c,
+                           size_t n, redisReply **rep);
+void frontier__route_free(struct frontier_route **rt);
 
 /* seen.c */
 /* Layout strings recorded in <prefix>:meta seen_layout: Lua over intset

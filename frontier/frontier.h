@@ -8,6 +8,14 @@
  * call touches one partition only. One node owns all partitions for now; the
  * cluster issue assigns partitions to nodes without renaming any key.
  *
+ * Redis Cluster: with a "redis-cluster://host:port[,host:port...]" URL
+ * every batch is routed by slot (CRC16 of the hash tag) to the masters of
+ * the map read with CLUSTER SLOTS, pipelined per master; MOVED (map read
+ * again), ASK, TRYAGAIN and CLUSTERDOWN are handled, at most 5 times per
+ * call (frontier/cluster-route.c). Scripts are loaded on every master.
+ * Global keys (<prefix>:meta, digests) are single-key commands, each in
+ * its own slot. No /db in such a URL (a cluster has db 0 only).
+ *
  * Keys of partition p (prefix = redis.prefix, default "dc"):
  *   <prefix>:{p}:S               seen-set, layout mod-u64 (the dcrawl-seen
  *                                      module's type; frontier/seen-mod.c)
@@ -88,11 +96,13 @@ enum frontier_outcome {
 
 /*
  * Connect to redis_url ("redis://host:port[/db]", "unix:///path[?db=N]",
- * "unix:/path") and load the scripts. On the first use of an empty Redis the
+ * "unix:/path", "redis-cluster://host:port[,host:port...]") and load the
+ * scripts (on every master of a cluster). On the first use of an empty Redis the
  * partition count from c is recorded in <prefix>:meta; later clients adopt
  * the recorded count. node_id names this node in leases.
- * Errors: DC_EREDIS (unreachable, auth, script load) with a one-line
- * message in err; DC_EINVAL for a malformed URL.
+ * Errors: DC_EREDIS (unreachable, auth, script load; on a cluster also
+ * not a cluster, a slot no master serves) with a one-line message in err;
+ * DC_EINVAL for a malformed URL (or a /db in a redis-cluster URL).
  */
 int frontier_open(struct frontier **f, const char *redis_url,
                   const struct conf *c, const char *node_id, char *err,

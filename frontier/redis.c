@@ -5,6 +5,8 @@
  * URL forms: redis://[[user]:pass@]host[:port][/db] (host may be [v6]),
  * unix:///abs/path[?db=N] and unix:/abs/path[?db=N]. A userinfo without a
  * colon is taken as a password. No percent-decoding.
+ * redis-cluster://host:port[,host:port...] hands every batch to
+ * cluster-route.c; the single-server path below does not change.
  *
  * A connection that failed at the I/O level is dropped; the next call
  * reconnects from the stored URL, so a Redis restart costs the caller one
@@ -326,6 +328,11 @@ int frontier__connect(struct frontier *f, char *err, size_t errlen)
     int rc;
 
     frontier__disconnect(f);
+    if (strncmp(f->url, FRONTIER_CLUSTER_SCHEME,
+                strlen(FRONTIER_CLUSTER_SCHEME)) == 0) {
+        rc = frontier__route_connect(f);
+        goto out;
+    }
     if (parse_url(&a, f->url)) {
         rc = frontier__seterr(f, DC_EINVAL, "malformed redis URL: %s", f->url);
         goto out;
@@ -359,6 +366,8 @@ void frontier__disconnect(struct frontier *f)
         redisFree(f->rc);
         f->rc = NULL;
     }
+    if (f)
+        frontier__route_free(&f->rt);
 }
 
 /* ---- pipelines ---- */
@@ -450,6 +459,108 @@ static int check_replies(struct frontier *f, struct frontier_call *calls,
     return DC_OK;
 }
 
+static int ensure_connected(struct frontier *f)
+{
+    if (f->rc || f->rt)
+        return DC_OK;
+    return frontier__connect(f, NULL, 0) ? DC_EREDIS : DC_OK;
+}
+
+int frontier__pipe(struct frontier *f, const struct frontier_raw *c, size_t n,
+                   redisReply **rep)
+{
+    memset(rep, 0, n * sizeof(*rep));
+    if (ensure_connected(f))
+        return DC_EREDIS;
+    if (n > 0)
+        f->roundtrips++;
+    if (f->rt)
+        return frontier__route_pipe(f, c, n, rep);
+    for (size_t i = 0; i < n; i++)
+        if (redisAppendFormattedCommand(f->rc, c[i].cmd, c[i].len) != REDIS_OK)
+            return frontier__io_error(f);
+    for (size_t i = 0; i < n; i++)
+        if (redisGetReply(f->rc, (void **)&rep[i]) != REDIS_OK || !rep[i]) {
+            frontier__replies_free(rep, n);
+            return frontier__io_error(f);
+        }
+    return DC_OK;
+}
+
+/* Format calls[i] (EVAL when eval[i], else EVALSHA) into raw[i]. */
+static void format_calls(struct frontier *f, const struct frontier_call *calls,
+                         size_t n, const unsigned char *eval,
+                         struct frontier_raw *raw)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char **argv;
+        size_t *len;
+        char nk[24], *cmd = NULL;
+        int argc = call_argv(f, &calls[i], eval && eval[i], &argv, &len, nk);
+        int k = redisFormatCommandArgv(&cmd, argc, argv, len);
+
+        if (k < 0 || !cmd) {
+            fprintf(stderr, "dcrawl: out of memory\n");
+            abort(); /* as xmalloc */
+        }
+        raw[i].cmd = cmd;
+        raw[i].len = (size_t)k;
+        raw[i].slot = frontier__call_slot(&calls[i]);
+        free(argv);
+        free(len);
+    }
+}
+
+static void raws_free(struct frontier_raw *raw, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        redisFreeCommand((char *)raw[i].cmd);
+    free(raw);
+}
+
+/* frontier__run on a cluster: NOSCRIPT replies are sent again with EVAL
+ * in a second batch. */
+static int cluster_run(struct frontier *f, struct frontier_call *calls,
+                       size_t n, redisReply **replies)
+{
+    struct frontier_raw *raw = xcalloc(n ? n : 1, sizeof(*raw));
+    unsigned char *eval = xcalloc(n ? n : 1, 1);
+    int rc, again = 0;
+
+    format_calls(f, calls, n, NULL, raw);
+    rc = frontier__pipe(f, raw, n, replies);
+    for (size_t i = 0; !rc && i < n; i++)
+        again += eval[i] = is_noscript(replies[i]);
+    if (again) {
+        struct frontier_raw *raw2 = xcalloc(n, sizeof(*raw2));
+        struct frontier_call *c2 = xcalloc(n, sizeof(*c2));
+        redisReply **rep2 = xcalloc(n, sizeof(*rep2));
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (eval[i])
+                c2[m++] = calls[i]; /* shallow: strings stay in calls */
+        memset(eval, 1, n);
+        format_calls(f, c2, (size_t)m, eval, raw2);
+        rc = frontier__pipe(f, raw2, (size_t)m, rep2);
+        for (size_t i = 0, j = 0; !rc && i < n; i++)
+            if (is_noscript(replies[i])) {
+                freeReplyObject(replies[i]);
+                replies[i] = rep2[j++];
+            }
+        raws_free(raw2, (size_t)m);
+        free(c2);
+        free(rep2);
+    }
+    for (size_t i = 0; !rc && i < n; i++)
+        if (replies[i]->type == REDIS_REPLY_ERROR)
+            rc = frontier__seterr(f, DC_EREDIS, "redis: %s", replies[i]->str);
+    if (rc)
+        frontier__replies_free(replies, n);
+    raws_free(raw, n);
+    free(eval);
+    return rc;
+}
+
 /* Send calls[*done..n) and read their replies into replies[]; *done
  * advances past every call answered. I/O errors drop the connection. */
 static int run_from(struct frontier *f, struct frontier_call *calls, size_t n,
@@ -498,8 +609,16 @@ int frontier__run(struct frontier *f, struct frontier_call *calls, size_t n,
     int rc;
 
     memset(replies, 0, n * sizeof(*replies));
-    while ((rc = run_from(f, calls, n, replies, &done)) != DC_OK) {
-        int64_t now = mono_ms();
+    for (;;) {
+        int64_t now;
+        rc = ensure_connected(f);
+        if (!rc && f->rt) /* Redis Cluster: cluster-route.c's own retries */
+            return cluster_run(f, calls, n, replies);
+        if (!rc)
+            rc = run_from(f, calls, n, replies, &done);
+        if (!rc)
+            break;
+        now = mono_ms();
         if (start < 0)
             start = now;
         if (f->retry_ms <= 0 || now - start >= f->retry_ms)

@@ -28,14 +28,18 @@
 
 int frontier__probe_module(struct frontier *f)
 {
-    redisReply *r = redisCommand(f->rc, "COMMAND INFO dcseen.add");
+    struct frontier_call c;
+    redisReply *r = NULL;
+    int rc;
 
-    f->roundtrips++;
-    if (!r) {
-        frontier__seterr(f, DC_EREDIS, "redis: %s", f->rc->errstr);
-        frontier__disconnect(f);
-        return DC_EREDIS;
-    }
+    frontier__call_init(&c, -1);
+    frontier__strv_pushs(&c.args, "COMMAND");
+    frontier__strv_pushs(&c.args, "INFO");
+    frontier__strv_pushs(&c.args, "dcseen.add");
+    rc = frontier__run(f, &c, 1, &r);
+    frontier__call_release(&c);
+    if (rc)
+        return rc;
     f->have_module = r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
                      r->element[0]->type == REDIS_REPLY_ARRAY;
     freeReplyObject(r);
@@ -101,10 +105,11 @@ static void by_partition(struct frontier *f, const struct frontier_url *u,
     free(cnt);
 }
 
-/* Append "DCSEEN.ADD|CHECK key blob" for URLs order[a .. b). */
-static void append_call(struct frontier *f, const struct frontier_url *u,
-                        const size_t *order, size_t a, size_t b, int p,
-                        int check_only, struct buf *r)
+/* Append "DCSEEN.ADD|CHECK key blob" for URLs order[a .. b); returns
+ * the key's slot. */
+static int append_call(struct frontier *f, const struct frontier_url *u,
+                       const size_t *order, size_t a, size_t b, int p,
+                       int check_only, struct buf *r)
 {
     char key[512];
     unsigned char le[8];
@@ -120,55 +125,59 @@ static void append_call(struct frontier *f, const struct frontier_url *u,
         buf_add(r, le, 8);
     }
     buf_add(r, "\r\n", 2);
+    return frontier__key_slot(key, strlen(key));
 }
 
-/* Read the flags of the call for URLs order[a .. b) into isnew. */
+/* The flags of the call for URLs order[a .. b) into isnew. */
 static int read_call(struct frontier *f, const size_t *order, size_t a,
-                     size_t b, unsigned char *isnew, int *rc)
+                     size_t b, unsigned char *isnew, const redisReply *rep)
 {
-    redisReply *rep = NULL;
-
-    if (redisGetReply(f->rc, (void **)&rep) != REDIS_OK || !rep)
-        return frontier__io_error(f);
-    if (*rc)
-        ;
-    else if (rep->type == REDIS_REPLY_ERROR)
-        *rc = frontier__seterr(f, DC_EREDIS, "redis: %s", rep->str);
-    else if (rep->type != REDIS_REPLY_STRING || (size_t)rep->len != b - a)
-        *rc = frontier__seterr(f, DC_EREDIS, "seen: bad reply");
-    else
-        for (size_t j = a; j < b; j++)
-            isnew[order[j]] = rep->str[j - a] == '1';
-    freeReplyObject(rep);
+    if (rep->type == REDIS_REPLY_ERROR)
+        return frontier__seterr(f, DC_EREDIS, "redis: %s", rep->str);
+    if (rep->type != REDIS_REPLY_STRING || (size_t)rep->len != b - a)
+        return frontier__seterr(f, DC_EREDIS, "seen: bad reply");
+    for (size_t j = a; j < b; j++)
+        isnew[order[j]] = rep->str[j - a] == '1';
     return DC_OK;
 }
 
 int frontier__seen_mod(struct frontier *f, const struct frontier_url *u,
                        size_t n, int check_only, unsigned char *isnew)
 {
-    size_t *order = xmalloc(n * sizeof(*order));
-    int *part = xmalloc(n * sizeof(*part)), rc = DC_OK, callrc = DC_OK;
+    size_t *order = xmalloc(n * sizeof(*order)), *off, *from, nc = 0;
+    int *part = xmalloc(n * sizeof(*part)), rc;
     struct buf r = {NULL, 0, 0};
+    struct frontier_raw *raw;
+    redisReply **rep;
 
     by_partition(f, u, n, order, part);
-    for (size_t a = 0, b; a < n; a = b) {
+    off = xmalloc((n + 1) * sizeof(*off));
+    from = xmalloc((n + 1) * sizeof(*from));
+    raw = xmalloc(n * sizeof(*raw));
+    for (size_t a = 0, b; a < n; a = b, nc++) {
         for (b = a + 1; b < n && part[order[b]] == part[order[a]]; b++)
             ;
-        append_call(f, u, order, a, b, part[order[a]], check_only, &r);
+        from[nc] = a;
+        off[nc] = r.len;
+        raw[nc].slot = append_call(f, u, order, a, b, part[order[a]],
+                                   check_only, &r);
     }
-    if (redisAppendFormattedCommand(f->rc, r.b, r.len) != REDIS_OK)
-        rc = frontier__io_error(f);
+    from[nc] = n;
+    off[nc] = r.len;
+    for (size_t k = 0; k < nc; k++) {
+        raw[k].cmd = r.b + off[k];
+        raw[k].len = off[k + 1] - off[k];
+    }
+    rep = xcalloc(nc, sizeof(*rep));
+    rc = frontier__pipe(f, raw, nc, rep);
+    for (size_t k = 0; !rc && k < nc; k++)
+        rc = read_call(f, order, from[k], from[k + 1], isnew, rep[k]);
+    frontier__replies_free(rep, nc);
+    free(rep);
+    free(raw);
+    free(off);
+    free(from);
     free(r.b);
-    if (!rc)
-        f->roundtrips++;
-    for (size_t a = 0, b; !rc && a < n; a = b) { /* read every reply */
-        for (b = a + 1; b < n && part[order[b]] == part[order[a]]; b++)
-            ;
-        if (read_call(f, order, a, b, isnew, &callrc))
-            rc = DC_EREDIS;
-    }
-    if (!rc)
-        rc = callrc;
     free(order);
     free(part);
     return rc;

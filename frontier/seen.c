@@ -44,20 +44,21 @@
  * Redis often disables CONFIG). */
 void frontier__probe_intset(struct frontier *f)
 {
-    redisReply *r;
+    struct frontier_call c;
+    redisReply *r = NULL;
 
     f->intset_entries = -1;
-    if (!f->rc)
-        return;
-    r = redisCommand(f->rc, "CONFIG GET set-max-intset-entries");
-    f->roundtrips++;
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-        r->element[1]->type == REDIS_REPLY_STRING)
-        f->intset_entries = strtoll(r->element[1]->str, NULL, 10);
-    if (r)
+    frontier__call_init(&c, -1);
+    frontier__strv_pushs(&c.args, "CONFIG");
+    frontier__strv_pushs(&c.args, "GET");
+    frontier__strv_pushs(&c.args, "set-max-intset-entries");
+    if (frontier__run(f, &c, 1, &r) == DC_OK) {
+        if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+            r->element[1]->type == REDIS_REPLY_STRING)
+            f->intset_entries = strtoll(r->element[1]->str, NULL, 10);
         freeReplyObject(r);
-    else
-        frontier__disconnect(f);
+    }
+    frontier__call_release(&c);
 }
 
 int frontier_seen_layout(const struct frontier *f, char *out, size_t cap)
@@ -300,8 +301,9 @@ static size_t plan_calls(const struct seen_plan *pl, size_t n,
  * Append one seen-script call (EVALSHA, or EVAL with the body) for the
  * URLs of c: KEYS[1] = "<prefix>:{p}:s:", ARGV = mode, then per bucket
  * (split at FRONTIER_SEEN_GROUP_MAX) the bucket, a count and the members.
+ * Returns the key's slot.
  */
-static void build_call(struct frontier *f, const struct frontier_url *u,
+static int build_call(struct frontier *f, const struct frontier_url *u,
                        const struct seen_plan *pl, const struct seen_call *c,
                        int check_only, int eval, struct resp *r)
 {
@@ -342,6 +344,8 @@ static void build_call(struct frontier *f, const struct frontier_url *u,
     resp_bulk(r, key, n > 0 && (size_t)n < sizeof(key) ? (size_t)n : 0);
     resp_raw(r, args.b, args.len);
     free(args.b);
+    return frontier__key_slot(key, n > 0 && (size_t)n < sizeof(key) ? (size_t)n
+                                                                    : 0);
 }
 
 static int is_noscript(const redisReply *r)
@@ -378,34 +382,39 @@ static int send_calls(struct frontier *f, const struct frontier_url *u,
                       int eval, unsigned char *isnew)
 {
     struct resp r = {NULL, 0, 0};
-    size_t sent = 0;
-    int rc = DC_OK;
+    struct frontier_raw *raw = xmalloc(nc * sizeof(*raw));
+    size_t *off = xmalloc((nc + 1) * sizeof(*off));
+    size_t *which = xmalloc(nc * sizeof(*which)), sent = 0;
+    redisReply **rep;
+    int rc, callrc = DC_OK;
 
     for (size_t k = 0; k < nc; k++)
         if (!eval || redo[k]) {
-            build_call(f, u, pl, &c[k], check_only, eval, &r);
-            sent++;
+            off[sent] = r.len;
+            which[sent] = k;
+            raw[sent++].slot = build_call(f, u, pl, &c[k], check_only, eval,
+                                          &r);
         }
-    if (redisAppendFormattedCommand(f->rc, r.b, r.len) != REDIS_OK) {
-        free(r.b);
-        return frontier__io_error(f);
+    off[sent] = r.len;
+    for (size_t j = 0; j < sent; j++) {
+        raw[j].cmd = r.b + off[j];
+        raw[j].len = off[j + 1] - off[j];
     }
+    rep = xcalloc(sent ? sent : 1, sizeof(*rep));
+    rc = frontier__pipe(f, raw, sent, rep);
+    for (size_t j = 0; !rc && j < sent; j++) {
+        size_t k = which[j];
+        redo[k] = !eval && is_noscript(rep[j]);
+        if (!redo[k] && !callrc)
+            callrc = answer(f, pl, &c[k], rep[j], isnew);
+    }
+    frontier__replies_free(rep, sent);
+    free(rep);
+    free(raw);
+    free(off);
+    free(which);
     free(r.b);
-    f->roundtrips++;
-    for (size_t k = 0; k < nc; k++) {
-        redisReply *rep = NULL;
-        if (eval && !redo[k])
-            continue;
-        redo[k] = 0;
-        if (redisGetReply(f->rc, (void **)&rep) != REDIS_OK || !rep)
-            return frontier__io_error(f);
-        if (!eval && is_noscript(rep))
-            redo[k] = 1;
-        else if (!rc)
-            rc = answer(f, pl, &c[k], rep, isnew);
-        freeReplyObject(rep);
-    }
-    return rc;
+    return rc ? rc : callrc;
 }
 
 int frontier_seen(struct frontier *f, const struct frontier_url *urls,
@@ -426,8 +435,6 @@ int frontier_seen(struct frontier *f, const struct frontier_url *urls,
     for (size_t i = 0; i < n; i++)
         if (!urls[i].host || urls[i].hostlen == 0)
             return frontier__seterr(f, DC_EINVAL, "seen: bad URL entry");
-    if (!f->rc && frontier__connect(f, NULL, 0) != DC_OK)
-        return DC_EREDIS;
     if (f->seen_mod)
         return frontier__seen_mod(f, urls, n, check_only, isnew);
     plan_make(f, urls, n, &pl);
@@ -455,7 +462,6 @@ static const char *const usage_cmds_b256[] = {
 static const char *const usage_cmds_mod[] = {
     "DCSEEN.CARD %s", "MEMORY USAGE %s SAMPLES 0"
 };
-#define USAGE_CMDS_MAX 3
 
 /* Key number k of the layout in use. */
 static int usage_key(struct frontier *f, size_t k, char *key, size_t cap)
@@ -487,32 +493,38 @@ static int usage_batch(struct frontier *f, const size_t *idx, size_t n,
                        struct frontier_seen_usage *u)
 {
     const char *const *cmds = f->seen_mod ? usage_cmds_mod : usage_cmds_b256;
-    int nc = f->seen_mod ? 2 : 3;
+    size_t nc = f->seen_mod ? 2 : 3, m = 0;
+    struct frontier_raw *raw = xcalloc(n * nc, sizeof(*raw));
+    redisReply **r = xcalloc(n * nc, sizeof(*r));
     char key[512];
+    int rc = DC_OK;
 
-    for (size_t i = 0; i < n; i++) {
-        if (usage_key(f, idx[i], key, sizeof(key)))
-            return frontier__seterr(f, DC_EINVAL, "seen key too long");
-        for (int c = 0; c < nc; c++)
-            if (redisAppendCommand(f->rc, cmds[c], key) != REDIS_OK)
-                return frontier__io_error(f);
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (usage_key(f, idx[i], key, sizeof(key))) {
+            rc = frontier__seterr(f, DC_EINVAL, "seen key too long");
+            break;
+        }
+        for (size_t c = 0; c < nc; c++, m++) {
+            char *cmd = NULL;
+            int len = redisFormatCommand(&cmd, cmds[c], key);
+            if (len < 0 || !cmd) {
+                fprintf(stderr, "dcrawl: out of memory\n");
+                abort(); /* as xmalloc */
+            }
+            raw[m] = (struct frontier_raw){cmd, (size_t)len,
+                                           frontier__key_slot(key, strlen(key))};
+        }
     }
-    f->roundtrips++;
-    for (size_t i = 0; i < n; i++) {
-        redisReply *r[USAGE_CMDS_MAX] = {NULL};
-        int ok = 1;
-        for (int c = 0; c < nc; c++)
-            if (redisGetReply(f->rc, (void **)&r[c]) != REDIS_OK || !r[c])
-                ok = 0;
-        if (ok)
-            usage_add(u, r, nc);
-        for (int c = 0; c < nc; c++)
-            if (r[c])
-                freeReplyObject(r[c]);
-        if (!ok)
-            return frontier__io_error(f);
-    }
-    return DC_OK;
+    if (!rc)
+        rc = frontier__pipe(f, raw, m, r);
+    for (size_t i = 0; !rc && i < n; i++)
+        usage_add(u, r + i * nc, (int)nc);
+    frontier__replies_free(r, rc ? 0 : m);
+    for (size_t k = 0; k < m; k++)
+        redisFreeCommand((char *)raw[k].cmd);
+    free(raw);
+    free(r);
+    return rc;
 }
 
 int frontier_seen_usage(struct frontier *f, size_t sample,
@@ -522,8 +534,6 @@ int frontier_seen_usage(struct frontier *f, size_t sample,
     int rc = DC_OK;
 
     memset(u, 0, sizeof(*u));
-    if (!f->rc && frontier__connect(f, NULL, 0) != DC_OK)
-        return DC_EREDIS;
     total = (size_t)f->nparts * (f->seen_mod ? 1 : DEDUP_SUBBUCKETS);
     stride = sample && sample < total ? total / sample : 1;
     idx = xmalloc(USAGE_BATCH * sizeof(*idx));
