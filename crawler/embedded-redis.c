@@ -114,6 +114,10 @@ int embedded_redis_start(struct embedded_redis *er, const char *dir,
     }
     if (pid == 0) {
         setpgid(0, 0); /* a Ctrl-C to dcrawl must not kill redis first */
+        /* keep only stdin/out/err: an inherited descriptor (a lock file,
+         * a socket) must not outlive dcrawl in the server */
+        for (int fd = 3, max = (int)sysconf(_SC_OPEN_MAX); fd < max && fd < 65536; fd++)
+            close(fd);
         const char *args[] = {
             "redis-server", "--port", "0", "--unixsocket", sock,
             "--unixsocketperm", "700", "--dir", dir, "--save", "",
