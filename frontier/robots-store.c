@@ -24,6 +24,28 @@
 #include "frontier.h"
 #include "frontier-internal.h"
 
+/* Start call c: cmd <prefix>:{p}:robots host, p being host's partition. */
+static void robots_call(struct frontier *f, struct frontier_call *c,
+                        const char *cmd, const char *host)
+{
+    int p = frontier_partition(f, host, strlen(host));
+
+    frontier__call_init(c, -1);
+    frontier__strv_pushs(&c->args, cmd);
+    frontier__strv_pushf(&c->args, "%s:{%d}:robots", f->prefix, p);
+    frontier__strv_pushs(&c->args, host);
+}
+
+/* Run n calls, free them; DC_OK or the error. */
+static int run_calls(struct frontier *f, struct frontier_call *calls,
+                     redisReply **rep, size_t n)
+{
+    int rc = frontier__run(f, calls, n, rep);
+
+    frontier__calls_free(calls, n);
+    return rc;
+}
+
 int frontier_robots_put(struct frontier *f, const struct frontier_robots *r,
                         size_t n)
 {
@@ -42,22 +64,17 @@ int frontier_robots_put(struct frontier *f, const struct frontier_robots *r,
                           (unsigned)r[i].flags);
         size_t len = (size_t)hl + r[i].body_len;
         char *v = xmalloc(len ? len : 1);
-        int p = frontier_partition(f, r[i].host, strlen(r[i].host));
         memcpy(v, head, (size_t)hl);
         if (r[i].body_len)
             memcpy(v + hl, r[i].body, r[i].body_len);
-        frontier__call_init(&calls[i], -1);
-        frontier__strv_pushs(&calls[i].args, "HSET");
-        frontier__strv_pushf(&calls[i].args, "%s:{%d}:robots", f->prefix, p);
-        frontier__strv_pushs(&calls[i].args, r[i].host);
+        robots_call(f, &calls[i], "HSET", r[i].host);
         frontier__strv_push(&calls[i].args, v, len);
         free(v);
     }
-    rc = frontier__run(f, calls, n, rep);
+    rc = run_calls(f, calls, rep, n);
     if (!rc)
         frontier__replies_free(rep, n);
     free(rep);
-    frontier__calls_free(calls, n);
     return rc;
 }
 
@@ -97,14 +114,9 @@ int frontier_robots_get(struct frontier *f, const char *const *hosts,
         return DC_OK;
     calls = xcalloc(n, sizeof(*calls));
     rep = xcalloc(n, sizeof(*rep));
-    for (size_t i = 0; i < n; i++) {
-        int p = frontier_partition(f, hosts[i], strlen(hosts[i]));
-        frontier__call_init(&calls[i], -1);
-        frontier__strv_pushs(&calls[i].args, "HGET");
-        frontier__strv_pushf(&calls[i].args, "%s:{%d}:robots", f->prefix, p);
-        frontier__strv_pushs(&calls[i].args, hosts[i]);
-    }
-    rc = frontier__run(f, calls, n, rep);
+    for (size_t i = 0; i < n; i++)
+        robots_call(f, &calls[i], "HGET", hosts[i]);
+    rc = run_calls(f, calls, rep, n);
     for (size_t i = 0; !rc && i < n; i++) {
         struct frontier_robots r;
         if (rep[i]->type != REDIS_REPLY_STRING ||
@@ -116,6 +128,5 @@ int frontier_robots_get(struct frontier *f, const char *const *hosts,
     if (!rc)
         frontier__replies_free(rep, n);
     free(rep);
-    frontier__calls_free(calls, n);
     return rc;
 }

@@ -329,3 +329,27 @@ check_cluster() {
     python3 "$SRC/tests/e2e/check_cluster.py" --bench "$BENCH" --manifest "$site/manifest.json" \
         --depth "$depth" --access-log "$log" "${outs[@]}" "$@"
 }
+
+# crawl3 REDIS_URL SITE WHAT: the 3-node acceptance crawl shared by
+# e2e-cluster (one redis-server) and e2e-cluster-rcluster (a Redis
+# Cluster): seed, start n1..n3, wait for the end, stop them, then check
+# ownership, the manifest set, duplicates, host exclusivity and balance.
+crawl3() {
+    local r=$1 s=$2 what=$3 rc id
+    "$DCRAWL" seed --redis "$r" --depth 3 "$s/roots.txt" >"$WORK/seed.log" 2>&1
+    rc=$?
+    cat "$WORK/seed.log"
+    check "seeds uploaded ($what)" [ $rc -eq 0 ]
+    for id in n1 n2 n3; do node_start "$id"; done
+    crawl_wait_done "$r" 240
+    rc=$?
+    echo "crawl: waited ${CRAWL_SECS} s (exit $rc)"
+    check "the crawl finishes (nothing pending) within 240 s" [ $rc -eq 0 ]
+    check "each node owns partitions, nobody else does" check_owners "$r" n1 n2 n3
+    nodes_stop
+    check "SIGTERM: every node exits 0" [ "$NODES_STOP_RC" -eq 0 ]
+    for id in n1 n2 n3; do tail -3 "$WORK/$id.log"; done
+    check "3 nodes ($what): manifest set, no duplicates, hosts exclusive, balanced" \
+        check_cluster "$s" 3 "$STATE/access.log" "$WORK"/n1 "$WORK"/n2 "$WORK"/n3 -- \
+        --nodes n1,n2,n3 --balance 0.25
+}

@@ -20,21 +20,6 @@ echo "Redis Cluster: $R"
 check "Redis Cluster reports cluster_state:ok" bash -c "$(declare -f rcli); rcli '$R' cluster info | grep -q 'cluster_state:ok'"
 S=$(site 60 100) || exit 1
 cluster_serve "$S" || exit 1
-"$DCRAWL" seed --redis "$R" --depth 3 "$S/roots.txt" >"$WORK/seed.log" 2>&1
-rc=$?
-cat "$WORK/seed.log"
-check "seeds uploaded to the Redis Cluster" [ $rc -eq 0 ]
-for id in n1 n2 n3; do node_start "$id"; done
-crawl_wait_done "$R" 240
-done_rc=$?
-echo "crawl: waited ${CRAWL_SECS} s (exit $done_rc)"
-check "the crawl finishes (nothing pending on any master) within 240 s" [ $done_rc -eq 0 ]
-check "each node owns partitions, nobody else does" check_owners "$R" n1 n2 n3
-nodes_stop
-check "SIGTERM: every node exits 0" [ "$NODES_STOP_RC" -eq 0 ]
-for id in n1 n2 n3; do tail -3 "$WORK/$id.log"; done
-check "3 nodes on a Redis Cluster: manifest set, no duplicates, hosts exclusive, balanced" \
-    check_cluster "$S" 3 "$STATE/access.log" "$WORK"/n1 "$WORK"/n2 "$WORK"/n3 -- \
-    --nodes n1,n2,n3 --balance 0.25
+crawl3 "$R" "$S" "Redis Cluster"
 serve_stop
 finish
