@@ -6,7 +6,7 @@
  *           a.example.com and b.example.com share a partition and so a
  *           node; an IP literal, or a host that is a public suffix, is
  *           its own domain;
- *   ip      the host's first address from getaddrinfo, so hosts on one
+ *   ip      the host's first address from getaddrinfo (IPv4 first), so hosts on one
  *           server share a node and per-IP politeness stays local. The
  *           answer is cached per handle (FRONTIER_IP_CACHE hosts, then
  *           the cache starts over); a host that does not resolve is its
@@ -123,10 +123,17 @@ static const char *resolve(struct frontier *f, const char *h)
     memset(&hints, 0, sizeof(hints));
     hints.ai_socktype = SOCK_STREAM;
     if (getaddrinfo(h, NULL, &hints, &res) == 0 && res) {
-        const void *a = res->ai_family == AF_INET6
-            ? (const void *)&((struct sockaddr_in6 *)res->ai_addr)->sin6_addr
-            : (const void *)&((struct sockaddr_in *)res->ai_addr)->sin_addr;
-        if (!inet_ntop(res->ai_family, a, buf, sizeof(buf)))
+        const struct addrinfo *ai = res; /* the first IPv4 address, if any:
+                                          * resolver order of v4/v6 varies */
+        for (const struct addrinfo *x = res; x; x = x->ai_next)
+            if (x->ai_family == AF_INET) {
+                ai = x;
+                break;
+            }
+        const void *a = ai->ai_family == AF_INET6
+            ? (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr
+            : (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr;
+        if (!inet_ntop(ai->ai_family, a, buf, sizeof(buf)))
             buf[0] = '\0';
     }
     if (res)

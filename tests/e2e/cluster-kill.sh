@@ -14,6 +14,31 @@
 # replay a trial).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster-lib.sh"
+
+# merge_all K: the output of every node of trial K, the killed one's
+# included (its last WARC record may be torn), merges into one copy per URL
+merge_all() {
+    local all=$OUTS/all d n urls
+    rm -rf "$all"
+    for d in "$OUTS"/n*/depth-*; do
+        mkdir -p "$all/${d##*/}"
+        ln -s "$d"/* "$all/${d##*/}/"
+    done
+    "$DCRAWL" merge "$all" >"$OUTS/merge.log" 2>&1
+    check "trial $1: merge of all 4 nodes' output exits 0" [ $? -eq 0 ]
+    cat "$OUTS/merge.log"
+    urls=$(cat "$OUTS"/n*/depth-*/*.jsonl | python3 -c '
+import json, sys
+seen = set()
+for line in sys.stdin:
+    try:
+        seen.add(json.loads(line)["url"])
+    except ValueError:
+        pass  # a JSON line cut by the kill
+print(len(seen))')
+    n=$(wc -l <"$all/merged/pages.jsonl" 2>/dev/null || echo 0)
+    check "trial $1: merged pages.jsonl has one line per URL fetched ($n lines, $urls URLs)" [ "$n" -eq "$urls" ]
+}
 TRIALS=${TRIALS:-1}
 SEED=${SEED:-$$}
 RANDOM=$SEED
@@ -65,6 +90,7 @@ for k in $(seq 1 "$TRIALS"); do
     check "trial $k: nothing missing, duplicates <= $inflight, n4 fetched" \
         check_cluster "$S" 3 "$WORK/trial-$k.access.log" "$OUTS"/n1 "$OUTS"/n2 "$OUTS"/n3 "$OUTS"/n4 -- \
         --nodes n1,n2,n3,n4 --allow-dups "$inflight" --expect-fetching n4
+    merge_all "$k"
 done
 serve_stop
 finish

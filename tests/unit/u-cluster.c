@@ -266,6 +266,72 @@ static void t_drain_on_join(void)
     frontier_close(&fs[1]);
 }
 
+static void flush(void);
+
+/* cluster.partition_by: the first client records it, later ones adopt. */
+static void t_partition_by(void)
+{
+    struct frontier *f = NULL, *g = NULL;
+    struct conf c;
+    char err[256] = "", by[32] = "";
+
+    conf_init(&c);
+    c.frontier_partitions = 4096;
+    free(c.cluster_partition_by);
+    c.cluster_partition_by = strdup("domain");
+    CHECK(frontier_open(&f, redis_url, &c, "n1", err, sizeof(err)) == DC_OK,
+          "open (domain): %s", err);
+    free(c.cluster_partition_by);
+    c.cluster_partition_by = strdup("host");
+    CHECK(frontier_open(&g, redis_url, &c, "n2", err, sizeof(err)) == DC_OK,
+          "open (host): %s", err);
+    conf_release(&c);
+    if (!f || !g)
+        goto out;
+    CHECK(frontier_meta_get(f, "partition_by", by, sizeof(by)) == DC_OK &&
+              !strcmp(by, "domain"), "meta partition_by '%s'", by);
+    /* g asked for host but adopted domain: both agree */
+    CHECK(frontier_partition(g, "a.example.co.uk", 15) ==
+              frontier_partition(g, "b.example.co.uk:8080", 20) &&
+          frontier_partition(f, "www.example.co.uk", 17) ==
+              frontier_partition(g, "a.example.co.uk", 15),
+          "hosts of one registrable domain share a partition");
+    {
+        int same = 0;
+        char h[64];
+        for (int i = 0; i < 32; i++) { /* other domains spread */
+            snprintf(h, sizeof(h), "www.site%d.co.uk", i);
+            same += frontier_partition(g, h, strlen(h)) ==
+                    frontier_partition(g, "a.example.co.uk", 15);
+        }
+        CHECK(same <= 2, "other domains elsewhere (%d of 32 collide)", same);
+    }
+    CHECK(frontier_partition(f, "[::1]:80", 8) != -1 &&
+              frontier_partition(f, "10.0.0.1", 8) ==
+                  frontier_partition(f, "10.0.0.1:8080", 13),
+          "an IP literal is its own domain, port ignored");
+out:
+    frontier_close(&f);
+    frontier_close(&g);
+    flush();
+    conf_init(&c);
+    c.frontier_partitions = 4096;
+    free(c.cluster_partition_by);
+    c.cluster_partition_by = strdup("ip");
+    CHECK(frontier_open(&f, redis_url, &c, "n1", err, sizeof(err)) == DC_OK,
+          "open (ip): %s", err);
+    conf_release(&c);
+    if (!f)
+        return;
+    CHECK(frontier_partition(f, "localhost:8080", 14) ==
+              frontier_partition(f, "127.0.0.1", 9),
+          "ip: localhost shares 127.0.0.1's partition");
+    CHECK(frontier_partition(f, "no-such-host.invalid", 20) ==
+              frontier_partition(f, "no-such-host.invalid:81", 23),
+          "ip: an unresolvable host is its own key");
+    frontier_close(&f);
+}
+
 static void flush(void)
 {
     redisReply *r = redisCommand(raw, "FLUSHDB");
@@ -289,6 +355,8 @@ int main(void)
     t_split_and_failover();
     flush();
     t_drain_on_join();
+    flush();
+    t_partition_by();
     redisFree(raw);
     return t_done("u-cluster");
 }
