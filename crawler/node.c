@@ -1082,10 +1082,12 @@ static const char *node_state(struct node *n, int stopping)
     return n->waiting_level ? "level-wait" : "idle";
 }
 
-/* Heartbeat, membership and partition ownership (frontier/cluster.c). A
- * Redis that went away and came back may have lost its last writes (AOF
- * fsync'd once a second): the dedup cache is emptied so that no URL is
- * dropped as "seen" on the word of the cache alone. */
+/* Heartbeat, membership and partition ownership (frontier/cluster.c).
+ * After a reconnect: a Redis that went away and came back may have lost
+ * its last writes (AOF fsync'd once a second), so the dedup cache is
+ * emptied (no URL is dropped as "seen" on the word of the cache alone);
+ * and a pop whose reply was lost with the connection left leases of this
+ * node that nobody holds, so they go back to their queues. */
 static int cluster_tick(struct node *n, int64_t now, int stopping,
                         int64_t *next_tick)
 {
@@ -1100,10 +1102,13 @@ static int cluster_tick(struct node *n, int64_t now, int stopping,
     in.level = n->level;
     in.state = node_state(n, stopping);
     rc = frontier_cluster_tick(n->f, now, &in, next_tick);
-    if (frontier_reconnects(n->f) != n->reconnects) {
+    if (!rc && frontier_reconnects(n->f) != n->reconnects) {
+        size_t orphans = 0;
         n->reconnects = frontier_reconnects(n->f);
         dedup_cache_free(&n->cache);
         n->cache = dedup_cache_new((size_t)n->c->dedup_cache_entries);
+        rc = frontier_reclaim_orphans(n->f, now, &orphans);
+        n->st->leases_reclaimed += orphans;
     }
     return rc;
 }
@@ -1208,7 +1213,7 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
         st->parts_acquired = v.acquired;
         st->parts_released = v.released;
         st->parts_lost = v.lost;
-        st->leases_reclaimed = v.reclaimed;
+        st->leases_reclaimed += v.reclaimed;
         st->reconnects = frontier_reconnects(f);
     }
     if (rc)

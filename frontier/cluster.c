@@ -150,15 +150,6 @@ int frontier__may_pop(const struct frontier *f, int p)
     return cl->state[p] == OWN_HELD && dc_now_ms() < cl->until[p];
 }
 
-void frontier__held(struct frontier *f, int p, int delta)
-{
-    if (p < 0 || p >= f->nparts || !f->held)
-        return;
-    f->held[p] += delta;
-    if (f->held[p] < 0)
-        f->held[p] = 0;
-}
-
 void frontier_cluster_view(const struct frontier *f,
                            struct frontier_cluster_view *v)
 {

@@ -54,6 +54,7 @@ enum frontier_script {
     FRONTIER_SCRIPT_ADMIT_MOD,   /* admit in the mod-u64 seen-set layout */
     FRONTIER_SCRIPT_OWN,         /* take or renew a partition (cluster.c) */
     FRONTIER_SCRIPT_RELEASE,
+    FRONTIER_SCRIPT_ORPHANS,     /* leases of this node it does not hold */
     FRONTIER_NSCRIPTS
 };
 
@@ -92,7 +93,8 @@ struct frontier {
     struct frontier_ipcache *ipcache;  /* partition_by ip: host -> address */
     struct frontier_cluster *cl; /* ownership state, NULL outside a node */
     int32_t *held;               /* leases popped here and not completed,
-                                  * per partition */
+                                  * per partition (held.c) */
+    struct frontier_held *held_set; /* ... and by entry */
     unsigned char *used;         /* bitmap of partitions known to have had
                                   * a URL (<prefix>:used, SETBIT order) */
     int used_dirty;              /* used grew here since the last tick */
@@ -206,8 +208,11 @@ void frontier__ipcache_free(struct frontier *f);
 void frontier__cluster_free(struct frontier *f);
 /* Partition p may be popped from now (always 1 outside a cluster node). */
 int frontier__may_pop(const struct frontier *f, int p);
-/* Bookkeeping of leases held locally, per partition. */
-void frontier__held(struct frontier *f, int p, int delta);
+/* held.c: bookkeeping of the leases held here. */
+struct frontier_held;
+void frontier__held_add(struct frontier *f, int p, const char *entry);
+void frontier__held_del(struct frontier *f, int p, const char *entry);
+void frontier__held_free(struct frontier *f);
 /* Partition p got its first URL: remember, and mark it in <prefix>:used
  * (appends one call to *calls when p was not known yet). */
 void frontier__mark_used(struct frontier *f, int p, struct frontier_call *c,

@@ -241,6 +241,7 @@ void frontier_close(struct frontier **fp)
     free(f->node);
     free(f->part_next);
     free(f->held);
+    frontier__held_free(f);
     free(f->used);
     frontier__cluster_free(f);
     frontier__ipcache_free(f);
@@ -671,7 +672,7 @@ static int pop_read(struct frontier *f, const redisReply *r, int p,
             lease_parse(&out->v[out->n], e->str, e->len, p))
             return frontier__seterr(f, DC_EREDIS, "pop: bad lease entry");
         out->n++;
-        frontier__held(f, p, 1);
+        frontier__held_add(f, p, out->v[out->n - 1].entry);
     }
     return DC_OK;
 }
@@ -835,7 +836,7 @@ int frontier_complete(struct frontier *f, const struct frontier_lease *l,
     complete_build(f, l, outcome, delay_ms, s, n, calls, now_ms);
     rc = frontier__run(f, calls, ncalls, rep);
     for (size_t i = 0; !rc && i < n; i++)
-        frontier__held(f, l[i].partition, -1);
+        frontier__held_del(f, l[i].partition, l[i].entry);
     for (size_t i = 0, c = 0; !rc && i < n; i++) {
         if (i > 0 && s[i].part != s[i - 1].part)
             c++;

@@ -361,6 +361,11 @@ int frontier_cluster_owns(const struct frontier *f, int p, int64_t now_ms);
 int frontier_cluster_leave(struct frontier *f);
 void frontier_cluster_view(const struct frontier *f,
                            struct frontier_cluster_view *v);
+/* After a reconnect: put back every lease of this node's id that it does
+ * not hold (popped by a call whose reply was lost with the connection).
+ * One round trip; *reclaimed counts them. */
+int frontier_reclaim_orphans(struct frontier *f, int64_t now_ms,
+                             size_t *reclaimed);
 /* Reconnects to Redis after a lost connection, so far. */
 uint64_t frontier_reconnects(const struct frontier *f);
 

@@ -352,6 +352,24 @@ static const char script_own[] =
     "end\n"
     "return { 2, count }\n";
 
+/*
+ * orphans: KEYS: lease, act, next, key prefix "<prefix>:{p}:". ARGV: now,
+ * host_connections, node, then the entries node holds (held.c). Every
+ * other lease of node goes back to its queue; returns how many.
+ */
+static const char script_orphans[] =
+    LUA_COMMON
+    "local now, conns = tonumber(ARGV[1]), tonumber(ARGV[2])\n"
+    LUA_REQUEUE
+    "local mine, keep, count = ARGV[3] .. '\\t', {}, 0\n"
+    "for i = 4, #ARGV do keep[ARGV[i]] = true end\n"
+    "for _, e in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do\n"
+    "  if string.sub(e, 1, #mine) == mine and not keep[e] then\n"
+    "    count = count + requeue(e)\n"
+    "  end\n"
+    "end\n"
+    "return count\n";
+
 /* release: KEYS own; ARGV node. Deletes own if it holds node; 1 or 0. */
 static const char script_release[] =
     "if redis.call('GET', KEYS[1]) == ARGV[1] then\n"
@@ -361,7 +379,7 @@ static const char script_release[] =
 
 static const char *const bodies[FRONTIER_NSCRIPTS] = {
     script_admit, script_pop, script_complete, script_reclaim, script_seen,
-    script_admit_mod, script_own, script_release
+    script_admit_mod, script_own, script_release, script_orphans
 };
 
 const char *frontier__script_body(int script)

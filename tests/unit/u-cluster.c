@@ -35,7 +35,7 @@ static void sleep_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
-static struct frontier *node_open(const char *id)
+static struct frontier *node_open_as(const char *id, int join)
 {
     struct frontier *f = NULL;
     struct conf c;
@@ -49,10 +49,15 @@ static struct frontier *node_open(const char *id)
     c.cluster_heartbeat = 0.1;
     rc = frontier_open(&f, redis_url, &c, id, err, sizeof(err));
     CHECK(rc == DC_OK && f, "open %s: %s", id, err);
-    if (f)
+    if (f && join)
         CHECK(frontier_cluster_join(f, &c) == DC_OK, "join %s", id);
     conf_release(&c);
     return f;
+}
+
+static struct frontier *node_open(const char *id)
+{
+    return node_open_as(id, 1);
 }
 
 static void tick(struct frontier *f)
@@ -268,6 +273,39 @@ static void t_drain_on_join(void)
 
 static void flush(void);
 
+/* A pop whose reply was lost (played here by a second handle with the
+ * same node id) leaves leases this node does not hold: reclaimed. */
+static void t_orphans(void)
+{
+    struct frontier *f = node_open("n1"), *g = node_open_as("n1", 0);
+    struct frontier *fs[1];
+    struct frontier_lease *l = NULL, *lost = NULL, *again = NULL;
+    size_t nl = 0, nlost = 0, nagain = 0, back = 99;
+    int64_t next;
+
+    if (!f || !g)
+        return;
+    fs[0] = f;
+    admit_hosts(f);
+    CHECK(settle(fs, 1, 1) >= 0, "n1 owns everything");
+    CHECK(frontier_pop(f, 0, dc_now_ms(), HOSTS / 2, &l, &nl, &next) == DC_OK &&
+              nl == HOSTS / 2, "n1 holds %zu", nl);
+    CHECK(frontier_reclaim_orphans(f, dc_now_ms(), &back) == DC_OK && back == 0,
+          "nothing orphaned while every lease is held (%zu)", back);
+    /* g pops without ownership checks (not joined): the "lost" leases */
+    CHECK(frontier_pop(g, 0, dc_now_ms(), HOSTS, &lost, &nlost, &next) == DC_OK &&
+              nlost == HOSTS - nl, "lost pop took %zu", nlost);
+    CHECK(frontier_reclaim_orphans(f, dc_now_ms(), &back) == DC_OK &&
+              back == nlost, "orphans reclaimed: %zu of %zu", back, nlost);
+    CHECK(frontier_pop(f, 0, dc_now_ms(), HOSTS, &again, &nagain, &next) == DC_OK &&
+              nagain == nlost, "and popped again: %zu", nagain);
+    frontier_leases_free(l, nl);
+    frontier_leases_free(lost, nlost);
+    frontier_leases_free(again, nagain);
+    frontier_close(&f);
+    frontier_close(&g);
+}
+
 /* cluster.partition_by: the first client records it, later ones adopt. */
 static void t_partition_by(void)
 {
@@ -357,6 +395,8 @@ int main(void)
     t_drain_on_join();
     flush();
     t_partition_by();
+    flush();
+    t_orphans();
     redisFree(raw);
     return t_done("u-cluster");
 }
