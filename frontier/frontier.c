@@ -471,7 +471,7 @@ int frontier_admit(struct frontier *f, const struct frontier_url *urls,
     struct frontier_call *calls = NULL;
     redisReply **rep = NULL;
     struct slot *s;
-    size_t ncalls = 0, nall = 0;
+    size_t ncalls = 0, nall = 0, nmark = 0;
     int rc = DC_OK;
 
     if (n == 0)
@@ -487,19 +487,20 @@ int frontier_admit(struct frontier *f, const struct frontier_url *urls,
     }
     qsort(s, n, sizeof(*s), slot_cmp);
     ncalls = count_runs(s, n);
-    /* room for one SETBIT <prefix>:used per partition first seen here,
-     * sent after the admit calls in the same pipeline */
+    /* one SETBIT <prefix>:used per partition first seen here, sent
+     * before the admit calls in the same pipeline: a partition with
+     * queued URLs is always marked used (frontier_level relies on it) */
     calls = xcalloc(2 * ncalls, sizeof(*calls));
     rep = xcalloc(2 * ncalls, sizeof(*rep));
-    rc = admit_build(f, urls, s, n, calls, now_ms);
-    nall = ncalls;
-    for (size_t i = 0; !rc && i < n; i++)
+    for (size_t i = 0; i < n; i++)
         if (i == 0 || s[i].part != s[i - 1].part)
-            frontier__mark_used(f, s[i].part, calls, &nall);
+            frontier__mark_used(f, s[i].part, calls, &nmark);
+    rc = admit_build(f, urls, s, n, calls + nmark, now_ms);
+    nall = nmark + ncalls;
     if (!rc)
         rc = frontier__run(f, calls, nall, rep);
     if (!rc)
-        rc = admit_read(f, rep, urls, s, n, isnew, now_ms);
+        rc = admit_read(f, rep + nmark, urls, s, n, isnew, now_ms);
     for (size_t i = 0; !rc && i < n; i++)
         frontier__used_set(f, s[i].part);
     frontier__replies_free(rep, nall);
@@ -953,12 +954,59 @@ static void sum_pend(const redisReply *r, int maxd, int64_t *pending,
     }
 }
 
+/* Sum pend over the partitions known used, then read <prefix>:used again
+ * in the same pipeline (after the pend reads). Admit marks a partition
+ * used before it queues anything there, so a partition that had work when
+ * its pend was (or would have been) read is in that last read: when it
+ * adds nothing new, the sum is complete. 1: complete, 0: read again. */
+static int level_used(struct frontier *f, int maxd, int64_t *pending,
+                      int *rc)
+{
+    size_t nbytes = ((size_t)f->nparts + 7) / 8, k = 0;
+    struct frontier_call *calls = xcalloc((size_t)f->nparts + 1, sizeof(*calls));
+    redisReply **rep = xcalloc((size_t)f->nparts + 1, sizeof(*rep));
+    int complete = 1;
+
+    for (int p = 0; p < f->nparts; p++)
+        if ((f->used[p >> 3] >> (7 - (p & 7))) & 1)
+            level_call(f, &calls[k++], p, NULL);
+    frontier__call_init(&calls[k], -1);
+    frontier__strv_pushs(&calls[k].args, "GET");
+    frontier__strv_pushf(&calls[k++].args, "%s:used", f->prefix);
+    *rc = frontier__run(f, calls, k, rep);
+    for (size_t i = 0; !*rc && i + 1 < k; i++)
+        sum_pend(rep[i], maxd, pending, NULL);
+    if (!*rc && rep[k - 1]->type == REDIS_REPLY_STRING)
+        for (size_t i = 0; i < nbytes && i < rep[k - 1]->len; i++) {
+            unsigned char b = (unsigned char)rep[k - 1]->str[i];
+            if (b & ~f->used[i]) {
+                f->used[i] |= b;
+                complete = 0;
+            }
+        }
+    if (!*rc)
+        frontier__replies_free(rep, k);
+    free(rep);
+    frontier__calls_free(calls, k);
+    return complete;
+}
+
 int frontier_level(struct frontier *f, int maxd, int64_t *pending, int *level)
 {
     redisReply **rep;
-    int rc;
+    int rc = DC_OK;
 
     *level = -1;
+    /* a cluster node reads only the partitions that ever had a URL (a
+     * few tries while the used set grows under it), anyone else all */
+    for (int tries = 0; f->cl && tries < 4; tries++) {
+        for (int d = 0; d < maxd; d++)
+            pending[d] = 0;
+        if (level_used(f, maxd, pending, &rc))
+            goto done;
+        if (rc)
+            return rc;
+    }
     for (int d = 0; d < maxd; d++)
         pending[d] = 0;
     rc = run_all(f, 1, level_call, NULL, &rep);
@@ -967,6 +1015,9 @@ int frontier_level(struct frontier *f, int maxd, int64_t *pending, int *level)
     for (int p = 0; p < f->nparts; p++)
         sum_pend(rep[p], maxd, pending, NULL);
     free_all(f, 1, rep);
+done:
+    if (rc)
+        return rc;
     for (int d = 0; d < maxd && *level < 0; d++)
         if (pending[d] > 0)
             *level = d;

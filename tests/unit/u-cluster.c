@@ -273,6 +273,27 @@ static void t_drain_on_join(void)
 
 static void flush(void);
 
+/* A node's level read covers a partition another client started using
+ * after the node's last poll. */
+static void t_level_used(void)
+{
+    struct frontier *f = node_open("n1"), *g = node_open_as("seeder", 0);
+    int64_t pend[4];
+    int lvl = 0;
+
+    if (!f || !g)
+        return;
+    tick(f); /* f's view: no partition used */
+    CHECK(frontier_level(f, 4, pend, &lvl) == DC_OK && lvl == -1,
+          "nothing pending: %d", lvl);
+    admit_hosts(g);
+    CHECK(frontier_level(f, 4, pend, &lvl) == DC_OK && lvl == 0 &&
+              pend[0] == HOSTS, "level 0 with %lld pending, level %d",
+          (long long)pend[0], lvl);
+    frontier_close(&f);
+    frontier_close(&g);
+}
+
 /* A pop whose reply was lost (played here by a second handle with the
  * same node id) leaves leases this node does not hold: reclaimed. */
 static void t_orphans(void)
@@ -397,6 +418,8 @@ int main(void)
     t_partition_by();
     flush();
     t_orphans();
+    flush();
+    t_level_used();
     redisFree(raw);
     return t_done("u-cluster");
 }
