@@ -121,6 +121,7 @@ struct node {
     uint64_t rate_pages[10];       /* st->pages at the last 10 seconds */
     int64_t rate_at;               /* second of rate_pages[0] */
     int waiting_level;             /* no work at this level here */
+    int64_t next_ready;            /* an owned host is ready then (pop) */
     /* completion batch */
     struct frontier_lease *done;
     int *outcome;
@@ -945,6 +946,7 @@ static int node_setup(struct node *n, struct frontier *f, const struct conf *c,
     n->maxd = node_max_depth(f, c);
     st->max_depth = n->maxd;
     n->level = 0;
+    n->next_ready = INT64_MAX;
     return DC_OK;
 }
 
@@ -1077,7 +1079,8 @@ static const char *node_state(struct node *n, int stopping)
         return "draining";
     if (fetcher_active(n->fetch) > 0 || workers_pending(n->workers) > 0)
         return "fetching";
-    if (polite_waiting(n->polite) > 0 || n->parked > 0)
+    if (polite_waiting(n->polite) > 0 || n->parked > 0 ||
+        n->next_ready != INT64_MAX) /* owned hosts wait out their gap */
         return "politeness";
     return n->waiting_level ? "level-wait" : "idle";
 }
@@ -1146,6 +1149,7 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
             int got = fill_slots(&n, now, &next, &rc);
             if (rc)
                 break;
+            n.next_ready = next;
             if (got)
                 next_pop = now;
             else if (next == INT64_MAX) /* nothing ready anywhere: while
