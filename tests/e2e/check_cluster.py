@@ -29,7 +29,7 @@ check_crawl.py).
 """
 import argparse, collections, os, re, sys
 
-from crawl_manifest import load, page_records, server_port
+from crawl_manifest import Report, load, page_records, server_port
 
 PROBE_URI = "/dcrawl-log-probe"
 LINE = re.compile(r'^dcn (\S+) (\d+) ([0-9.]+) ([0-9.]+) "(.*)" "(.*)"$')
@@ -50,14 +50,7 @@ a = ap.parse_args()
 
 man, expected, canonicalize = load(a.bench, a.manifest, a.depth)
 port = server_port(expected)
-fails = 0
-
-
-def report(ok, what):
-    global fails
-    print(("ok - " if ok else "FAIL - ") + what)
-    if not ok:
-        fails += 1
+report = Report()
 
 
 def some(xs, n=5):
@@ -202,5 +195,5 @@ for n in a.expect_fetching:
     report(by_hdr.get(n, 0) > 0, "node %s sent page requests (nginx log: %d)" % (n, by_hdr.get(n, 0)))
     report(pages.get(n, 0) > 0, "node %s wrote pages (outputs: %d)" % (n, pages.get(n, 0)))
 
-print("check_cluster: %d failed" % fails)
-sys.exit(1 if fails else 0)
+print("check_cluster: %d failed" % report.fails)
+sys.exit(1 if report.fails else 0)

@@ -12,7 +12,7 @@ Prints one line per check and exits 1 if any failed.
 """
 import argparse, collections, json, os, re, sys
 
-from crawl_manifest import load, page_records, server_port
+from crawl_manifest import Report, load, page_records, server_port
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--bench", required=True)
@@ -24,13 +24,7 @@ ap.add_argument("--allow-refetch", type=int, default=0,
                 help="fetches of one URL tolerated beyond the first (kill test)")
 a = ap.parse_args()
 man, expected, canonicalize = load(a.bench, a.manifest, a.depth)
-fails = 0
-
-def report(ok, what):
-    global fails
-    print(("ok - " if ok else "FAIL - ") + what)
-    if not ok:
-        fails += 1
+report = Report()
 
 fetches = collections.Counter()
 ok200 = set()
@@ -99,5 +93,5 @@ if os.path.exists(merged):
     urls = [json.loads(l)["url"] for l in open(merged)]
     report(len(urls) == len(set(urls)) == len(fetches),
            "merged/pages.jsonl: one line per URL (%d lines, %d URLs fetched)" % (len(urls), len(fetches)))
-print("check_crawl: %d failed" % fails)
-sys.exit(1 if fails else 0)
+print("check_crawl: %d failed" % report.fails)
+sys.exit(1 if report.fails else 0)

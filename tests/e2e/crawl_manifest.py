@@ -40,3 +40,15 @@ def server_port(expected):
     """The port of the site's URLs (one nginx port for every host)."""
     u = next(iter(expected))
     return u.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)[1]
+
+
+class Report:
+    """One "ok - ..." / "FAIL - ..." line per check; counts the failures."""
+
+    def __init__(self):
+        self.fails = 0
+
+    def __call__(self, ok, what):
+        print(("ok - " if ok else "FAIL - ") + what)
+        if not ok:
+            self.fails += 1
