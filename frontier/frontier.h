@@ -5,8 +5,8 @@
  * (first 64 bits of MurmurHash3 x64, mod P) to one of P partitions
  * (frontier.partitions). Every key of a partition carries the hash tag
  * {p}, so a partition's keys live in one Redis Cluster slot and each script
- * call touches one partition only. One node owns all partitions for now; the
- * cluster issue assigns partitions to nodes without renaming any key.
+ * call touches one partition only. Which node may pop a partition is
+ * decided by the ring and the partition's lease (frontier/cluster.c).
  *
  * Redis Cluster: with a "redis-cluster://host:port[,host:port...]" URL
  * every batch is routed by slot (CRC16 of the hash tag) to the masters of
@@ -32,10 +32,16 @@
  *                                      failed:<d>, skipped:<d>, budget
  *   <prefix>:{p}:budget          HASH  host -> URLs queued over the crawl
  *                                      (only when scope.host_budget > 0)
- * and one global key <prefix>:meta (HASH: partitions, created,
- * fingerprint, seen_layout) that makes every client agree on P, the
- * fingerprint and the seen-set layout (mod-u64 when the first client found
- * the module loaded, else b256-i64; kept for good).
+ *   <prefix>:{p}:own             STRING id of the node owning the partition,
+ *                                      expiring (cluster.partition_lease)
+ *   <prefix>:{p}:robots          HASH  host -> stored robots.txt answer
+ * and the global keys <prefix>:meta (HASH: partitions, created,
+ * fingerprint, seen_layout, partition_by) that makes every client agree on
+ * P, the fingerprint, the seen-set layout (mod-u64 when the first client
+ * found the module loaded, else b256-i64; kept for good) and what maps to
+ * a partition; <prefix>:nodes (ZSET id -> heartbeat deadline),
+ * <prefix>:node:<id> (HASH, a node's figures) and <prefix>:used (bitmap of
+ * partitions that ever had a URL), see frontier/cluster.c.
  *
  * Crawl order is level-synchronous: URLs of depth d are served only while
  * nothing of a lower depth is queued or in flight anywhere
