@@ -971,7 +971,20 @@ static int node_teardown(struct node *n)
     dedup_cache_free(&n->cache);
     noise_free(&n->noise);
     redirects_free(&n->redir);
+    if (n->polite) { /* left queued by an exit on error: nothing to hand
+                      * back any more, their leases expire in Redis */
+        struct inflight *in;
+        while ((in = polite_take(n->polite))) {
+            free(in->lease.entry);
+            free(in->lease.url);
+            free(in->lease.host);
+            inflight_free(in);
+        }
+    }
     polite_free(&n->polite);
+    frontier_leases_free(n->done, n->ndone);
+    free(n->outcome);
+    free(n->delay);
     parser_scope_free(&n->scope);
     free(n->retry_fp);
     free(n->retry_n);
