@@ -1019,13 +1019,9 @@ static int robots_from_store(struct node *n, struct frontier_lease *l,
     int rc;
     for (size_t i = 0; i < nl; i++) {
         struct robots_entry *x = robots_cache_get(n->robots, l[i].url);
-        int dup = 0;
         if (!x || x->state != ROBOTS_UNKNOWN || x->fails > 0)
             continue;
-        for (size_t j = 0; j < k && !dup; j++)
-            dup = e[j] == x;
-        if (dup)
-            continue;
+        x->state = ROBOTS_FETCHING; /* each host once; undone below */
         e[k] = x;
         hosts[k++] = x->host;
     }
@@ -1033,6 +1029,9 @@ static int robots_from_store(struct node *n, struct frontier_lease *l,
         struct restore_ctx ctx = { n, e, now };
         rc = frontier_robots_get(n->f, hosts, k, restore_one, &ctx);
     }
+    for (size_t i = 0; i < k; i++)
+        if (e[i]->state == ROBOTS_FETCHING) /* not stored: fetch it */
+            e[i]->state = ROBOTS_UNKNOWN;
     free(e);
     free(hosts);
     return rc;
