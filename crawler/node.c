@@ -515,7 +515,7 @@ static void on_fetched(struct node *n, struct fetch_result *r)
             /* for the host's next owner; only a cache, so a failure to
              * store costs that owner one robots.txt fetch, nothing more */
             keep.host = in->robots->host;
-            (void)frontier_robots_put(n->f, &keep, 1);
+            (void)frontier_robots_put(n->f, &keep);
         }
         sitemaps_queue(n, in->robots);
         release_parked(n, in->robots, stop_requested);

@@ -267,17 +267,22 @@ static int update_members(struct frontier *f, const redisReply *r)
     return DC_OK;
 }
 
-static void merge_used(struct frontier *f, const redisReply *r)
+int frontier__used_merge(struct frontier *f, const redisReply *r)
 {
     size_t nbytes = ((size_t)f->nparts + 7) / 8;
+    int grew = 0;
 
     if (r->type != REDIS_REPLY_STRING)
-        return;
-    for (size_t i = 0; i < nbytes && i < r->len; i++)
-        f->used[i] |= (unsigned char)r->str[i];
+        return 0;
+    for (size_t i = 0; i < nbytes && i < r->len; i++) {
+        unsigned char b = (unsigned char)r->str[i];
+        grew |= (b & ~f->used[i]) != 0;
+        f->used[i] |= b;
+    }
+    return grew;
 }
 
-static int is_used(const struct frontier *f, int p)
+int frontier__is_used(const struct frontier *f, int p)
 {
     return (f->used[p >> 3] >> (7 - (p & 7))) & 1; /* SETBIT's bit order */
 }
@@ -289,7 +294,7 @@ static void assign(struct frontier *f)
 
     memset(cl->want, 0, (size_t)f->nparts);
     for (int p = 0; p < f->nparts; p++)
-        if (is_used(f, p)) {
+        if (frontier__is_used(f, p)) {
             cl->items[m] = (uint32_t)p;
             cl->hash[m++] = frontier_ring_item((uint64_t)p);
         }
@@ -447,7 +452,7 @@ int frontier_cluster_tick(struct frontier *f, int64_t now,
     rc = frontier__run(f, calls, n, rep);
     if (!rc) {
         rc = update_members(f, rep[first]);
-        merge_used(f, rep[first + 1]);
+        (void)frontier__used_merge(f, rep[first + 1]);
         frontier__replies_free(rep, n);
     }
     for (size_t i = 0; i < n; i++)
@@ -497,7 +502,7 @@ int frontier_cluster_leave(struct frontier *f)
 
 void frontier__used_set(struct frontier *f, int p)
 {
-    if (is_used(f, p))
+    if (frontier__is_used(f, p))
         return;
     f->used[p >> 3] |= (unsigned char)(0x80 >> (p & 7));
     f->used_dirty = 1;
@@ -521,7 +526,7 @@ uint64_t frontier_reconnects(const struct frontier *f)
 void frontier__mark_used(struct frontier *f, int p, struct frontier_call *c,
                          size_t *n)
 {
-    if (is_used(f, p))
+    if (frontier__is_used(f, p))
         return;
     frontier__call_init(&c[*n], -1);
     frontier__strv_pushs(&c[*n].args, "SETBIT");

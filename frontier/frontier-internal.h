@@ -218,6 +218,9 @@ void frontier__held_free(struct frontier *f);
 void frontier__mark_used(struct frontier *f, int p, struct frontier_call *c,
                          size_t *n);
 void frontier__used_set(struct frontier *f, int p);
+int frontier__is_used(const struct frontier *f, int p);
+/* OR a GET <prefix>:used reply into f->used; 1 when it added a bit. */
+int frontier__used_merge(struct frontier *f, const redisReply *r);
 /* The pop script found partition p held by another node. */
 void frontier__cluster_lost(struct frontier *f, int p);
 /* frontier.c: partition p became ours; the next pop looks at it. */

@@ -962,13 +962,13 @@ static void sum_pend(const redisReply *r, int maxd, int64_t *pending,
 static int level_used(struct frontier *f, int maxd, int64_t *pending,
                       int *rc)
 {
-    size_t nbytes = ((size_t)f->nparts + 7) / 8, k = 0;
+    size_t k = 0;
     struct frontier_call *calls = xcalloc((size_t)f->nparts + 1, sizeof(*calls));
     redisReply **rep = xcalloc((size_t)f->nparts + 1, sizeof(*rep));
     int complete = 1;
 
     for (int p = 0; p < f->nparts; p++)
-        if ((f->used[p >> 3] >> (7 - (p & 7))) & 1)
+        if (frontier__is_used(f, p))
             level_call(f, &calls[k++], p, NULL);
     frontier__call_init(&calls[k], -1);
     frontier__strv_pushs(&calls[k].args, "GET");
@@ -976,14 +976,8 @@ static int level_used(struct frontier *f, int maxd, int64_t *pending,
     *rc = frontier__run(f, calls, k, rep);
     for (size_t i = 0; !*rc && i + 1 < k; i++)
         sum_pend(rep[i], maxd, pending, NULL);
-    if (!*rc && rep[k - 1]->type == REDIS_REPLY_STRING)
-        for (size_t i = 0; i < nbytes && i < rep[k - 1]->len; i++) {
-            unsigned char b = (unsigned char)rep[k - 1]->str[i];
-            if (b & ~f->used[i]) {
-                f->used[i] |= b;
-                complete = 0;
-            }
-        }
+    if (!*rc && frontier__used_merge(f, rep[k - 1]))
+        complete = 0;
     if (!*rc)
         frontier__replies_free(rep, k);
     free(rep);

@@ -312,7 +312,7 @@ const char *frontier_errstr(const struct frontier *f);
 
 /*
  * robots.txt answers in Redis (frontier/robots-store.c): the node a host
- * moves to reads the rules its previous owner fetched. put: n answers,
+ * moves to reads the rules its previous owner fetched. put: one answer,
  * one round trip. get: one round trip for n hosts; found(ud, i, r) is
  * called for each host with a stored answer (r->body valid only during
  * the call). Hosts are host keys ("host[:port]").
@@ -327,8 +327,7 @@ struct frontier_robots {
 };
 #define FRONTIER_ROBOTS_TRUNCATED 1u
 #define FRONTIER_ROBOTS_CODED 2u   /* body is gzip/deflate coded */
-int frontier_robots_put(struct frontier *f, const struct frontier_robots *r,
-                        size_t n);
+int frontier_robots_put(struct frontier *f, const struct frontier_robots *r);
 int frontier_robots_get(struct frontier *f, const char *const *hosts,
                         size_t n, void (*found)(void *ud, size_t i,
                                                 const struct frontier_robots *r),

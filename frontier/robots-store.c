@@ -36,45 +36,26 @@ static void robots_call(struct frontier *f, struct frontier_call *c,
     frontier__strv_pushs(&c->args, host);
 }
 
-/* Run n calls, free them; DC_OK or the error. */
-static int run_calls(struct frontier *f, struct frontier_call *calls,
-                     redisReply **rep, size_t n)
+int frontier_robots_put(struct frontier *f, const struct frontier_robots *r)
 {
-    int rc = frontier__run(f, calls, n, rep);
-
-    frontier__calls_free(calls, n);
-    return rc;
-}
-
-int frontier_robots_put(struct frontier *f, const struct frontier_robots *r,
-                        size_t n)
-{
-    struct frontier_call *calls;
-    redisReply **rep;
+    struct frontier_call c;
+    redisReply *rep = NULL;
+    char head[96];
+    int hl = snprintf(head, sizeof(head), "r1 %lld %d %u\n",
+                      (long long)r->fetched_ms, r->status, (unsigned)r->flags);
+    size_t len = (size_t)hl + r->body_len;
+    char *v = xmalloc(len);
     int rc;
 
-    if (n == 0)
-        return DC_OK;
-    calls = xcalloc(n, sizeof(*calls));
-    rep = xcalloc(n, sizeof(*rep));
-    for (size_t i = 0; i < n; i++) {
-        char head[96];
-        int hl = snprintf(head, sizeof(head), "r1 %lld %d %u\n",
-                          (long long)r[i].fetched_ms, r[i].status,
-                          (unsigned)r[i].flags);
-        size_t len = (size_t)hl + r[i].body_len;
-        char *v = xmalloc(len ? len : 1);
-        memcpy(v, head, (size_t)hl);
-        if (r[i].body_len)
-            memcpy(v + hl, r[i].body, r[i].body_len);
-        robots_call(f, &calls[i], "HSET", r[i].host);
-        frontier__strv_push(&calls[i].args, v, len);
-        free(v);
-    }
-    rc = run_calls(f, calls, rep, n);
-    if (!rc)
-        frontier__replies_free(rep, n);
-    free(rep);
+    memcpy(v, head, (size_t)hl);
+    if (r->body_len)
+        memcpy(v + hl, r->body, r->body_len);
+    robots_call(f, &c, "HSET", r->host);
+    frontier__strv_push(&c.args, v, len);
+    free(v);
+    rc = frontier__run(f, &c, 1, &rep);
+    frontier__replies_free(&rep, 1);
+    frontier__call_release(&c);
     return rc;
 }
 
@@ -116,7 +97,8 @@ int frontier_robots_get(struct frontier *f, const char *const *hosts,
     rep = xcalloc(n, sizeof(*rep));
     for (size_t i = 0; i < n; i++)
         robots_call(f, &calls[i], "HGET", hosts[i]);
-    rc = run_calls(f, calls, rep, n);
+    rc = frontier__run(f, calls, n, rep);
+    frontier__calls_free(calls, n);
     for (size_t i = 0; !rc && i < n; i++) {
         struct frontier_robots r;
         if (rep[i]->type != REDIS_REPLY_STRING ||

@@ -21,6 +21,7 @@
 #include "dedup.h"
 #include "frontier.h"
 #include "t.h"
+#include "t-frontier.h"
 
 #define PARTS 64
 #define HOSTS 40
@@ -99,13 +100,8 @@ static void admit_hosts(struct frontier *f)
     char url[HOSTS][64];
 
     for (int i = 0; i < HOSTS; i++) {
-        int n = snprintf(url[i], sizeof(url[i]), "http://h%d.test/", i);
-        u[i].url = url[i];
-        u[i].len = (size_t)n;
-        u[i].host = url[i] + 7;
-        u[i].hostlen = strcspn(u[i].host, "/");
-        u[i].fp = dedup_fingerprint(url[i], u[i].len);
-        u[i].depth = 0;
+        snprintf(url[i], sizeof(url[i]), "http://h%d.test/", i);
+        t_mkurl(&u[i], url[i], 0);
     }
     CHECK(frontier_admit(f, u, HOSTS, dc_now_ms(), isnew) == DC_OK, "admit");
 }

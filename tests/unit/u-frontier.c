@@ -20,6 +20,7 @@
 #include "dedup.h"
 #include "frontier.h"
 #include "t.h"
+#include "t-frontier.h"
 
 static const char *redis_url;
 static redisContext *raw;
@@ -72,19 +73,6 @@ static struct frontier *open_f(int parts, int conns, double lease_s,
     return f;
 }
 
-/* Fill u from a URL string "http://host/path". */
-static void mkurl(struct frontier_url *u, const char *url, int depth)
-{
-    const char *h = strstr(url, "://") + 3;
-
-    u->url = url;
-    u->len = strlen(url);
-    u->host = h;
-    u->hostlen = strcspn(h, "/");
-    u->fp = dedup_fingerprint(url, u->len);
-    u->depth = depth;
-}
-
 /* Admit n URLs given as strings at one depth; returns how many were new. */
 static int admit(struct frontier *f, const char **urls, size_t n, int depth,
                  int64_t now, unsigned char *isnew)
@@ -94,7 +82,7 @@ static int admit(struct frontier *f, const char **urls, size_t n, int depth,
     int count = 0, rc;
 
     for (size_t i = 0; i < n; i++)
-        mkurl(&u[i], urls[i], depth);
+        t_mkurl(&u[i], urls[i], depth);
     rc = frontier_admit(f, u, n, now, mine);
     CHECK(rc == DC_OK, "admit: %d %s", rc, frontier_errstr(f));
     for (size_t i = 0; i < n; i++)
@@ -762,7 +750,7 @@ static int seen_child(int k, int fd)
             int i = (k * 800 + j) % SEEN_UNIVERSE;
             for (int rep = 0; rep < (j % 5 == 0 ? 2 : 1); rep++) {
                 seen_url(urls[n], sizeof(urls[n]), i);
-                mkurl(&u[n], urls[n], 0);
+                t_mkurl(&u[n], urls[n], 0);
                 idx[n++] = i;
             }
         }
@@ -833,9 +821,9 @@ static void t_seen_vs_admit(void)
     const char *a[] = {"http://a.example/x"};
     struct frontier_seen_usage us;
 
-    mkurl(&u[0], "http://a.example/x", 0);
-    mkurl(&u[1], "http://b.example/y", 0);
-    mkurl(&u[2], "http://b.example/y", 0);
+    t_mkurl(&u[0], "http://a.example/x", 0);
+    t_mkurl(&u[1], "http://b.example/y", 0);
+    t_mkurl(&u[2], "http://b.example/y", 0);
     CHECK(admit(f, a, 1, 0, 1000, NULL) == 1, "admit a");
     CHECK(frontier_seen(f, u, 3, 1, isnew) == DC_OK, "check-only: %s", frontier_errstr(f));
     CHECK(!isnew[0] && isnew[1], "check-only answers %d %d", isnew[0],
@@ -876,7 +864,7 @@ static void t_seen_big_batch(void)
 
     for (int i = 0; i < BIG_N; i++) {
         snprintf(urls[i], sizeof(urls[i]), "http://one.example/p%d", i);
-        mkurl(&u[n], urls[i], 0);
+        t_mkurl(&u[n], urls[i], 0);
         if (i < 2500) /* bucket 0x5a; low bits keep them distinct */
             u[n].fp = 0x5a00000000000000ULL |
                       (((uint64_t)i * 0x9e3779b97f4bULL) & 0x00ffffffffffffffULL);
@@ -961,7 +949,7 @@ static void t_layout_kept(void)
         return;
     frontier_seen_layout(f, text, sizeof(text));
     CHECK(strstr(text, "b256-i64") != NULL, "recorded layout kept: %s", text);
-    mkurl(&u, "http://kept.example/", 0);
+    t_mkurl(&u, "http://kept.example/", 0);
     CHECK(frontier_seen(f, &u, 1, 0, &isnew) == DC_OK && isnew, "insert");
     CHECK(raw_int("EXISTS %s", "dc:{0}:S") == 0, "no module key written");
     CHECK(raw_int("KEYS %s", "dc:{0}:s:*") == 1, "one bucket key written");

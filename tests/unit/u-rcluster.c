@@ -26,6 +26,7 @@
 #include "frontier.h"
 #include "frontier-internal.h"
 #include "t.h"
+#include "t-frontier.h"
 
 #define NM 3
 #define PARTS 64
@@ -104,18 +105,6 @@ static struct frontier *open_f(const char *prefix, int parts, char *err,
     return f;
 }
 
-static void mkurl(struct frontier_url *u, const char *s, int depth)
-{
-    const char *h = strstr(s, "://") + 3;
-
-    u->url = s;
-    u->len = strlen(s);
-    u->host = h;
-    u->hostlen = strcspn(h, "/");
-    u->fp = dedup_fingerprint(s, u->len);
-    u->depth = depth;
-}
-
 /* Admit urls[0..n); returns how many were new. */
 static int admit(struct frontier *f, char (*urls)[64], size_t n)
 {
@@ -124,7 +113,7 @@ static int admit(struct frontier *f, char (*urls)[64], size_t n)
     int c = 0, rc;
 
     for (size_t i = 0; i < n; i++)
-        mkurl(&u[i], urls[i], 0);
+        t_mkurl(&u[i], urls[i], 0);
     rc = frontier_admit(f, u, n, 1000, isnew);
     CHECK(rc == DC_OK, "admit: %s", frontier_errstr(f));
     for (size_t i = 0; i < n; i++)
@@ -246,7 +235,7 @@ static void t_api(struct frontier *f)
     int c1 = 0, c2 = 0;
     for (int i = 0; i < 500; i++) {
         snprintf(urls[N + i], sizeof(urls[0]), "http://s%d.test/", i);
-        mkurl(&u[i], urls[N + i], 0);
+        t_mkurl(&u[i], urls[N + i], 0);
     }
     CHECK(frontier_seen(f, u, 500, 1, isnew) == DC_OK, "check-only");
     for (int i = 0; i < 500; i++)
@@ -409,7 +398,7 @@ static void t_ask(struct frontier *f)
     time_t t0 = time(NULL);
     struct frontier_url u;
     unsigned char isnew = 9;
-    mkurl(&u, urls[7], 0);
+    t_mkurl(&u, urls[7], 0);
     int rc = frontier_admit(f, &u, 1, 1000, &isnew);
     CHECK(rc == DC_EREDIS && strstr(frontier_errstr(f), "TRYAGAIN"),
           "admit into a half-moved slot: %d %s", rc, frontier_errstr(f));
@@ -453,7 +442,7 @@ static void t_unserved(void)
     snprintf(want, sizeof(want), "slot %d is not served", s);
     struct frontier_url u;
     unsigned char isnew;
-    mkurl(&u, urls[0], 0);
+    t_mkurl(&u, urls[0], 0);
     rc = frontier_admit(g, &u, 1, 1000, &isnew);
     CHECK(rc == DC_EREDIS && strstr(frontier_errstr(g), want),
           "admit to an unserved slot: %d %s", rc, frontier_errstr(g));
@@ -518,7 +507,7 @@ static void t_down(struct frontier *f, int pid)
     struct frontier_url u[300];
     unsigned char isnew[300];
     for (int i = 0; i < 300; i++)
-        mkurl(&u[i], urls[i], 0);
+        t_mkurl(&u[i], urls[i], 0);
     time_t t0 = time(NULL);
     rc = frontier_admit(f, u, 300, 1000, isnew);
     CHECK(rc == DC_EREDIS && strstr(frontier_errstr(f), want),

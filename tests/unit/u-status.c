@@ -19,6 +19,7 @@
 #include "dedup.h"
 #include "frontier.h"
 #include "t.h"
+#include "t-frontier.h"
 
 #define NOW 1000000000LL /* the test's clock (ms) */
 
@@ -97,14 +98,8 @@ static void admit1(struct frontier *f, const char *url, int depth)
 {
     struct frontier_url u;
     unsigned char isnew = 0;
-    const char *h = strstr(url, "://") + 3;
 
-    u.url = url;
-    u.len = strlen(url);
-    u.host = h;
-    u.hostlen = strcspn(h, "/");
-    u.fp = dedup_fingerprint(url, u.len);
-    u.depth = depth;
+    t_mkurl(&u, url, depth);
     CHECK(frontier_admit(f, &u, 1, NOW, &isnew) == DC_OK && isnew,
           "admit %s", url);
 }
