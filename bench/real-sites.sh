@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# real-sites.sh: real documentation sites nobody here wrote, each made by a
+# different generator, served with a private nginx on loopback. Sourced by
+# the benches that crawl them (noise-real.sh, wget-reach.sh); run alone it
+# serves them until Ctrl-C:
+#
+#   bash bench/real-sites.sh            # install, serve, print NAME URL lines
+#
+# Functions after sourcing:
+#   real_sites_install        apt-get the Debian packages that are missing
+#   real_sites_start [DIR]    nginx on 127.0.3.N:8090 (config, pid and logs
+#                             in DIR, default /tmp/real-sites); 1 on failure
+#   real_sites_stop
+#   REAL_SITES                "name url" lines, one per site
+#
+# Sites (package, generator): python (python3.11-doc, Sphinx), postgres
+# (postgresql-doc-15, DocBook XSL), javadoc (libcommons-lang3-java-doc,
+# Javadoc 17), doxygen (libsdl2-doc, Doxygen), glib (libglib2.0-doc,
+# gtk-doc), rustdoc (cargo-doc, rustdoc: the syn crate), mkdocs (mkdocs-doc,
+# MkDocs), git (git-doc, AsciiDoc).
+REAL_SITES_PKGS=(python3.11-doc postgresql-doc-15 libcommons-lang3-java-doc
+    libsdl2-doc libglib2.0-doc cargo-doc mkdocs-doc git-doc nginx-light)
+# name ip root seed-path
+REAL_SITES_TABLE="
+python 127.0.3.1 /usr/share/doc/python3.11/html /
+postgres 127.0.3.2 /usr/share/doc/postgresql-doc-15/html /
+javadoc 127.0.3.3 /usr/share/doc/libcommons-lang3-java/api /
+doxygen 127.0.3.4 /usr/share/doc/libsdl2-doc/html /
+glib 127.0.3.5 /usr/share/gtk-doc/html/glib /
+rustdoc 127.0.3.6 /usr/share/doc/cargo/doc /syn/index.html
+mkdocs 127.0.3.7 /usr/share/doc/mkdocs/html /
+git 127.0.3.8 /usr/share/doc/git-doc /
+"
+REAL_SITES_PORT=8090
+REAL_SITES=$(echo "$REAL_SITES_TABLE" | awk -v p=$REAL_SITES_PORT \
+    'NF == 4 { printf "%s http://%s:%s%s\n", $1, $2, p, $4 }')
+
+real_sites_install() {
+    local missing=() p sudo=
+    [ "$(id -u)" -ne 0 ] && sudo=sudo
+    for p in "${REAL_SITES_PKGS[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+            grep -q "install ok installed" || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "real-sites: installing ${missing[*]}" >&2
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+        --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+real_sites_start() {
+    REAL_SITES_DIR=${1:-/tmp/real-sites}
+    local servers
+    real_sites_install || return 1
+    rm -rf "$REAL_SITES_DIR"; mkdir -p "$REAL_SITES_DIR/tmp"
+    servers=$(echo "$REAL_SITES_TABLE" | awk -v p=$REAL_SITES_PORT 'NF == 4 {
+        cmd = "readlink -f " $3; cmd | getline root; close(cmd)
+        printf "  server { listen %s:%s; root %s; index index.html; }\n", $2, p, root }')
+    cat >"$REAL_SITES_DIR/nginx.conf" <<CONF
+worker_processes 2;
+pid $REAL_SITES_DIR/nginx.pid;
+error_log $REAL_SITES_DIR/error.log;
+events { worker_connections 1024; }
+http {
+  include /etc/nginx/mime.types;
+  access_log off;
+  client_body_temp_path $REAL_SITES_DIR/tmp; proxy_temp_path $REAL_SITES_DIR/tmp;
+  fastcgi_temp_path $REAL_SITES_DIR/tmp; uwsgi_temp_path $REAL_SITES_DIR/tmp;
+  scgi_temp_path $REAL_SITES_DIR/tmp;
+$servers
+}
+CONF
+    nginx -c "$REAL_SITES_DIR/nginx.conf" -p "$REAL_SITES_DIR"
+}
+
+real_sites_stop() {
+    [ -n "${REAL_SITES_DIR:-}" ] && [ -f "$REAL_SITES_DIR/nginx.pid" ] &&
+        kill "$(cat "$REAL_SITES_DIR/nginx.pid")" 2>/dev/null
+    return 0
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+    real_sites_start "${1:-}" || exit 1
+    trap real_sites_stop EXIT INT TERM
+    echo "$REAL_SITES"
+    echo "serving; Ctrl-C stops" >&2
+    while sleep 3600; do :; done
+fi
