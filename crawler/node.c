@@ -26,6 +26,14 @@
  *      is admitted like a link but at the page's own depth, its hop count
  *      kept in struct redirects (redirects.c) until it is fetched.
  *
+ * Noise state: when the block rule uses the per-host repetition state
+ * (noise_state_used), the hosts of new leases that the noise filter holds
+ * nothing for get the state a previous owner saved in the partition's
+ * <prefix>:{p}:noise hash (one read per pop batch that has such hosts);
+ * the states that changed are saved every NOISE_FLUSH_MS, before a
+ * cluster tick while a partition is being handed over, and at stop. A
+ * failed read or write is counted and the host relearned, never fatal.
+ *
  * Sleeping: when no host is ready the loop waits in libcurl until the
  * earliest ready time (frontier or politeness queue) or a transfer ends;
  * while transfers run it asks the frontier only every BUSY_POP_MS.
@@ -59,6 +67,7 @@
 #define BUSY_POP_MS 500
 #define RECLAIM_MS 5000
 #define ROBOTS_MAX_BYTES (512 * 1024)
+#define NOISE_FLUSH_MS 500 /* noise repetition state saved this often */
 
 static volatile sig_atomic_t stop_requested;
 
@@ -1037,6 +1046,73 @@ static int robots_from_store(struct node *n, struct frontier_lease *l,
     return rc;
 }
 
+struct noise_restore_ctx {
+    struct node *n;
+    const char **hosts;
+};
+
+static void noise_restore_one(void *ud, size_t i, const void *blob,
+                              size_t len)
+{
+    struct noise_restore_ctx *x = ud;
+    struct node *n = x->n;
+    const char *host = x->hosts[i];
+    if (noise_state_import(n->noise, host, strlen(host), blob, len) == DC_OK)
+        n->st->noise_restored++;
+    else
+        n->st->noise_store_failed++; /* not ours to read: learn it again */
+}
+
+/* Hosts of the leases the noise filter holds no state for: take the
+ * repetition state a previous owner stored in Redis, if any (one round
+ * trip), before their first page is judged. A host is held from now on
+ * whatever the answer; a failed read counts and leaves it empty. */
+static void noise_from_store(struct node *n, const struct frontier_lease *l,
+                             size_t nl)
+{
+    struct noise_restore_ctx x = { n, xcalloc(nl, sizeof(*x.hosts)) };
+    size_t k = 0;
+    for (size_t i = 0; i < nl; i++) {
+        const char *h = l[i].host;
+        if (noise_state_has(n->noise, h, strlen(h)))
+            continue;
+        (void)noise_state_import(n->noise, h, strlen(h), NULL, 0);
+        x.hosts[k++] = h;
+    }
+    if (k && frontier_noise_get(n->f, x.hosts, k, noise_restore_one, &x))
+        n->st->noise_store_failed += k;
+    free(x.hosts);
+}
+
+/* Save the repetition state of the hosts whose state changed (one
+ * pipelined round trip). Only a cache for the hosts' next owner: a
+ * failure costs that owner relearning, so it is counted, not fatal. */
+static void noise_flush(struct node *n)
+{
+    struct noise_state *s;
+    size_t k = noise_state_take_dirty(n->noise, &s);
+    if (!k)
+        return;
+    {
+        const char **hosts = xcalloc(k, sizeof(*hosts));
+        const unsigned char **blobs = xcalloc(k, sizeof(*blobs));
+        size_t *lens = xcalloc(k, sizeof(*lens));
+        for (size_t i = 0; i < k; i++) {
+            hosts[i] = s[i].host;
+            blobs[i] = s[i].blob;
+            lens[i] = s[i].len;
+        }
+        if (frontier_noise_put(n->f, hosts, blobs, lens, k) == DC_OK)
+            n->st->noise_saved += k;
+        else
+            n->st->noise_store_failed += k;
+        free(hosts);
+        free(blobs);
+        free(lens);
+    }
+    noise_state_free(s, k);
+}
+
 /* Lease as many URLs as there are free slots and dispatch them. Returns
  * the number leased; *next_ms is when to try again. */
 static int fill_slots(struct node *n, int64_t now, int64_t *next_ms, int *rc)
@@ -1056,6 +1132,8 @@ static int fill_slots(struct node *n, int64_t now, int64_t *next_ms, int *rc)
         return 0;
     if (n->c->robots_obey && nl > 0) /* a miss only costs a fetch */
         (void)robots_from_store(n, l, nl, now);
+    if (noise_state_used(n->noise) && nl > 0)
+        noise_from_store(n, l, nl);
     for (i = 0; i < nl; i++)
         dispatch(n, &l[i], now);
     free(l); /* every lease was moved out */
@@ -1128,6 +1206,14 @@ static int cluster_tick(struct node *n, int64_t now, int stopping,
     return rc;
 }
 
+/* Is a partition being handed over (drained) by this node? */
+static int draining(const struct frontier *f)
+{
+    struct frontier_cluster_view v;
+    frontier_cluster_view(f, &v);
+    return v.draining > 0;
+}
+
 int node_run(struct frontier *f, const struct conf *c, const char *node_id,
              const struct node_opts *o, struct node_stats *st, char *err,
              size_t errlen)
@@ -1135,6 +1221,7 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
     struct node n;
     int rc, stopping = 0;
     int64_t next_pop = 0, next_level = 0, next_reclaim = 0, next_tick = 0;
+    int64_t next_noise = 0;
     size_t reclaimed = 0;
 
     memset(st, 0, sizeof(*st));
@@ -1150,6 +1237,12 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
         if (stop_requested && !stopping) {
             stopping = 1; /* parked leases go back as their robots end */
             drop_queued(&n);
+        }
+        if (noise_state_used(n.noise) &&
+            (now >= next_noise || (now >= next_tick && draining(f)))) {
+            /* before a tick that may hand a partition over */
+            noise_flush(&n);
+            next_noise = now + NOISE_FLUSH_MS;
         }
         if (now >= next_tick) {
             rc = cluster_tick(&n, now, stopping, &next_tick);
@@ -1221,6 +1314,8 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
             n.kick = 0;
         }
     }
+    if (!rc && noise_state_used(n.noise))
+        noise_flush(&n); /* the partitions' next owners continue with it */
     if (!rc)
         rc = frontier_cluster_leave(f);
     {
