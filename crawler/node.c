@@ -30,8 +30,8 @@
  * (noise_state_used), the hosts of new leases that the noise filter holds
  * nothing for get the state a previous owner saved in the partition's
  * <prefix>:{p}:noise hash (one read per pop batch that has such hosts);
- * the states that changed are saved every NOISE_FLUSH_MS, before a
- * cluster tick while a partition is being handed over, and at stop. A
+ * the states that changed are saved before each cluster poll (the tick
+ * that may hand a partition over; every 250 ms at most) and at stop. A
  * failed read or write is counted and the host relearned, never fatal.
  *
  * Sleeping: when no host is ready the loop waits in libcurl until the
@@ -67,7 +67,6 @@
 #define BUSY_POP_MS 500
 #define RECLAIM_MS 5000
 #define ROBOTS_MAX_BYTES (512 * 1024)
-#define NOISE_FLUSH_MS 500 /* noise repetition state saved this often */
 
 static volatile sig_atomic_t stop_requested;
 
@@ -1079,8 +1078,11 @@ static void noise_from_store(struct node *n, const struct frontier_lease *l,
         (void)noise_state_import(n->noise, h, strlen(h), NULL, 0);
         x.hosts[k++] = h;
     }
-    if (k && frontier_noise_get(n->f, x.hosts, k, noise_restore_one, &x))
-        n->st->noise_store_failed += k;
+    if (k) {
+        n->st->noise_roundtrips++;
+        if (frontier_noise_get(n->f, x.hosts, k, noise_restore_one, &x))
+            n->st->noise_store_failed += k;
+    }
     free(x.hosts);
 }
 
@@ -1093,6 +1095,7 @@ static void noise_flush(struct node *n)
     size_t k = noise_state_take_dirty(n->noise, &s);
     if (!k)
         return;
+    n->st->noise_roundtrips++;
     {
         const char **hosts = xcalloc(k, sizeof(*hosts));
         const unsigned char **blobs = xcalloc(k, sizeof(*blobs));
@@ -1206,14 +1209,6 @@ static int cluster_tick(struct node *n, int64_t now, int stopping,
     return rc;
 }
 
-/* Is a partition being handed over (drained) by this node? */
-static int draining(const struct frontier *f)
-{
-    struct frontier_cluster_view v;
-    frontier_cluster_view(f, &v);
-    return v.draining > 0;
-}
-
 int node_run(struct frontier *f, const struct conf *c, const char *node_id,
              const struct node_opts *o, struct node_stats *st, char *err,
              size_t errlen)
@@ -1221,7 +1216,6 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
     struct node n;
     int rc, stopping = 0;
     int64_t next_pop = 0, next_level = 0, next_reclaim = 0, next_tick = 0;
-    int64_t next_noise = 0;
     size_t reclaimed = 0;
 
     memset(st, 0, sizeof(*st));
@@ -1238,13 +1232,10 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
             stopping = 1; /* parked leases go back as their robots end */
             drop_queued(&n);
         }
-        if (noise_state_used(n.noise) &&
-            (now >= next_noise || (now >= next_tick && draining(f)))) {
-            /* before a tick that may hand a partition over */
-            noise_flush(&n);
-            next_noise = now + NOISE_FLUSH_MS;
-        }
         if (now >= next_tick) {
+            if (noise_state_used(n.noise)) /* saved before a tick may hand
+                                            * a partition over */
+                noise_flush(&n);
             rc = cluster_tick(&n, now, stopping, &next_tick);
             if (rc)
                 break;
