@@ -153,10 +153,12 @@ double noise_similarity(const char *a, size_t alen, const char *b,
  *
  * A host's state is a blob of its page counter and its most recent
  * fingerprints: at most NOISE_STATE_KEEP entries of 8 bytes plus a 1-3
- * byte age each, so at most NOISE_STATE_MAX_BYTES (about 5.5 KB; a host
+ * byte age each, so at most NOISE_STATE_MAX_BYTES (5,648 bytes; a host
  * whose pages share one 100-link menu takes about 1 KB). Stored in Redis
- * as one field of the partition's HASH, a million hosts cost about 1-6 GB
- * (field, value and hash overhead; the README gives measured figures).
+ * as one field of the partition's HASH: on the bench site (10 x 200) a
+ * host's blob is 1.7 KB and costs 2.0 KB of MEMORY USAGE, so a million
+ * such hosts take about 2 GB, and at most about 6 GB at the bound
+ * (bench/noise-state.sh measures it).
  * The blob is versioned (NOISE_STATE_VERSION); an import of a blob that
  * is malformed, truncated or of another version changes nothing and
  * returns DC_EINVAL.
