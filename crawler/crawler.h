@@ -117,6 +117,10 @@ struct node_stats {
      * moved, Redis reconnects, partitions taken / given up / lost */
     uint64_t handed_back, reconnects;
     uint64_t robots_restored;   /* robots.txt answers read from Redis */
+    /* noise repetition state per host: read from Redis, written to it,
+     * reads and writes that failed (hosts); round trips they took */
+    uint64_t noise_restored, noise_saved, noise_store_failed;
+    uint64_t noise_roundtrips;
     uint64_t parts_acquired, parts_released, parts_lost, leases_reclaimed;
     /* dedup: cache counters, Redis round trips of the node's frontier
      * handle, and the seen-set's size (frontier_seen_usage) at the end */

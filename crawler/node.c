@@ -26,6 +26,14 @@
  *      is admitted like a link but at the page's own depth, its hop count
  *      kept in struct redirects (redirects.c) until it is fetched.
  *
+ * Noise state: when the block rule uses the per-host repetition state
+ * (noise_state_used), the hosts of new leases that the noise filter holds
+ * nothing for get the state a previous owner saved in the partition's
+ * <prefix>:{p}:noise hash (one read per pop batch that has such hosts);
+ * the states that changed are saved before each cluster poll (the tick
+ * that may hand a partition over; every 250 ms at most) and at stop. A
+ * failed read or write is counted and the host relearned, never fatal.
+ *
  * Sleeping: when no host is ready the loop waits in libcurl until the
  * earliest ready time (frontier or politeness queue) or a transfer ends;
  * while transfers run it asks the frontier only every BUSY_POP_MS.
@@ -1037,6 +1045,77 @@ static int robots_from_store(struct node *n, struct frontier_lease *l,
     return rc;
 }
 
+struct noise_restore_ctx {
+    struct node *n;
+    const char **hosts;
+};
+
+static void noise_restore_one(void *ud, size_t i, const void *blob,
+                              size_t len)
+{
+    struct noise_restore_ctx *x = ud;
+    struct node *n = x->n;
+    const char *host = x->hosts[i];
+    if (noise_state_import(n->noise, host, strlen(host), blob, len) == DC_OK)
+        n->st->noise_restored++;
+    else
+        n->st->noise_store_failed++; /* not ours to read: learn it again */
+}
+
+/* Hosts of the leases the noise filter holds no state for: take the
+ * repetition state a previous owner stored in Redis, if any (one round
+ * trip), before their first page is judged. A host is held from now on
+ * whatever the answer; a failed read counts and leaves it empty. */
+static void noise_from_store(struct node *n, const struct frontier_lease *l,
+                             size_t nl)
+{
+    struct noise_restore_ctx x = { n, xcalloc(nl, sizeof(*x.hosts)) };
+    size_t k = 0;
+    for (size_t i = 0; i < nl; i++) {
+        const char *h = l[i].host;
+        if (noise_state_has(n->noise, h, strlen(h)))
+            continue;
+        (void)noise_state_import(n->noise, h, strlen(h), NULL, 0);
+        x.hosts[k++] = h;
+    }
+    if (k) {
+        n->st->noise_roundtrips++;
+        if (frontier_noise_get(n->f, x.hosts, k, noise_restore_one, &x))
+            n->st->noise_store_failed += k;
+    }
+    free(x.hosts);
+}
+
+/* Save the repetition state of the hosts whose state changed (one
+ * pipelined round trip). Only a cache for the hosts' next owner: a
+ * failure costs that owner relearning, so it is counted, not fatal. */
+static void noise_flush(struct node *n)
+{
+    struct noise_state *s;
+    size_t k = noise_state_take_dirty(n->noise, &s);
+    if (!k)
+        return;
+    n->st->noise_roundtrips++;
+    {
+        const char **hosts = xcalloc(k, sizeof(*hosts));
+        const unsigned char **blobs = xcalloc(k, sizeof(*blobs));
+        size_t *lens = xcalloc(k, sizeof(*lens));
+        for (size_t i = 0; i < k; i++) {
+            hosts[i] = s[i].host;
+            blobs[i] = s[i].blob;
+            lens[i] = s[i].len;
+        }
+        if (frontier_noise_put(n->f, hosts, blobs, lens, k) == DC_OK)
+            n->st->noise_saved += k;
+        else
+            n->st->noise_store_failed += k;
+        free(hosts);
+        free(blobs);
+        free(lens);
+    }
+    noise_state_free(s, k);
+}
+
 /* Lease as many URLs as there are free slots and dispatch them. Returns
  * the number leased; *next_ms is when to try again. */
 static int fill_slots(struct node *n, int64_t now, int64_t *next_ms, int *rc)
@@ -1056,6 +1135,8 @@ static int fill_slots(struct node *n, int64_t now, int64_t *next_ms, int *rc)
         return 0;
     if (n->c->robots_obey && nl > 0) /* a miss only costs a fetch */
         (void)robots_from_store(n, l, nl, now);
+    if (noise_state_used(n->noise) && nl > 0)
+        noise_from_store(n, l, nl);
     for (i = 0; i < nl; i++)
         dispatch(n, &l[i], now);
     free(l); /* every lease was moved out */
@@ -1152,6 +1233,9 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
             drop_queued(&n);
         }
         if (now >= next_tick) {
+            if (noise_state_used(n.noise)) /* saved before a tick may hand
+                                            * a partition over */
+                noise_flush(&n);
             rc = cluster_tick(&n, now, stopping, &next_tick);
             if (rc)
                 break;
@@ -1221,6 +1305,8 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
             n.kick = 0;
         }
     }
+    if (!rc && noise_state_used(n.noise))
+        noise_flush(&n); /* the partitions' next owners continue with it */
     if (!rc)
         rc = frontier_cluster_leave(f);
     {

@@ -115,6 +115,12 @@ void node_print_summary(FILE *out, const struct node_stats *st,
             (unsigned long long)st->robots_fetches,
             (unsigned long long)st->robots_restored,
             (unsigned long long)st->robots_skipped);
+    fprintf(out, "  noise state: %llu hosts taken from Redis, %llu saved, "
+                 "%llu failed reads/writes; %llu round trips\n",
+            (unsigned long long)st->noise_restored,
+            (unsigned long long)st->noise_saved,
+            (unsigned long long)st->noise_store_failed,
+            (unsigned long long)st->noise_roundtrips);
     fprintf(out, "  cluster: partitions %llu taken, %llu handed over, %llu "
                  "lost; %llu leases of other nodes reclaimed, %llu URLs handed "
                  "back unstarted; %llu Redis reconnects\n",

@@ -35,6 +35,9 @@
  *   <prefix>:{p}:own             STRING id of the node owning the partition,
  *                                      expiring (cluster.partition_lease)
  *   <prefix>:{p}:robots          HASH  host -> stored robots.txt answer
+ *   <prefix>:{p}:noise           HASH  host -> the noise filter's repetition
+ *                                      state (a versioned blob of at most a
+ *                                      few KB, noise.h noise_state_*)
  * and the global keys <prefix>:meta (HASH: partitions, created,
  * fingerprint, seen_layout, partition_by) that makes every client agree on
  * P, the fingerprint, the seen-set layout (mod-u64 when the first client
@@ -332,6 +335,22 @@ int frontier_robots_get(struct frontier *f, const char *const *hosts,
                         size_t n, void (*found)(void *ud, size_t i,
                                                 const struct frontier_robots *r),
                         void *ud);
+
+/*
+ * The noise filter's repetition state per host in Redis
+ * (frontier/noise-store.c): the node a host moves to continues with what
+ * its previous owner learned. Blobs are opaque here. get: one round trip
+ * for n hosts; found(ud, i, blob, len) is called for each host with a
+ * stored blob (valid only during the call). put: n hosts' blobs, one
+ * pipelined round trip. Hosts are host keys ("host[:port]").
+ */
+int frontier_noise_get(struct frontier *f, const char *const *hosts, size_t n,
+                       void (*found)(void *ud, size_t i, const void *blob,
+                                     size_t len),
+                       void *ud);
+int frontier_noise_put(struct frontier *f, const char *const *hosts,
+                       const unsigned char *const *blobs, const size_t *lens,
+                       size_t n);
 
 /* ---- the cluster: ring, membership, partition ownership ---- */
 

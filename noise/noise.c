@@ -99,6 +99,7 @@ struct host {
     struct memo_ent *memo;
     struct seen_ent *seen; /* SEEN_BUCKETS * SEEN_WAYS; repeated rule */
     uint64_t pages;        /* pages judged by noise_repeat */
+    uint64_t saved_pages;  /* pages when last exported or imported */
 };
 
 struct rep_ent {
@@ -114,7 +115,11 @@ struct noise {
     struct lcs_pat pat;
     struct rep_ent *rep; /* noise_repeat scratch */
     size_t rep_cap;
+    struct noise_state *gone; /* dirty hosts dropped (LRU), not yet taken */
+    size_t ngone, gone_cap;
 };
+
+static void state_keep_gone(struct noise *nz, struct host *h);
 
 int noise_block_is_nav(double link_ratio, size_t text, size_t link_text)
 {
@@ -189,6 +194,7 @@ static struct host *host_get(struct noise *nz, const char *name, size_t len)
         h = &nz->hosts[nz->nhosts++];
     } else {
         h = lru;
+        state_keep_gone(nz, h);
         host_release(h);
     }
     h->name = xmalloc(len + 1);
@@ -198,7 +204,7 @@ static struct host *host_get(struct noise *nz, const char *name, size_t len)
     h->content.c = xcalloc(nz->c.max_clusters, sizeof(struct cluster));
     h->nav.c = xcalloc(nz->c.max_clusters, sizeof(struct cluster));
     h->memo = xcalloc(MEMO_SLOTS, sizeof(*h->memo));
-    if (nz->c.block_rule == NOISE_RULE_REPEATED)
+    if (nz->c.enabled) /* the repetition table, whatever the rule */
         h->seen = xcalloc(SEEN_BUCKETS * SEEN_WAYS, sizeof(*h->seen));
     h->nav_version = 1;
 found:
@@ -564,6 +570,249 @@ void noise_free(struct noise **nzp)
     free(nz->hosts);
     noise__pat_release(&nz->pat);
     free(nz->rep);
+    noise_state_free(nz->gone, nz->ngone);
     free(nz);
     *nzp = NULL;
+}
+
+/* ------------------------------------------------------------- state */
+
+/*
+ * Persistence of the repetition state (noise_state_*, see noise.h). Blob
+ * layout, version 1 (integers as LEB128 varints):
+ *
+ *     'd' 'n' 1  pages  count  count x { fp: 8 bytes little-endian, age }
+ *
+ * pages is the host's page counter, age = pages - the entry's last
+ * sighting (capped at STATE_AGE_MAX), entries most recent first. Only the
+ * NOISE_STATE_KEEP most recent entries are written: the links that recur
+ * on every page (menus) are the most recent ones, one-off tables of
+ * contents the oldest. An import checks the whole blob before it changes
+ * anything.
+ */
+#define STATE_AGE_MAX ((1u << 21) - 1) /* 3 varint bytes */
+
+static size_t put_varint(unsigned char *out, uint64_t v)
+{
+    size_t n = 0;
+
+    while (v >= 0x80) {
+        out[n++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    out[n++] = (unsigned char)v;
+    return n;
+}
+
+/* A varint at *p (< end) into *v, *p moved past it; -1 when malformed. */
+static int get_varint(const unsigned char **p, const unsigned char *end,
+                      uint64_t *v)
+{
+    unsigned shift = 0;
+
+    *v = 0;
+    while (*p < end && shift < 64) {
+        unsigned char b = *(*p)++;
+        *v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return 0;
+        shift += 7;
+    }
+    return -1;
+}
+
+static struct host *host_find(struct noise *nz, const char *name, size_t len)
+{
+    size_t i;
+
+    for (i = 0; i < nz->nhosts; i++)
+        if (nz->hosts[i].name && nz->hosts[i].len == len &&
+            memcmp(nz->hosts[i].name, name, len) == 0)
+            return &nz->hosts[i];
+    return NULL;
+}
+
+static int ent_recent(const void *a, const void *b)
+{
+    const struct seen_ent *x = a, *y = b;
+
+    return x->page > y->page ? -1 : x->page < y->page;
+}
+
+/* h's state as a blob into out (NOISE_STATE_MAX_BYTES); its length. */
+static size_t state_write(const struct host *h, unsigned char *out)
+{
+    struct seen_ent *e;
+    size_t i, k = 0, len = 3;
+
+    out[0] = 'd';
+    out[1] = 'n';
+    out[2] = NOISE_STATE_VERSION;
+    len += put_varint(out + len, h->pages);
+    if (!h->seen) {
+        len += put_varint(out + len, 0);
+        return len;
+    }
+    e = xmalloc(SEEN_BUCKETS * SEEN_WAYS * sizeof(*e));
+    for (i = 0; i < SEEN_BUCKETS * SEEN_WAYS; i++)
+        if (h->seen[i].fp)
+            e[k++] = h->seen[i];
+    qsort(e, k, sizeof(*e), ent_recent);
+    if (k > NOISE_STATE_KEEP)
+        k = NOISE_STATE_KEEP;
+    len += put_varint(out + len, k);
+    for (i = 0; i < k; i++) {
+        uint64_t age = h->pages >= e[i].page ? h->pages - e[i].page : 0;
+        for (size_t b = 0; b < 8; b++)
+            out[len++] = (unsigned char)(e[i].fp >> (8 * b));
+        len += put_varint(out + len, age < STATE_AGE_MAX ? age : STATE_AGE_MAX);
+    }
+    free(e);
+    return len;
+}
+
+size_t noise_state_export(struct noise *nz, const char *host, size_t hostlen,
+                          unsigned char *out)
+{
+    struct host *h = host_find(nz, host, hostlen);
+
+    if (!h || !h->seen)
+        return 0;
+    h->saved_pages = h->pages;
+    return state_write(h, out);
+}
+
+/* Insert fp last seen at `page`, as seen_put does but keeping the more
+ * recent sighting and never pushing out a more recent entry. */
+static void seen_merge(struct host *h, uint64_t fp, uint64_t page)
+{
+    struct seen_ent *b = &h->seen[(fp & (SEEN_BUCKETS - 1)) * SEEN_WAYS];
+    size_t w, old = 0;
+
+    for (w = 0; w < SEEN_WAYS; w++) {
+        if (b[w].fp == fp) {
+            if (b[w].page < page)
+                b[w].page = page;
+            return;
+        }
+        if (b[w].page < b[old].page)
+            old = w;
+    }
+    if (b[old].fp && b[old].page >= page)
+        return;
+    b[old].fp = fp;
+    b[old].page = page;
+}
+
+int noise_state_import(struct noise *nz, const char *host, size_t hostlen,
+                       const void *blob, size_t len)
+{
+    const unsigned char *p = blob, *end = p + len, *ents;
+    uint64_t pages, count, v, age;
+    struct host *h;
+    size_t i;
+
+    if (!nz->c.enabled)
+        return DC_OK;
+    h = host_get(nz, host, hostlen);
+    if (!blob || !len)
+        return DC_OK;
+    if (len > NOISE_STATE_MAX_BYTES || len < 3 || p[0] != 'd' || p[1] != 'n' ||
+        p[2] != NOISE_STATE_VERSION)
+        return DC_EINVAL;
+    p += 3;
+    if (get_varint(&p, end, &pages) || get_varint(&p, end, &count) ||
+        count > NOISE_STATE_KEEP)
+        return DC_EINVAL;
+    ents = p;
+    for (i = 0; i < count; i++) { /* check it all first */
+        if ((size_t)(end - p) < 8 || !memcmp(p, "\0\0\0\0\0\0\0\0", 8))
+            return DC_EINVAL;
+        p += 8;
+        if (get_varint(&p, end, &age) || age > STATE_AGE_MAX)
+            return DC_EINVAL;
+    }
+    if (p != end)
+        return DC_EINVAL;
+    if (h->pages < pages)
+        h->pages = pages;
+    for (p = ents, i = 0; i < count; i++) {
+        v = 0;
+        for (size_t b = 0; b < 8; b++)
+            v |= (uint64_t)p[b] << (8 * b);
+        p += 8;
+        (void)get_varint(&p, end, &age);
+        seen_merge(h, v, h->pages > age ? h->pages - age : 1);
+    }
+    h->saved_pages = h->pages;
+    return DC_OK;
+}
+
+int noise_state_used(const struct noise *nz)
+{
+    return nz->c.enabled && nz->c.block_rule != NOISE_RULE_RATIO;
+}
+
+int noise_state_has(struct noise *nz, const char *host, size_t hostlen)
+{
+    return host_find(nz, host, hostlen) != NULL;
+}
+
+static void state_push(struct noise_state **v, size_t *n, size_t *cap,
+                       const struct host *h)
+{
+    unsigned char buf[NOISE_STATE_MAX_BYTES];
+    struct noise_state *s;
+
+    xgrow((void **)v, cap, *n + 1, sizeof(**v));
+    s = &(*v)[(*n)++];
+    s->host = xmalloc(h->len + 1);
+    memcpy(s->host, h->name, h->len + 1);
+    s->hostlen = h->len;
+    s->len = state_write(h, buf);
+    s->blob = xmalloc(s->len);
+    memcpy(s->blob, buf, s->len);
+}
+
+/* h is dropped (LRU): keep its state for the next noise_state_take_dirty
+ * if it changed since it was last saved. */
+static void state_keep_gone(struct noise *nz, struct host *h)
+{
+    if (!h->seen || h->pages == h->saved_pages ||
+        nz->ngone >= NOISE_STATE_GONE_MAX)
+        return;
+    state_push(&nz->gone, &nz->ngone, &nz->gone_cap, h);
+}
+
+size_t noise_state_take_dirty(struct noise *nz, struct noise_state **out)
+{
+    struct noise_state *v = nz->gone;
+    size_t n = nz->ngone, cap = nz->gone_cap, i;
+
+    nz->gone = NULL;
+    nz->ngone = nz->gone_cap = 0;
+    for (i = 0; i < nz->nhosts; i++) {
+        struct host *h = &nz->hosts[i];
+        if (!h->name || !h->seen || h->pages == h->saved_pages)
+            continue;
+        state_push(&v, &n, &cap, h);
+        h->saved_pages = h->pages;
+    }
+    if (!n) {
+        free(v);
+        v = NULL;
+    }
+    *out = v;
+    return n;
+}
+
+void noise_state_free(struct noise_state *s, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        free(s[i].host);
+        free(s[i].blob);
+    }
+    free(s);
 }

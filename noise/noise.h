@@ -146,4 +146,66 @@ size_t noise_lcs(const char *a, size_t alen, const char *b, size_t blen);
 double noise_similarity(const char *a, size_t alen, const char *b,
                         size_t blen);
 
+/*
+ * Persistence of the repetition state, so that it survives a host's
+ * partition moving to another node (the node keeps it in Redis, in the
+ * host's partition: frontier_noise_get / frontier_noise_put).
+ *
+ * A host's state is a blob of its page counter and its most recent
+ * fingerprints: at most NOISE_STATE_KEEP entries of 8 bytes plus a 1-3
+ * byte age each, so at most NOISE_STATE_MAX_BYTES (5,648 bytes; a host
+ * whose pages share one 100-link menu takes about 1 KB). Stored in Redis
+ * as one field of the partition's HASH: on the bench site (10 x 200) a
+ * host's blob is 1.7 KB and costs 2.0 KB of MEMORY USAGE, so a million
+ * such hosts take about 2 GB, and at most about 6 GB at the bound
+ * (bench/noise-state.sh measures it).
+ * The blob is versioned (NOISE_STATE_VERSION); an import of a blob that
+ * is malformed, truncated or of another version changes nothing and
+ * returns DC_EINVAL.
+ *
+ * Dirty hosts: a host whose page counter moved since its state was last
+ * exported, imported or taken. noise_state_take_dirty hands their blobs
+ * over (also of dirty hosts dropped by the LRU since the last call, at
+ * most NOISE_STATE_GONE_MAX of them) and marks them clean.
+ */
+#define NOISE_STATE_VERSION 1
+#define NOISE_STATE_KEEP 512       /* fingerprints per host blob */
+#define NOISE_STATE_MAX_BYTES (3 + 10 + 3 + NOISE_STATE_KEEP * 11)
+#define NOISE_STATE_GONE_MAX 4096  /* dropped dirty hosts kept for saving */
+
+/* One host's state: host (NUL-terminated) and its blob, both owned. */
+struct noise_state {
+    char *host;
+    size_t hostlen;
+    unsigned char *blob;
+    size_t len;
+};
+
+/* Does the configured rule use the repetition state (noise enabled and
+ * a block rule other than ratio)? Otherwise nothing need be stored. */
+int noise_state_used(const struct noise *nz);
+
+/* Does nz hold state for host (judged a page of it, or imported)? */
+int noise_state_has(struct noise *nz, const char *host, size_t hostlen);
+
+/* host's state as a blob into out (NOISE_STATE_MAX_BYTES bytes); its
+ * length, 0 when nz holds no repetition state for host. Marks it clean. */
+size_t noise_state_export(struct noise *nz, const char *host, size_t hostlen,
+                          unsigned char *out);
+
+/*
+ * Merge a blob into host's state (a fresh host takes it as it is; entries
+ * already held keep the more recent sighting). The host is held from then
+ * on (noise_state_has) even when blob is NULL or len 0 (nothing stored:
+ * DC_OK) or the blob is refused (DC_EINVAL, nothing merged). A no-op when
+ * noise is disabled. Leaves the host clean.
+ */
+int noise_state_import(struct noise *nz, const char *host, size_t hostlen,
+                       const void *blob, size_t len);
+
+/* The dirty hosts' states (caller owns *out: noise_state_free); their
+ * number. Marks them clean. */
+size_t noise_state_take_dirty(struct noise *nz, struct noise_state **out);
+void noise_state_free(struct noise_state *s, size_t n);
+
 #endif

@@ -278,6 +278,44 @@ static void t_api(struct frontier *f)
     CHECK(dups == 32, "digest dups %d", dups);
 }
 
+/* The noise state hashes (<prefix>:{p}:noise) over many slots: one batch
+ * put and get, each blob back in its host's partition. */
+static size_t noise_found;
+static void noise_one(void *ud, size_t i, const void *blob, size_t len)
+{
+    char (*h)[64] = ud;
+
+    noise_found += len == strlen(h[i]) && memcmp(blob, h[i], len) == 0;
+}
+
+static void t_noise(struct frontier *f)
+{
+    enum { N = 300 };
+    static char h[N][64];
+    const char *hosts[N];
+    const unsigned char *blobs[N];
+    size_t lens[N];
+
+    for (int i = 0; i < N; i++) {
+        snprintf(h[i], sizeof(h[i]), "n%d.test", i);
+        hosts[i] = h[i];
+        blobs[i] = (const unsigned char *)h[i];
+        lens[i] = strlen(h[i]); /* the host's name as its blob */
+    }
+    CHECK(frontier_noise_put(f, hosts, blobs, lens, N - 10) == DC_OK,
+          "noise put: %s", frontier_errstr(f));
+    noise_found = 0;
+    CHECK(frontier_noise_get(f, hosts, N, noise_one, h) == DC_OK,
+          "noise get: %s", frontier_errstr(f));
+    CHECK(noise_found == N - 10, "noise blobs back: %zu", noise_found);
+    for (int m = 0; m < NM; m++) {
+        redisReply *r = cmd(m, "KEYS %s", "t:{*}:noise");
+        CHECK(r->type == REDIS_REPLY_ARRAY && r->elements > 0,
+              "master %d holds noise hashes", port[m]);
+        freeReplyObject(r);
+    }
+}
+
 /* Scripts after SCRIPT FLUSH on one master: the NOSCRIPT path sends them
  * again with EVAL, which caches them there. */
 static void t_noscript(struct frontier *f)
@@ -552,6 +590,7 @@ int main(void)
     CHECK(rc == DC_OK && f, "open: %s", err);
     if (f) {
         t_api(f);
+        t_noise(f);
         t_noscript(f);
         t_moved(f);
         t_ask(f);
