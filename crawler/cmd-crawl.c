@@ -132,7 +132,10 @@ static int run(struct crawl_args *a, struct conf *c, const char *redis,
     }
     if (!a->quiet)
         node_print_summary(stdout, &st, a->out);
-    return 0;
+    if (!a->quiet)
+        fflush(stdout);
+    /* no page got any response: say why per seed host, exit 1 */
+    return failures_report(stderr, &st) ? 1 : 0;
 }
 
 int cmd_crawl(int argc, char **argv)

@@ -9,9 +9,11 @@
  * in crawler.h, add a row below with its help text, add the file to
  * CMakeLists.txt.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "crawler.h"
@@ -261,6 +263,35 @@ static int scope_check_conf(const struct conf *c, char *err, size_t errlen)
     return rc;
 }
 
+/* fetch.ca_file must name a readable file and fetch.ca_path a readable
+ * directory: found at start (exit 2), not as a TLS error on every URL. */
+static int tls_check_conf(const struct conf *c, char *err, size_t errlen)
+{
+    struct stat sb;
+    const char *f = c->fetch_ca_file, *d = c->fetch_ca_path;
+    if (f && *f) {
+        if (access(f, R_OK) || stat(f, &sb)) {
+            snprintf(err, errlen, "fetch.ca_file: %s: %s", f, strerror(errno));
+            return DC_ECONFIG;
+        }
+        if (!S_ISREG(sb.st_mode)) {
+            snprintf(err, errlen, "fetch.ca_file: %s: not a file", f);
+            return DC_ECONFIG;
+        }
+    }
+    if (d && *d) {
+        if (access(d, R_OK | X_OK) || stat(d, &sb)) {
+            snprintf(err, errlen, "fetch.ca_path: %s: %s", d, strerror(errno));
+            return DC_ECONFIG;
+        }
+        if (!S_ISDIR(sb.st_mode)) {
+            snprintf(err, errlen, "fetch.ca_path: %s: not a directory", d);
+            return DC_ECONFIG;
+        }
+    }
+    return DC_OK;
+}
+
 int cli_conf_apply(const struct cli_conf *cc, struct conf *c)
 {
     char err[512];
@@ -280,6 +311,8 @@ int cli_conf_apply(const struct cli_conf *cc, struct conf *c)
         if (conf_set_kv(c, cc->keys[i], cc->vals[i], err, sizeof(err)))
             goto fail;
     if (scope_check_conf(c, err, sizeof(err)))
+        goto fail;
+    if (tls_check_conf(c, err, sizeof(err)))
         goto fail;
     return 0;
 fail:

@@ -85,6 +85,10 @@ struct merge_page {
     /* noise decisions on this page's links (noise.h) */
     size_t noise_seen, noise_block, noise_cluster, noise_budget;
     const char *error;     /* transport error text, or NULL */
+    /* A URL given up without a request (robots.txt disallowed or
+     * unreachable): the reason, written as "skipped"; status 0, no
+     * records, fetched_ms the time of the decision. NULL otherwise. */
+    const char *skipped;
     int truncated;         /* body cut at fetch.max_bytes */
     /* Content duplicate: the payload was seen before at dup_of_uri, fetched
      * at dup_of_ms. Then a `revisit` record (profile identical-payload-
