@@ -270,7 +270,7 @@ static int tls_check_conf(const struct conf *c, char *err, size_t errlen)
     struct stat sb;
     const char *f = c->fetch_ca_file, *d = c->fetch_ca_path;
     if (f && *f) {
-        if (access(f, R_OK) || stat(f, &sb)) {
+        if (stat(f, &sb) || (S_ISREG(sb.st_mode) && access(f, R_OK))) {
             snprintf(err, errlen, "fetch.ca_file: %s: %s", f, strerror(errno));
             return DC_ECONFIG;
         }
@@ -280,7 +280,7 @@ static int tls_check_conf(const struct conf *c, char *err, size_t errlen)
         }
     }
     if (d && *d) {
-        if (access(d, R_OK | X_OK) || stat(d, &sb)) {
+        if (stat(d, &sb) || (S_ISDIR(sb.st_mode) && access(d, R_OK | X_OK))) {
             snprintf(err, errlen, "fetch.ca_path: %s: %s", d, strerror(errno));
             return DC_ECONFIG;
         }
