@@ -8,7 +8,9 @@
 #      request in nginx's log is HTTP/2.0, every response record of the
 #      WARC says HTTP/2), warcio reads the per-node and merged WARCs with
 #      every digest verified; the robots.txt-disallowed link has a
-#      "skipped" line that merge keeps and that has no WARC record.
+#      "skipped" line that merge keeps and that has no WARC record; a
+#      later skipped line of a fetched URL does not replace it in merge;
+#      fetch.ca_path (a hashed directory) works too.
 #   2. no CA: the certificate error is in pages.jsonl (error and skipped:
 #      robots.txt unreachable), in the summary (errors, most frequent) and
 #      in the per-seed-host line on stderr; exit status 1. The same with
@@ -165,6 +167,38 @@ print("responses", n, "not HTTP/2", bad)
 sys.exit(0 if n and not bad else 1)
 PY
 check "merged WARC: every response record is an HTTP/2 response ($(cat "$WORK/h2.log"))" [ $? -eq 0 ]
+
+# a "skipped" line of the same URL from another node, written later, does
+# not replace the fetched copy in merge; a later fetched copy still does
+# not lose to it either way round
+mkdir -p "$out/depth-0"
+python3 - "$out/merged/pages.jsonl" "$out/depth-0/other-00000.jsonl" "$BASE/" <<'PY'
+import json, sys
+src, dst, url = sys.argv[1:]
+for l in open(src):
+    r = json.loads(l)
+    if r["url"] == url:
+        break
+r.update(status=0, error="Failed to connect", skipped="robots.txt unreachable: Failed to connect",
+         fetched_at="2099-01-01T00:00:00.000Z", node="other", digest=None, warc_file=None,
+         warc_offset=None, warc_length=None, warc_response_length=None, warc_record_id=None,
+         outlinks=[])
+r.pop("score", None)
+open(dst, "w").write(json.dumps(r) + "\n")
+PY
+"$DCRAWL" merge "$out" --out "$WORK/remerge" >"$WORK/remerge.log" 2>&1
+check "merge: exits 0 with a later skipped line of a fetched URL" [ $? -eq 0 ]
+lines "$WORK/remerge/pages.jsonl" >"$WORK/remerge.lines"
+check "merge: the fetched copy wins over the later skipped line" \
+    eval 'grep -qxF "$BASE/	200	None	None" "$WORK/remerge.lines" && [ "$(grep -c "^$BASE/	" "$WORK/remerge.lines")" -eq 1 ]'
+
+# fetch.ca_path: a directory of hashed certificates works like ca_file
+mkdir -p "$WORK/cadir" && cp "$pki/ca.pem" "$WORK/cadir/" && openssl rehash "$WORK/cadir" >/dev/null 2>&1
+timeout 60 "$DCRAWL" crawl --depth 0 --out "$WORK/capath" "${SETS[@]}" \
+    --set fetch.ca_path="$WORK/cadir" "$BASE/" >"$WORK/capath.log" 2>&1
+rc=$?
+check "fetch.ca_path (openssl rehash dir): the seed fetched, exit 0" \
+    eval '[ $rc -eq 0 ] && lines "$WORK/capath/merged/pages.jsonl" | grep -qxF "$BASE/	200	None	None"'
 
 # --- 2. without the CA
 err_cert="SSL certificate problem: unable to get local issuer certificate"
