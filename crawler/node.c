@@ -755,6 +755,8 @@ static int write_job(struct node *n, struct work_job *j)
         n->st->pages_per_depth[j->depth]++;
     if (r->status >= 100 && r->status < 600) {
         n->st->status[r->status / 100]++;
+        if (r->error[0]) /* a 3xx past fetch.max_redirects */
+            failures_count(n->st, "", r->error, j->lease.host);
     } else {
         n->st->status[0]++, n->st->errors++;
         failures_count(n->st, "", r->error, j->lease.host);

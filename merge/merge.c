@@ -19,7 +19,8 @@
  *   index.cdxj       one line per response/revisit (pywb's CDXJ: SURT key,
  *                    14-digit time stamp, JSON url, mime, status, digest,
  *                    length, offset, filename), sorted
- *   summary.json     pages per depth, duplicates by kind, bytes, statuses
+ *   summary.json     pages per depth (lines kept), of which skipped (never
+ *                    requested), duplicates by kind, bytes, statuses
  *
  * Everything that grows with the input goes through an external sort
  * (struct xsort: records appended to a buffer of at most mem_bytes / 2,
@@ -1745,6 +1746,8 @@ static void count_page(struct merger *m, const struct ent *e,
                        const char *url)
 {
     m->st->pages++;
+    if (e->flags & F_SKIP)
+        m->st->skipped++;
     if (e->depth >= 0 && e->depth < 64)
         m->st->pages_per_depth[e->depth]++;
     if (e->status >= 100 && e->status < 600)
@@ -1861,8 +1864,9 @@ static int write_summary(struct merger *m)
     f = fopen(tmp, "w");
     if (!f)
         return fail(m, DC_EIO, "%s: %s", tmp, strerror(errno));
-    fprintf(f, "{\n  \"pages\": %llu,\n  \"pages_per_depth\": {",
-            (unsigned long long)s->pages);
+    fprintf(f, "{\n  \"pages\": %llu,\n  \"skipped\": %llu,\n"
+            "  \"pages_per_depth\": {",
+            (unsigned long long)s->pages, (unsigned long long)s->skipped);
     for (int d = 0; d < 64; d++) {
         if (!s->pages_per_depth[d])
             continue;

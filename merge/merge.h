@@ -205,6 +205,7 @@ struct merge_opts {
 
 struct merge_stats {
     uint64_t files, records, pages, url_duplicates, torn, depths;
+    uint64_t skipped;  /* pages kept whose line is "skipped" (no request) */
     uint64_t pages_per_depth[64];
     uint64_t ranges;   /* pages copied as raw byte ranges */
     uint64_t inflated; /* pages located by inflating their file (no range,

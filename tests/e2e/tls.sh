@@ -139,6 +139,9 @@ check "with fetch.ca_file: the disallowed link has a skipped line in merged/page
     grep -qxF "$BASE/private/secret.html	0	None	disallowed by robots.txt" "$WORK/good.lines"
 check "merged/pages.jsonl: one line per URL, no other lines ($(wc -l <"$WORK/good.lines"))" \
     [ "$(wc -l <"$WORK/good.lines")" -eq $((nexp + 1)) ]
+check "merged/summary.json: $((nexp + 1)) pages, 1 skipped" python3 -c 'import json,sys
+s = json.load(open(sys.argv[1])); sys.exit(0 if s["pages"] == int(sys.argv[2]) and s["skipped"] == 1 else 1)' \
+    "$out/merged/summary.json" $((nexp + 1))
 nreq=$(wc -l <"$ng/access.log")
 nh2=$(grep -c '^HTTP/2.0 GET ' "$ng/access.log")
 check "nginx log: every request HTTP/2.0 ($nh2 of $nreq; pages + robots.txt = $((nexp + 1)))" \
