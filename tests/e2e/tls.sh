@@ -16,7 +16,8 @@
 #      in the per-seed-host line on stderr; exit status 1. The same with
 #      robots.obey=false: the page's own request fails with that error.
 #   3. a refused seed (a closed loopback port): status 0 and libcurl's
-#      text, the summary, exit 1.
+#      text, the summary, exit 1; the same with `dcrawl seed` + `dcrawl
+#      node --exit-when-idle`.
 #   4. an unresolvable seed (x.invalid), crawled inside a new network
 #      namespace (unshare -n: no interface but a down lo, so the resolver's
 #      packets cannot leave; the embedded Redis is on a unix socket):
@@ -247,6 +248,18 @@ check "refused: pages.jsonl: status 0 and libcurl's connect error" \
 check "refused: the per-seed-host line" grep -qE "^dcrawl: $REFUSED: Failed to connect to 127.0.0.1 port $CLOSED " "$WORK/refused.err"
 check "refused: summary groups it without host and port" \
     grep -qE "^ +1  Failed to connect to HOST port N after N ms: .* \(e.g. 127.0.0.1:$CLOSED\)$" "$WORK/refused.log"
+
+# the same through `dcrawl seed` + `dcrawl node --exit-when-idle`
+redis_start refused || { fail "redis-server starts"; finish; }
+"$DCRAWL" seed --redis "$R" --depth 1 - <<<"$REFUSED" >/dev/null 2>&1
+timeout 120 "$DCRAWL" node --redis "$R" --out "$WORK/refused-node" --exit-when-idle "${SETS[@]}" \
+    --set robots.obey=false >"$WORK/refused-node.log" 2>"$WORK/refused-node.err"
+rc=$?
+cat "$WORK/refused-node.err"
+check "refused, dcrawl node --exit-when-idle: exit 1 and the seed host's line" \
+    eval '[ $rc -eq 1 ] && grep -qE "^dcrawl: $REFUSED: Failed to connect to 127.0.0.1 port $CLOSED " "$WORK/refused-node.err"'
+"$DCRAWL" node --redis "$R" --out "$WORK/refused-node2" --exit-when-idle "${SETS[@]}" >"$WORK/refused-node2.log" 2>&1
+check "a node with nothing left to do exits 0" [ $? -eq 0 ]
 
 # --- 4. unresolvable, in a network namespace of its own
 out=$WORK/unresolved
