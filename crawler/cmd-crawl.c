@@ -113,8 +113,9 @@ static int run(struct crawl_args *a, struct conf *c, const char *redis,
         return 1;
     }
     if (!a->quiet)
-        printf("seeds: %zu accepted, %zu already seen, %zu rejected\n",
-               ss.accepted, ss.seen, ss.rejected);
+        printf("seeds: %zu accepted, %zu already seen, %zu rejected, %zu over "
+               "scope.host_budget\n",
+               ss.accepted, ss.seen, ss.rejected, ss.budget);
     o.out_dir = a->out;
     o.exit_when_idle = 1;
     o.quiet = a->quiet;

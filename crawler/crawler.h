@@ -65,6 +65,7 @@ void cli_node_id(const struct conf *c, char *out, size_t cap);
 
 struct seed_stats {
     size_t lines, accepted, seen, rejected;
+    size_t budget; /* refused by scope.host_budget (not queued, not seen) */
 };
 /*
  * Read seeds (one URL per line; blank lines and '#' comments skipped) from

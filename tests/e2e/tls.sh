@@ -249,6 +249,12 @@ check "refused: the per-seed-host line" grep -qE "^dcrawl: $REFUSED: Failed to c
 check "refused: summary groups it without host and port" \
     grep -qE "^ +1  Failed to connect to HOST port N after N ms: .* \(e.g. 127.0.0.1:$CLOSED\)$" "$WORK/refused.log"
 
+# a seed over scope.host_budget is not queued: counted on the seeds line
+timeout 60 "$DCRAWL" crawl --depth 0 --out "$WORK/budget" "${SETS[@]}" --set robots.obey=false \
+    --set scope.host_budget=1 "${REFUSED}a" "${REFUSED}b" >"$WORK/budget.log" 2>&1
+check "two seeds of one host, scope.host_budget=1: one queued, one counted as over the budget" \
+    eval 'grep -q "^seeds: 1 accepted, 0 already seen, 0 rejected, 1 over scope.host_budget" "$WORK/budget.log" &&
+          [ "$(wc -l <"$WORK/budget/merged/pages.jsonl")" -eq 1 ]'
 # the same through `dcrawl seed` + `dcrawl node --exit-when-idle`
 redis_start refused || { fail "redis-server starts"; finish; }
 "$DCRAWL" seed --redis "$R" --depth 1 - <<<"$REFUSED" >/dev/null 2>&1
