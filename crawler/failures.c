@@ -87,7 +87,8 @@ void failures_normalize(const char *msg, const char *host, char *out,
             !word_char(msg[i + nl]) && msg[i + nl] != '.') {
             rep = "HOST";
             skip = nl;
-        } else if (start && (ip = ipv4_at(msg + i)) && !word_char(msg[i + ip])) {
+        } else if (start && (ip = ipv4_at(msg + i)) &&
+                   !word_char(msg[i + ip])) {
             rep = "ADDR";
             skip = ip;
         } else if (start && isdigit((unsigned char)msg[i]) && !keep_num) {
@@ -113,8 +114,8 @@ void failures_normalize(const char *msg, const char *host, char *out,
     out[k] = '\0';
 }
 
-void failures_count(struct node_stats *st, const char *prefix,
-                    const char *msg, const char *host)
+void failures_count(struct node_stats *st, const char *prefix, const char *msg,
+                    const char *host)
 {
     char what[sizeof(st->errs[0].what)];
     size_t pl = strlen(prefix), i;
@@ -122,8 +123,8 @@ void failures_count(struct node_stats *st, const char *prefix,
 
     snprintf(what, sizeof(what), "%s", prefix);
     if (pl < sizeof(what))
-        failures_normalize(msg && *msg ? msg : "unknown error", host,
-                           what + pl, sizeof(what) - pl);
+        failures_normalize(msg && *msg ? msg : "unknown error", host, what + pl,
+                           sizeof(what) - pl);
     for (i = 0; i < st->nerrs; i++)
         if (!strcmp(st->errs[i].what, what)) {
             st->errs[i].n++;
