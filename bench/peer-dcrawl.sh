@@ -19,5 +19,6 @@ peer_dcrawl_fetchlog() {
 for p in sorted(glob.glob(sys.argv[1] + "/crawl/depth-*/*.jsonl")):
     for l in open(p):
         r = json.loads(l)
-        print("%s\t%s" % (r["status"] or "ERR", r["url"]))' "$1"
+        if not r.get("skipped"): # never requested (robots.txt)
+            print("%s\t%s" % (r["status"] or "ERR", r["url"]))' "$1"
 }

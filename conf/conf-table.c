@@ -104,6 +104,12 @@ const struct conf_opt conf__opts[] = {
              "offer HTTP/2 to servers that support it"),
     OPT_BOOL("fetch.verify_tls", fetch_verify_tls, "true",
              "verify server certificates and host names"),
+    OPT_STRING("fetch.ca_file", fetch_ca_file, "", 0, 4096,
+               "PEM file of CA certificates to verify servers with (empty "
+               "= the system's)"),
+    OPT_STRING("fetch.ca_path", fetch_ca_path, "", 0, 4096,
+               "directory of hashed CA certificates (c_rehash) to verify "
+               "servers with (empty = the system's)"),
     OPT_INT("fetch.retries", fetch_retries, "1", 0, 10,
             "retries after a timeout, connection error, 5xx or 429"),
     OPT_STRING("fetch.accept_encoding", fetch_accept_encoding, "gzip, deflate",

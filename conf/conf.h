@@ -86,6 +86,8 @@ struct conf {
     int fetch_max_redirects;
     int fetch_http2;
     int fetch_verify_tls;
+    char *fetch_ca_file;
+    char *fetch_ca_path;
     int fetch_retries;
     char *fetch_accept_encoding;
     int64_t fetch_low_speed_limit;

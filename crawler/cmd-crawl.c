@@ -113,8 +113,9 @@ static int run(struct crawl_args *a, struct conf *c, const char *redis,
         return 1;
     }
     if (!a->quiet)
-        printf("seeds: %zu accepted, %zu already seen, %zu rejected\n",
-               ss.accepted, ss.seen, ss.rejected);
+        printf("seeds: %zu accepted, %zu already seen, %zu rejected, %zu over "
+               "scope.host_budget\n",
+               ss.accepted, ss.seen, ss.rejected, ss.budget);
     o.out_dir = a->out;
     o.exit_when_idle = 1;
     o.quiet = a->quiet;
@@ -132,7 +133,10 @@ static int run(struct crawl_args *a, struct conf *c, const char *redis,
     }
     if (!a->quiet)
         node_print_summary(stdout, &st, a->out);
-    return 0;
+    if (!a->quiet)
+        fflush(stdout);
+    /* no page got any response: say why per seed host, exit 1 */
+    return failures_report(stderr, &st) ? 1 : 0;
 }
 
 int cmd_crawl(int argc, char **argv)

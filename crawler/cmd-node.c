@@ -56,6 +56,12 @@ int cmd_node(int argc, char **argv)
         fprintf(stderr, "dcrawl node: %s\n", err);
     if (!o.quiet)
         node_print_summary(stdout, &st, o.out_dir);
+    fflush(stdout);
+    /* --exit-when-idle: a node that handled URLs and got no response for
+     * any of them says why per seed host and exits 1 (one that had no
+     * work, e.g. other nodes took it all, exits 0) */
+    if (!rc && o.exit_when_idle && failures_report(stderr, &st))
+        rc = 1;
     frontier_close(&f);
     conf_release(&c);
     return rc ? 1 : 0;

@@ -57,6 +57,7 @@ int cmd_seed(int argc, char **argv)
         tot.accepted += st.accepted;
         tot.seen += st.seen;
         tot.rejected += st.rejected;
+        tot.budget += st.budget;
         if (r == DC_EREDIS) {
             fprintf(stderr, "dcrawl seed: redis: %s\n", frontier_errstr(f));
             rc = 1;
@@ -64,8 +65,9 @@ int cmd_seed(int argc, char **argv)
             rc = 1;
         }
     }
-    printf("seeds: %zu accepted, %zu already seen, %zu rejected (%zu URLs read)\n",
-           tot.accepted, tot.seen, tot.rejected, tot.lines);
+    printf("seeds: %zu accepted, %zu already seen, %zu rejected, %zu over "
+           "scope.host_budget (%zu URLs read)\n",
+           tot.accepted, tot.seen, tot.rejected, tot.budget, tot.lines);
     frontier_close(&f);
     conf_release(&c);
     return rc;

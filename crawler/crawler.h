@@ -65,6 +65,7 @@ void cli_node_id(const struct conf *c, char *out, size_t cap);
 
 struct seed_stats {
     size_t lines, accepted, seen, rejected;
+    size_t budget; /* refused by scope.host_budget (not queued, not seen) */
 };
 /*
  * Read seeds (one URL per line; blank lines and '#' comments skipped) from
@@ -99,9 +100,38 @@ struct node_opts {
     int quiet;
 };
 
+/* Why URLs were given up (failures.c): one kind of error, its message
+ * with host, address and numbers taken out, how many URLs it cost and one
+ * host it happened on. */
+#define NODE_ERRORS_MAX 32
+struct node_error {
+    char what[200];
+    char host[96];
+    uint64_t n;
+};
+/* A seed (depth 0 URL) this node gave up on, the first one per host. */
+#define NODE_SEED_FAILS_MAX 32
+struct node_seed_fail {
+    char host[96];
+    char url[256];
+    char why[320];
+};
+
 struct node_stats {
     int64_t started_us, finished_us;
+    /* robots_skipped: URLs disallowed by robots.txt rules;
+     * robots_unreachable: URLs skipped because their host's robots.txt
+     * could not be fetched (5xx, transport error: disallow all) */
     uint64_t pages, bytes, errors, retries, robots_skipped, robots_fetches;
+    uint64_t robots_unreachable;
+    uint64_t skipped;   /* "skipped" lines written (never requested) */
+    /* URLs given up with an error (transport errors of pages, robots.txt
+     * unreachable), by kind; kinds past NODE_ERRORS_MAX in errors_other */
+    struct node_error errs[NODE_ERRORS_MAX];
+    size_t nerrs;
+    uint64_t errors_other;
+    struct node_seed_fail seed_fails[NODE_SEED_FAILS_MAX];
+    size_t nseed_fails;
     uint64_t content_dups; /* pages archived as revisits */
     uint64_t links_found, links_admitted, links_new, links_cached;
     /* noise filter: links seen, dropped by block / cluster, refused by
@@ -151,6 +181,28 @@ void node_dedup_stats(struct frontier *f, struct node_stats *st);
 /* Print the crawl summary. */
 void node_print_summary(FILE *out, const struct node_stats *st,
                         const char *out_dir);
+
+/* ----------------------------------------------------------- failures */
+
+/* Pages that got an HTTP response (any status; robots.txt and sitemaps
+ * not counted). */
+uint64_t node_responses(const struct node_stats *st);
+/* msg with what varies between hosts taken out, so one kind of failure
+ * groups together: host (from the "host[:port]" key) -> "HOST", other
+ * IPv4 addresses -> "ADDR", numbers -> "N" (not an "HTTP 503" status). */
+void failures_normalize(const char *msg, const char *host, char *out,
+                        size_t cap);
+/* Count one URL given up for msg on host (prefix, e.g. "robots.txt
+ * unreachable: ", is put before the normalized message; may be ""). */
+void failures_count(struct node_stats *st, const char *prefix,
+                    const char *msg, const char *host);
+/* Remember why a seed URL was given up (kept for the first URL per
+ * host, NODE_SEED_FAILS_MAX hosts). */
+void failures_seed(struct node_stats *st, const char *url, const char *host,
+                   const char *why);
+/* When no page got a response (and the node handled some URL): print
+ * "dcrawl: URL: why" per seed host to out and return 1; else 0. */
+int failures_report(FILE *out, const struct node_stats *st);
 
 /* The crawl's depth limit: <prefix>:meta max_depth, else crawl.depth. */
 int node_max_depth(struct frontier *f, const struct conf *c);

@@ -3,7 +3,8 @@
  * transfer of the node (event-driven, curl_multi_poll with a wakeup so the
  * worker threads can interrupt the wait). Connections are reused through
  * the multi's connection cache (keep-alive), HTTP/2 is negotiated over TLS
- * when fetch.http2 is on, TLS peers are verified. Redirects: robots.txt
+ * when fetch.http2 is on, TLS peers are verified (against fetch.ca_file /
+ * fetch.ca_path when set, else the system's CA store). Redirects: robots.txt
  * fetches (fetcher_add) follow them inside libcurl up to
  * fetch.max_redirects; pages (fetcher_add_page) never do: the 3xx comes
  * back with its Location, and the node admits the target as a new URL
@@ -162,6 +163,10 @@ static CURL *easy_get(struct fetcher *f)
                                     : (long)CURL_HTTP_VERSION_1_1);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, c->fetch_verify_tls ? 1L : 0L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, c->fetch_verify_tls ? 2L : 0L);
+    if (c->fetch_ca_file && *c->fetch_ca_file)
+        curl_easy_setopt(h, CURLOPT_CAINFO, c->fetch_ca_file);
+    if (c->fetch_ca_path && *c->fetch_ca_path)
+        curl_easy_setopt(h, CURLOPT_CAPATH, c->fetch_ca_path);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);

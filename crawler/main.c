@@ -9,9 +9,11 @@
  * in crawler.h, add a row below with its help text, add the file to
  * CMakeLists.txt.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "crawler.h"
@@ -42,6 +44,10 @@ static const struct command commands[] = {
      "summary. Without --redis a private redis-server is started on a unix\n"
      "socket inside DIR and stopped at the end.\n"
      "\n"
+     "Exit status 0; 1 when no page got any HTTP response (then one line per\n"
+     "seed host on stderr says why, e.g. a certificate or DNS error) or the\n"
+     "crawl failed; 2 on bad usage or settings.\n"
+     "\n"
      "  --seeds FILE        seed URLs, one per line ('-' = stdin; # comments)\n"
      "  --depth N           link hops from the seeds (default crawl.depth = 3)\n"
      "  --out DIR           output directory (must not hold an earlier crawl\n"
@@ -66,7 +72,9 @@ static const struct command commands[] = {
      "The node daemon: leases URLs from the frontier, fetches, parses, admits\n"
      "new links and writes DIR/depth-<d>/<id>-<seq>.{warc.gz,jsonl}. Runs\n"
      "until SIGINT/SIGTERM (in-flight pages are finished and written, then it\n"
-     "exits 0) or, with --exit-when-idle, until nothing is queued or in flight.\n"
+     "exits 0) or, with --exit-when-idle, until nothing is queued or in flight;\n"
+     "then it exits 1 if it handled URLs and none got an HTTP response (one\n"
+     "line per seed host it gave up on says why).\n"
      "\n"
      "  --redis URL         the crawl's Redis (or redis.url / DCRAWL_REDIS_URL)\n"
      "  --out DIR           output directory\n"
@@ -261,6 +269,35 @@ static int scope_check_conf(const struct conf *c, char *err, size_t errlen)
     return rc;
 }
 
+/* fetch.ca_file must name a readable file and fetch.ca_path a readable
+ * directory: found at start (exit 2), not as a TLS error on every URL. */
+static int tls_check_conf(const struct conf *c, char *err, size_t errlen)
+{
+    struct stat sb;
+    const char *f = c->fetch_ca_file, *d = c->fetch_ca_path;
+    if (f && *f) {
+        if (stat(f, &sb) || (S_ISREG(sb.st_mode) && access(f, R_OK))) {
+            snprintf(err, errlen, "fetch.ca_file: %s: %s", f, strerror(errno));
+            return DC_ECONFIG;
+        }
+        if (!S_ISREG(sb.st_mode)) {
+            snprintf(err, errlen, "fetch.ca_file: %s: not a file", f);
+            return DC_ECONFIG;
+        }
+    }
+    if (d && *d) {
+        if (stat(d, &sb) || (S_ISDIR(sb.st_mode) && access(d, R_OK | X_OK))) {
+            snprintf(err, errlen, "fetch.ca_path: %s: %s", d, strerror(errno));
+            return DC_ECONFIG;
+        }
+        if (!S_ISDIR(sb.st_mode)) {
+            snprintf(err, errlen, "fetch.ca_path: %s: not a directory", d);
+            return DC_ECONFIG;
+        }
+    }
+    return DC_OK;
+}
+
 int cli_conf_apply(const struct cli_conf *cc, struct conf *c)
 {
     char err[512];
@@ -280,6 +317,8 @@ int cli_conf_apply(const struct cli_conf *cc, struct conf *c)
         if (conf_set_kv(c, cc->keys[i], cc->vals[i], err, sizeof(err)))
             goto fail;
     if (scope_check_conf(c, err, sizeof(err)))
+        goto fail;
+    if (tls_check_conf(c, err, sizeof(err)))
         goto fail;
     return 0;
 fail:

@@ -192,6 +192,9 @@ struct robots_entry {
     int state;
     int rule;                 /* enum robots_rule of the last fetch */
     int fails;                /* consecutive failed fetches */
+    char error[256];          /* why the last fetch failed (5xx /
+                                 unreachable): libcurl's text or "HTTP
+                                 503"; "" after a success */
     struct parser_robots *rules;
     double crawl_delay;       /* seconds, -1 none (capped) */
     int64_t expires_ms;

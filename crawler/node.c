@@ -136,6 +136,7 @@ struct node {
     int64_t *delay;
     size_t ndone, capdone;
     char errmsg[256]; /* why setup failed (a bad scope.* setting) */
+    int write_rc;     /* a "skipped" line could not be written */
     /* URLs that failed transiently: fingerprint -> attempts so far */
     uint64_t *retry_fp;
     unsigned char *retry_n;
@@ -248,12 +249,53 @@ static void start_robots(struct node *n, struct robots_entry *e, int depth)
 }
 
 static void release_parked(struct node *n, struct robots_entry *e, int stop);
+static struct merge_writer *writer_for(struct node *n, int depth);
+
+/*
+ * A URL given up without a request gets a JSON line too (status 0, no
+ * records): "skipped" says why and "error" holds the failure behind it
+ * (robots.txt's libcurl error), if any. Then its lease is completed with
+ * outcome; a line that cannot be written stops the node (write_rc) and
+ * the lease is left to expire, as for a page.
+ */
+static void skip_url(struct node *n, struct frontier_lease *l, const char *why,
+                     const char *error, int outcome)
+{
+    struct merge_page pg;
+    struct merge_writer *w = writer_for(n, l->depth);
+    int rc;
+
+    memset(&pg, 0, sizeof(pg));
+    pg.url = l->url;
+    pg.depth = l->depth;
+    pg.fetched_ms = dc_now_ms();
+    pg.skipped = why;
+    pg.error = error && *error ? error : NULL;
+    rc = w ? merge_writer_append(w, &pg, NULL, n->id) : DC_EIO;
+    if (rc) {
+        if (!n->write_rc)
+            n->write_rc = rc;
+        free(l->entry); /* the lease expires in Redis */
+        free(l->url);
+        free(l->host);
+        memset(l, 0, sizeof(*l));
+        return;
+    }
+    n->st->skipped++;
+    if (l->depth == 0)
+        failures_seed(n->st, l->url, l->host, why);
+    complete(n, l, outcome, 0);
+}
 
 /* A transfer that could not start (or is given up before it starts). */
 static void not_started(struct node *n, struct inflight *in, int stop)
 {
     if (in->kind == INFLIGHT_PAGE) {
-        complete(n, &in->lease, stop ? FRONTIER_RETRY : FRONTIER_FAILED, 0);
+        if (stop)
+            complete(n, &in->lease, FRONTIER_RETRY, 0);
+        else
+            skip_url(n, &in->lease, "transfer could not start", NULL,
+                     FRONTIER_FAILED);
     } else if (in->kind == INFLIGHT_SITEMAP) {
         in->robots->sm_busy = 0; /* this sitemap is skipped */
     } else if (stop) {
@@ -261,6 +303,7 @@ static void not_started(struct node *n, struct inflight *in, int stop)
         release_parked(n, in->robots, 1);
     } else {
         struct fetch_result r = {0};
+        snprintf(r.error, sizeof(r.error), "transfer could not start");
         robots_entry_set(in->robots, &r, n->agent, n->c, dc_now_ms()); /* disallow all */
         release_parked(n, in->robots, 0);
     }
@@ -337,7 +380,7 @@ static void dispatch(struct node *n, struct frontier_lease *l, int64_t now)
     }
     e = robots_cache_get(n->robots, l->url);
     if (!e) {
-        complete(n, l, FRONTIER_SKIPPED, 0);
+        skip_url(n, l, "no host in URL", NULL, FRONTIER_SKIPPED);
         return;
     }
     if (e->state == ROBOTS_READY && now > e->expires_ms)
@@ -355,9 +398,16 @@ static void dispatch(struct node *n, struct frontier_lease *l, int64_t now)
     }
     if (parser_robots_allowed(e->rules, parser_url_path(l->url))) {
         start_page(n, l);
+    } else if (e->rule == ROBOTS_RULE_5XX || e->rule == ROBOTS_RULE_UNREACHABLE) {
+        /* RFC 9309: unreachable robots.txt = disallow all; not a rule */
+        char why[sizeof(e->error) + 32];
+        snprintf(why, sizeof(why), "robots.txt unreachable: %s", e->error);
+        n->st->robots_unreachable++;
+        failures_count(n->st, "robots.txt unreachable: ", e->error, e->host);
+        skip_url(n, l, why, e->error, FRONTIER_SKIPPED);
     } else {
         n->st->robots_skipped++;
-        complete(n, l, FRONTIER_SKIPPED, 0);
+        skip_url(n, l, "disallowed by robots.txt", NULL, FRONTIER_SKIPPED);
     }
 }
 
@@ -711,10 +761,17 @@ static int write_job(struct node *n, struct work_job *j)
     n->st->links_found += j->links_found;
     if (j->depth <= MAX_DEPTH)
         n->st->pages_per_depth[j->depth]++;
-    if (r->status >= 100 && r->status < 600)
+    if (r->status >= 100 && r->status < 600) {
         n->st->status[r->status / 100]++;
-    else
+        if (r->error[0]) /* a 3xx past fetch.max_redirects */
+            failures_count(n->st, "", r->error, j->lease.host);
+    } else {
         n->st->status[0]++, n->st->errors++;
+        failures_count(n->st, "", r->error, j->lease.host);
+        if (j->depth == 0)
+            failures_seed(n->st, j->lease.url, j->lease.host,
+                          r->error[0] ? r->error : "no response");
+    }
     return rc;
 }
 
@@ -1300,6 +1357,10 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
             rc = on_jobs(&n, workers_take_done(n.workers));
         if (!rc)
             rc = flush_completions(&n);
+        if (!rc && n.write_rc) {
+            rc = n.write_rc;
+            snprintf(n.errmsg, sizeof(n.errmsg), "writing a skipped URL's line");
+        }
         if (n.kick) { /* completed hosts may be ready again */
             next_pop = 0;
             n.kick = 0;

@@ -188,6 +188,12 @@ void robots_entry_set(struct robots_entry *e, const struct fetch_result *r,
     e->crawl_delay = d > c->robots_max_crawl_delay ? c->robots_max_crawl_delay : d;
     e->state = ROBOTS_READY;
     if (e->rule == ROBOTS_RULE_5XX || e->rule == ROBOTS_RULE_UNREACHABLE) {
+        if (r->error[0])
+            snprintf(e->error, sizeof(e->error), "%s", r->error);
+        else if (r->status)
+            snprintf(e->error, sizeof(e->error), "HTTP %d", r->status);
+        else
+            snprintf(e->error, sizeof(e->error), "no response");
         e->fails++;
         if (e->fails < ROBOTS_FAIL_TRIES) {
             e->expires_ms = now_ms + ((int64_t)ROBOTS_FAIL_WAIT_MS << (e->fails - 1));
@@ -195,6 +201,7 @@ void robots_entry_set(struct robots_entry *e, const struct fetch_result *r,
         }
     } else {
         e->fails = 0;
+        e->error[0] = '\0';
     }
     e->expires_ms = now_ms + (int64_t)(c->robots_expiry * 1000);
     if (e->fails >= ROBOTS_FAIL_TRIES)

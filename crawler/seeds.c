@@ -2,7 +2,9 @@
  * seeds.c: seed upload. Reads one URL per line (a file, or "-" for stdin,
  * plus URLs given as arguments), skips blank lines and '#' comments,
  * canonicalizes each URL and admits the valid ones at depth 0 in batches
- * (insert-if-absent: a seed already seen is counted, not queued again).
+ * (insert-if-absent: a seed already seen is counted, not queued again; a
+ * seed over scope.host_budget is counted apart: it is not queued and has
+ * no line in pages.jsonl, the count is all that is said).
  * A bad line is reported as "NAME:LINE: reason: text" and loading goes on.
  */
 #include <ctype.h>
@@ -27,10 +29,13 @@ struct batch {
 static int batch_flush(struct frontier *f, struct batch *b,
                        struct seed_stats *st)
 {
-    size_t i;
+    size_t i, refused = 0;
+    uint64_t before = frontier_budget_refused(f);
     int rc = DC_OK;
-    if (b->n)
+    if (b->n) {
         rc = frontier_admit(f, b->u, b->n, dc_now_ms(), b->isnew);
+        refused = (size_t)(frontier_budget_refused(f) - before);
+    }
     for (i = 0; i < b->n; i++) {
         if (!rc) {
             if (b->isnew[i])
@@ -39,6 +44,10 @@ static int batch_flush(struct frontier *f, struct batch *b,
                 st->seen++;
         }
         free(b->url[i]);
+    }
+    if (!rc && refused <= st->seen) { /* isnew 0 too: counted apart */
+        st->seen -= refused;
+        st->budget += refused;
     }
     b->n = 0;
     return rc;

@@ -9,12 +9,20 @@
  * and bytes per URL come from SCARD and MEMORY USAGE of every bucket key
  * (exact, not sampled: MEMORY USAGE of an intset is its allocation plus
  * the key's overhead), read once at the end, after the timing stops.
+ *
+ * Failures: robots.txt skips are split into "disallowed by robots.txt
+ * rules" and "robots.txt unreachable" (RFC 9309: a 5xx or unreachable
+ * robots.txt means disallow all, which is not the site's rule), and the
+ * SUMMARY_TOP_ERRORS most frequent kinds of error are listed with an
+ * example host (failures.c).
  */
 #include <stdio.h>
 
 #include "crawler.h"
 #include "frontier.h"
 #include "parser.h"
+
+#define SUMMARY_TOP_ERRORS 5
 
 void node_dedup_stats(struct frontier *f, struct node_stats *st)
 {
@@ -75,6 +83,42 @@ static void print_scope(FILE *out, const struct node_stats *st)
             (unsigned long long)st->retry_after);
 }
 
+/* The most frequent reasons URLs were given up (failures.c). */
+static void print_errors(FILE *out, const struct node_stats *st)
+{
+    size_t order[NODE_ERRORS_MAX], n = st->nerrs, i, k;
+    uint64_t total = st->errors_other;
+
+    for (i = 0; i < n; i++) {
+        total += st->errs[i].n;
+        order[i] = i;
+    }
+    fprintf(out, "  errors: %llu URLs given up with an error",
+            (unsigned long long)total);
+    if (!total) {
+        fputc('\n', out);
+        return;
+    }
+    fprintf(out, "; most frequent:\n");
+    for (i = 1; i < n; i++) /* by count, then first seen */
+        for (k = i; k > 0 && st->errs[order[k]].n > st->errs[order[k - 1]].n; k--) {
+            size_t t = order[k];
+            order[k] = order[k - 1];
+            order[k - 1] = t;
+        }
+    for (i = 0; i < n && i < SUMMARY_TOP_ERRORS; i++) {
+        const struct node_error *e = &st->errs[order[i]];
+        fprintf(out, "  %8llu  %s (e.g. %s)\n", (unsigned long long)e->n,
+                e->what, e->host);
+    }
+    if (n > SUMMARY_TOP_ERRORS || st->errors_other) {
+        uint64_t rest = st->errors_other;
+        for (i = SUMMARY_TOP_ERRORS; i < n; i++)
+            rest += st->errs[order[i]].n;
+        fprintf(out, "  %8llu  other errors\n", (unsigned long long)rest);
+    }
+}
+
 void node_print_summary(FILE *out, const struct node_stats *st,
                         const char *out_dir)
 {
@@ -110,17 +154,20 @@ void node_print_summary(FILE *out, const struct node_stats *st,
     fprintf(out, "  content duplicates: %llu pages archived as revisits of an "
                  "earlier copy (links not followed again)\n",
             (unsigned long long)st->content_dups);
-    fprintf(out, "  robots.txt: %llu fetched, %llu taken from Redis, %llu "
-                 "URLs disallowed\n",
+    fprintf(out, "  robots.txt: %llu fetched, %llu taken from Redis; URLs "
+                 "skipped: %llu disallowed by robots.txt rules, %llu because "
+                 "robots.txt was unreachable\n",
             (unsigned long long)st->robots_fetches,
             (unsigned long long)st->robots_restored,
-            (unsigned long long)st->robots_skipped);
+            (unsigned long long)st->robots_skipped,
+            (unsigned long long)st->robots_unreachable);
     fprintf(out, "  noise state: %llu hosts taken from Redis, %llu saved, "
                  "%llu failed reads/writes; %llu round trips\n",
             (unsigned long long)st->noise_restored,
             (unsigned long long)st->noise_saved,
             (unsigned long long)st->noise_store_failed,
             (unsigned long long)st->noise_roundtrips);
+    print_errors(out, st);
     fprintf(out, "  cluster: partitions %llu taken, %llu handed over, %llu "
                  "lost; %llu leases of other nodes reclaimed, %llu URLs handed "
                  "back unstarted; %llu Redis reconnects\n",

@@ -19,25 +19,28 @@
  *   index.cdxj       one line per response/revisit (pywb's CDXJ: SURT key,
  *                    14-digit time stamp, JSON url, mime, status, digest,
  *                    length, offset, filename), sorted
- *   summary.json     pages per depth, duplicates by kind, bytes, statuses
+ *   summary.json     pages per depth (lines kept), of which skipped (never
+ *                    requested), duplicates by kind, bytes, statuses
  *
  * Everything that grows with the input goes through an external sort
  * (struct xsort: records appended to a buffer of at most mem_bytes / 2,
  * sorted and spilled as a run file when full, then k-way merged with a
  * heap). In memory: the file table, the sort buffers, one line, one copy
  * buffer. Passes:
- *  1. Scan every .jsonl line. Key U = url, newest fetch first; value: where
- *     the line is and what the later passes need (struct ent). Key L =
- *     outlink target + source URL, for every outlink of every line. A line
- *     without a usable range (older output without warc_length, or a range
- *     not starting with a gzip member) is located by inflating its WARC file
- *     and matching warc_record_id (per .jsonl file, after reading it).
+ *  1. Scan every .jsonl line. Key U = url, requested before skipped,
+ *     newest fetch first; value: where the line is and what the later
+ *     passes need (struct ent). Key L = outlink target + source URL, for
+ *     every outlink of every line. A line without a usable range (older
+ *     output without warc_length, or a range not starting with a gzip
+ *     member) is located by inflating its WARC file and matching
+ *     warc_record_id (per .jsonl file, after reading it).
  *  2. Walk U and L together (both sorted by URL). The first line of each URL
  *     is kept (URL duplicates: the most recent wins; on equal times the one
- *     read later); score = distinct source URLs linking to it. Pages with a
- *     complete 2xx response and a payload digest go to key D = digest, then
- *     "is a full response" first, then the policy's rank; the rest straight
- *     to key O.
+ *     read later; a "skipped" line, for a URL never requested, only when
+ *     no line of the URL was requested); score = distinct source URLs
+ *     linking to it. Pages with a complete 2xx response and a payload
+ *     digest go to key D = digest, then "is a full response" first, then
+ *     the policy's rank; the rest straight to key O.
  *  3. Walk D. In each digest group the first entry is kept if it is a full
  *     response (a revisit from the crawl has no body to keep); the others
  *     become revisits of it. Everything goes to key O = depth, source file,
@@ -378,7 +381,8 @@ enum {
     F_REVISIT = 4,  /* the line is a content duplicate already */
     F_TRUNC = 8,    /* truncated body */
     F_MKREV = 16,   /* decision: write as a revisit of refers_* */
-    F_INFL = 32     /* located by inflating */
+    F_INFL = 32,    /* located by inflating */
+    F_SKIP = 64     /* never requested: a "skipped" line (robots.txt) */
 };
 
 /* What the passes carry per line (the sort values). */
@@ -564,14 +568,16 @@ static int emit_u(struct merger *m, const struct ent *e, const char *url,
                   char *const *links, size_t nlinks)
 {
     size_t ul = strlen(url);
-    char *k = xmalloc(ul + 17);
+    char *k = xmalloc(ul + 18);
     int rc;
 
     memcpy(k, url, ul + 1);
-    put_be((unsigned char *)k + ul + 1, ~(uint64_t)(e->ms + (INT64_C(1) << 62)),
+    /* lines of a request before "skipped" lines, whatever their times */
+    k[ul + 1] = (e->flags & F_SKIP) ? 1 : 0;
+    put_be((unsigned char *)k + ul + 2, ~(uint64_t)(e->ms + (INT64_C(1) << 62)),
            8);
-    put_be((unsigned char *)k + ul + 9, ~e->order, 8);
-    rc = xs_add(&m->u, k, ul + 17, e, sizeof(*e));
+    put_be((unsigned char *)k + ul + 10, ~e->order, 8);
+    rc = xs_add(&m->u, k, ul + 18, e, sizeof(*e));
     free(k);
     for (size_t i = 0; i < nlinks && rc == DC_OK; i++) {
         size_t tl = strlen(links[i]);
@@ -691,6 +697,8 @@ static int line_scan(struct merger *m, struct scan *sc, const char *line,
         e.flags |= F_TRUNC;
     if (opt_s(&o, "duplicate_of"))
         e.flags |= F_REVISIT;
+    if (opt_s(&o, "skipped"))
+        e.flags |= F_SKIP;
     dig = opt_s(&o, "digest");
     if (dig && strlen(dig) < sizeof(e.digest))
         memcpy(e.digest, dig, strlen(dig) + 1);
@@ -1738,6 +1746,8 @@ static void count_page(struct merger *m, const struct ent *e,
                        const char *url)
 {
     m->st->pages++;
+    if (e->flags & F_SKIP)
+        m->st->skipped++;
     if (e->depth >= 0 && e->depth < 64)
         m->st->pages_per_depth[e->depth]++;
     if (e->status >= 100 && e->status < 600)
@@ -1854,8 +1864,9 @@ static int write_summary(struct merger *m)
     f = fopen(tmp, "w");
     if (!f)
         return fail(m, DC_EIO, "%s: %s", tmp, strerror(errno));
-    fprintf(f, "{\n  \"pages\": %llu,\n  \"pages_per_depth\": {",
-            (unsigned long long)s->pages);
+    fprintf(f, "{\n  \"pages\": %llu,\n  \"skipped\": %llu,\n"
+            "  \"pages_per_depth\": {",
+            (unsigned long long)s->pages, (unsigned long long)s->skipped);
     for (int d = 0; d < 64; d++) {
         if (!s->pages_per_depth[d])
             continue;

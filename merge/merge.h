@@ -85,6 +85,10 @@ struct merge_page {
     /* noise decisions on this page's links (noise.h) */
     size_t noise_seen, noise_block, noise_cluster, noise_budget;
     const char *error;     /* transport error text, or NULL */
+    /* A URL given up without a request (robots.txt disallowed or
+     * unreachable): the reason, written as "skipped"; status 0, no
+     * records, fetched_ms the time of the decision. NULL otherwise. */
+    const char *skipped;
     int truncated;         /* body cut at fetch.max_bytes */
     /* Content duplicate: the payload was seen before at dup_of_uri, fetched
      * at dup_of_ms. Then a `revisit` record (profile identical-payload-
@@ -201,6 +205,7 @@ struct merge_opts {
 
 struct merge_stats {
     uint64_t files, records, pages, url_duplicates, torn, depths;
+    uint64_t skipped;  /* pages kept whose line is "skipped" (no request) */
     uint64_t pages_per_depth[64];
     uint64_t ranges;   /* pages copied as raw byte ranges */
     uint64_t inflated; /* pages located by inflating their file (no range,

@@ -681,7 +681,7 @@ int merge_record_build(const struct merge_page *p, int gzip_level,
     memset(out, 0, sizeof(*out));
     if (!p || !p->url || !*p->url)
         return DC_EINVAL;
-    if (p->status == 0 || p->error)
+    if (p->status == 0 || p->error || p->skipped)
         return DC_OK;
     rc = build_records(p, gzip_level, &data, out);
     if (rc) {
@@ -906,6 +906,7 @@ static void page_json(struct merge__buf *j, const struct merge_page *p,
     merge__buf_printf(j, "%zu", p->noise_budget);
     json_strval(j, "ip", p->ip);
     json_strval(j, "error", p->error);
+    json_strval(j, "skipped", p->skipped);
     json_strval(j, "duplicate_of", p->dup_of_uri);
     json_key(j, "truncated");
     merge__buf_str(j, p->truncated ? "true" : "false");

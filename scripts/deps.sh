@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libcurl4-openssl-dev libgumbo-dev
       libhiredis-dev libssl-dev zlib1g-dev libdeflate-dev libpsl-dev redis-server nginx-light python3
-      curl procps docker-compose)
+      curl procps docker-compose openssl util-linux)
 command -v node >/dev/null 2>&1 || pkgs+=(nodejs npm)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
 """check_crawl.py: compare a dcrawl output directory with gen_site.py's manifest.
 
-Reads every per-node DIR/depth-*/*.jsonl line (one per fetch) and, when given,
+Reads every per-node DIR/depth-*/*.jsonl line (one per fetch or skip) and, when given,
 nginx's access log, and checks:
   - the set of canonical URLs answered 200 equals manifest within_depth[D];
   - no canonical URL was fetched twice (jsonl and, independently, nginx log);
-  - nothing under /private/ (robots.txt Disallow) was requested;
-  - merged/pages.jsonl has one line per fetched URL (when present).
+  - nothing under /private/ (robots.txt Disallow) was requested, and the
+    "skipped" lines (URLs given up without a request) are exactly such
+    URLs, without WARC records;
+  - merged/pages.jsonl has one line per fetched or skipped URL (when present).
 Canonical form is gen_site.canonicalize, the manifest's own rule.
 Prints one line per check and exits 1 if any failed.
 """
 import argparse, collections, json, os, re, sys
 
-from crawl_manifest import Report, load, page_records, server_port
+from crawl_manifest import Report, load, page_records, server_port, skipped_records
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--bench", required=True)
@@ -45,6 +47,13 @@ report(not dups, "no URL fetched twice in output (%d duplicated%s)" % (
     len(dups), (": " + ", ".join(sorted(dups)[:5])) if dups else ""))
 priv = [u for u in fetches if "/private/" in u]
 report(not priv, "no robots.txt-disallowed URL fetched (%d)" % len(priv))
+skipped = [(canonicalize(r["url"], r["url"]), r) for _, r in skipped_records(a.out)]
+bad = [u for u, r in skipped if "/private/" not in u or r.get("skipped") != "disallowed by robots.txt"
+       or r.get("status") != 0 or r.get("warc_record_id")]
+report(not bad and all("/private/" not in u for u in ok200),
+       "robots.txt-disallowed URLs have \"skipped\" lines without records, nothing else (%d, wrong %d%s)" % (
+           len(skipped), len(bad), (": " + ", ".join(u for u, _ in bad[:5])) if bad else ""))
+report(not [u for u, _ in skipped if u in fetches], "no skipped URL was also fetched")
 
 if a.access_log:
     reqs = collections.Counter()
@@ -90,8 +99,11 @@ report(len(dups) == want and not wrong,
 
 merged = os.path.join(a.out, "merged", "pages.jsonl")
 if os.path.exists(merged):
-    urls = [json.loads(l)["url"] for l in open(merged)]
-    report(len(urls) == len(set(urls)) == len(fetches),
-           "merged/pages.jsonl: one line per URL (%d lines, %d URLs fetched)" % (len(urls), len(fetches)))
+    lines = [json.loads(l) for l in open(merged)]
+    urls = [r["url"] for r in lines if not r.get("skipped")]
+    nskip = len(set(u for u, _ in skipped))
+    report(len(urls) == len(set(urls)) == len(fetches) and len(lines) == len(urls) + nskip,
+           "merged/pages.jsonl: one line per URL (%d lines, %d URLs fetched, %d skipped)" % (
+               len(lines), len(fetches), nskip))
 print("check_crawl: %d failed" % report.fails)
 sys.exit(1 if report.fails else 0)

@@ -3,8 +3,9 @@
 The expected URL set comes from gen_site.py's manifest (within_depth[D]);
 canonical form is gen_site.canonicalize, the manifest's own rule, so both
 checkers compare like with like. Page records are the per-node JSON lines
-DIR/depth-*/*.jsonl (one line per fetch); a torn last line (kill -9) is
-skipped.
+DIR/depth-*/*.jsonl (one line per fetch; lines with "skipped", URLs given
+up without a request, are not fetches and are read by skipped_records); a
+torn last line (kill -9) is skipped.
 """
 import glob, json, os, sys
 
@@ -24,7 +25,7 @@ def jsonl_paths(out_dir):
     return sorted(glob.glob(os.path.join(out_dir, "depth-*", "*.jsonl")))
 
 
-def page_records(out_dir):
+def all_records(out_dir):
     """Yield (path, record) for every complete JSON line of out_dir."""
     for path in jsonl_paths(out_dir):
         with open(path, errors="replace") as fh:
@@ -34,6 +35,20 @@ def page_records(out_dir):
                 except ValueError:
                     continue  # a torn last line after kill -9
                 yield path, rec
+
+
+def page_records(out_dir):
+    """Yield (path, record) for every fetch (request made) of out_dir."""
+    for path, rec in all_records(out_dir):
+        if not rec.get("skipped"):
+            yield path, rec
+
+
+def skipped_records(out_dir):
+    """Yield (path, record) for every URL given up without a request."""
+    for path, rec in all_records(out_dir):
+        if rec.get("skipped"):
+            yield path, rec
 
 
 def server_port(expected):

@@ -125,7 +125,9 @@ rc=$?
 ms=$((($(date +%s%N) - t0) / 1000000))
 curl -s "$base/_log" >"$WORK/notes.json"
 check "accepts, never answers (no low-speed limit): ended by fetch.timeout in $ms ms" \
-    bash -c "[ $rc -eq 0 ] && [ $ms -lt 10000 ] && grep -q '\"error\":\"Operation timed out after 3' '$WORK/silent/merged/pages.jsonl'"
+    bash -c "[ $ms -lt 10000 ] && grep -q '\"error\":\"Operation timed out after 3' '$WORK/silent/merged/pages.jsonl'"
+check "accepts, never answers: no page got a response, so exit 1 and the seed's error on stderr" \
+    bash -c "[ $rc -eq 1 ] && grep -q '^dcrawl: $base/h/silent: Operation timed out after 3' '$WORK/silent.log'"
 check "accepts, never answers: the server saw the client leave after ~3 s" \
     is '2.5 <= s["/h/silent"]["seconds"] <= 5'
 check "whole test under 60 s" [ $(($(date +%s) - T0)) -lt 60 ]

@@ -3,7 +3,9 @@
 # robots_server.py (its own loopback server, one port per scenario; not
 # nginx), in one crawl of depth 1 plus `dcrawl robots URL` checks.
 #   404 -> all crawled; 503 -> nothing crawled, robots.txt tried again
-#   (ROBOTS_FAIL_TRIES = 4 tries, 1 + 2 + 4 s apart); 3 redirects followed;
+#   (ROBOTS_FAIL_TRIES = 4 tries, 1 + 2 + 4 s apart), the seed listed as
+#   skipped ("robots.txt unreachable: HTTP 503") and counted apart from the
+#   URLs the rules disallow; 3 redirects followed;
 #   6 redirects -> "unavailable" -> allow all; Crawl-delay: 1 -> gaps of at
 #   least 1 s; Sitemap -> its URLs fetched though no page links them (only
 #   those on the robots.txt's host); a 510 KiB robots.txt -> only the first
@@ -45,6 +47,20 @@ gaps = [b - a for a, b in zip(t, t[1:])]
 print("503 robots.txt gaps:", ["%.2f" % g for g in gaps])
 sys.exit(0 if len(gaps) == 3 and all(g >= w * 0.95 for g, w in zip(gaps, (1, 2, 4))) else 1)
 EOF
+p503=$(port r503)
+check "503: the seed has a skipped line (status 0, robots.txt unreachable: HTTP 503)" python3 - "$out/merged/pages.jsonl" "http://127.0.0.1:$p503/" <<'EOF'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+mine = [r for r in recs if r["url"] == sys.argv[2]]
+print(mine and {k: mine[0][k] for k in ("status", "error", "skipped", "warc_record_id")})
+sys.exit(0 if len(mine) == 1 and mine[0]["status"] == 0 and
+         mine[0]["skipped"] == "robots.txt unreachable: HTTP 503" and
+         mine[0]["error"] == "HTTP 503" and mine[0]["warc_record_id"] is None else 1)
+EOF
+check "503: summary counts it as unreachable, not as disallowed by rules" \
+    grep -q "URLs skipped: [0-9]* disallowed by robots.txt rules, 1 because robots.txt was unreachable" "$WORK/crawl.log"
+check "503: summary lists the error with the host" \
+    grep -qE "^ +1  robots.txt unreachable: HTTP 503 \(e.g. 127.0.0.1:$p503\)$" "$WORK/crawl.log"
 check "redirect x3: chain followed to /r3" got redir3 /r3
 check "redirect x3: rules applied (/secret not requested)" none redir3 /secret
 check "redirect x3: /ok crawled" got redir3 /ok
