@@ -11,6 +11,7 @@ DIR/hosts/IP/ holds (served by shared/bench/serve.sh as host 1):
                link-like text (some longer than a parse slice), which must
                not be followed
   /s3/N.html, /s9/N.html, /small.html  small pages, linking home
+  /robots.txt  allows all of it
 DIR/expected.txt lists every URL a crawl to depth 2 must fetch, one a line;
 DIR/traps.txt the URLs that only appear inside comments and scripts.
 """
@@ -89,6 +90,8 @@ def big(name, size, nlinks):
 
 
 small("/small.html", "small")
+with open(os.path.join(root, "robots.txt"), "w") as f:
+    f.write("User-agent: *\nDisallow: /private/\n")
 with open(os.path.join(root, "index.html"), "w") as f:
     f.write("<!doctype html><html><head><title>big pages</title></head><body>"
             "<p>This site has two big index pages that list small pages "
