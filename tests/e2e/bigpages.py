@@ -3,7 +3,9 @@
 
 DIR/hosts/IP/ holds (served by shared/bench/serve.sh as host 1):
   /            links to /big3.html, /big9.html and /small.html
-  /big3.html   about 3 MB, /big9.html about 9 MB: dense table markup with
+  /big3.html   about 3 MB, /big9.html about 9 MB (and /big3l.html, 3 MB in
+               ISO-8859-1, so the charset conversion must cover the whole
+               body, linking /s3l/N.html): dense table markup with
                links to small pages (/s3/N.html, /s9/N.html), each in a
                paragraph of text, spread evenly from the first bytes to
                the very last ones (the file ends with a link, no closing
@@ -26,8 +28,9 @@ a = ap.parse_args()
 root = os.path.join(a.out, "hosts", a.host)
 os.makedirs(os.path.join(root, "s3"), exist_ok=True)
 os.makedirs(os.path.join(root, "s9"), exist_ok=True)
+os.makedirs(os.path.join(root, "s3l"), exist_ok=True)
 base = "http://%s:%s" % (a.host, a.port)
-expected = ["/", "/big3.html", "/big9.html", "/small.html"]
+expected = ["/", "/big3.html", "/big9.html", "/big3l.html", "/small.html"]
 traps = []
 
 
@@ -60,18 +63,19 @@ def trap_block(name, k, big):
     return "</table>" + body + "<table>"
 
 
-def big(name, size, nlinks):
+def big(name, size, nlinks, charset="utf-8"):
     step = size // nlinks
     out = ["<!doctype html><html><head><title>%s</title>"
-           "<meta charset=\"utf-8\"></head><body><h1>Index %s</h1>" % (name, name)]
+           "<meta charset=\"%s\"></head><body><h1>Index %s</h1>" % (name, charset, name)]
     total = len(out[0])
     for i in range(nlinks - 1):
         path = "/%s/%d.html" % (name, i)
         expected.append(path)
         small(path, "%s page %d" % (name, i))
         link = ("<p>Entry %d of the index: a page about item %d, with a short "
-                "description so that the paragraph is text. <a href=\"%s\">%s "
-                "page %d</a></p>\n" % (i, i, path, name, i))
+                "description so that the paragraph is text (caf\u00e9, "
+                "na\u00efve). <a href=\"%s\">%s page %d</a></p>\n"
+                % (i, i, path, name, i))
         if i % 150 == 75:
             link += trap_block(name, i, 300000 if i % 300 == 75 else 5000)
         room = (i + 1) * step - total - len(link)
@@ -85,8 +89,8 @@ def big(name, size, nlinks):
     if pad > 0:
         out.append("<table>" + filler(pad, 7) + "</table>")
     out.append("<p>The last entry: <a href=\"%s\">last</a>" % path)
-    with open(os.path.join(root, "%s.html" % name.replace("s", "big")), "w") as f:
-        f.write("".join(out))
+    with open(os.path.join(root, "%s.html" % name.replace("s", "big", 1)), "wb") as f:
+        f.write("".join(out).encode(charset))
 
 
 small("/small.html", "small")
@@ -97,11 +101,13 @@ with open(os.path.join(root, "index.html"), "w") as f:
             "<p>This site has two big index pages that list small pages "
             "from their first bytes to their last ones: one of "
             "<a href=\"/big3.html\">3 MB</a> and one of <a href=\"/big9.html\">"
-            "9 MB</a>. There is also a <a href=\"/small.html\">small page</a> "
+            "9 MB</a>, and <a href=\"/big3l.html\">one of 3 MB in ISO-8859-1</a> "
+            "(converted to UTF-8 as a whole). There is also a <a href=\"/small.html\">small page</a> "
             "that links back here, as every listed page does.</p>"
             "</body></html>\n")
 big("s3", 3 << 20, 600)
 big("s9", 9 << 20, 1500)
+big("s3l", 3 << 20, 300, "iso-8859-1")
 with open(os.path.join(a.out, "expected.txt"), "w") as f:
     f.write("".join(base + p + "\n" for p in expected))
 with open(os.path.join(a.out, "traps.txt"), "w") as f:

@@ -841,6 +841,11 @@ static void test_big(void)
         printf("%s: %zu bytes, %zu links, dom %zu B + %zu slices, arena peak "
                "%zu B\n", what, g.n, r->nlinks, r->dom_len, r->slices,
                parser__arena_peak(p));
+        /* after it, the thread keeps at most one chunk of ARENA_KEEP_MAX */
+        CHECK(parser_parse_html(p, "http://p.com/", "<a href=/s>", 11, &r) ==
+                      DC_OK && r->nlinks == 1 &&
+                  parser__arena_bytes(p) <= (8u << 20) + 4096,
+              "%s: arena after it %zu", what, parser__arena_bytes(p));
     }
 
     /* meta nofollow in the head: no link, no slice parsed */
