@@ -120,7 +120,7 @@ const struct conf_opt conf__opts[] = {
                "seconds a transfer may stay below low_speed_limit"),
     OPT_INT("parse.threads", parse_threads, "0", 0, 64,
             "HTML parser threads (0 = one per core)"),
-    OPT_BYTES("parse.max_bytes", parse_max_bytes, "2M", 4 * KiB, GiB,
+    OPT_BYTES("parse.max_bytes", parse_max_bytes, "256K", 4 * KiB, GiB,
               "HTML bytes handed to the parser per page (the rest is "
               "archived but not parsed)"),
     OPT_STRING("parse.content_types", parse_content_types,

@@ -6,16 +6,19 @@
  *   2. decodes the content-coding (gzip/deflate, capped at fetch.max_bytes
  *      so a compression bomb ends at the cap);
  *   3. if its media type is one of parse.content_types and its links are
- *      to be followed: converts its first parse.max_bytes to UTF-8 (the
- *      charset of the Content-Type header, else of a <meta> in the first
- *      1024 bytes; parser_charset_*), parses them with gumbo (one struct
- *      parser per thread) and copies out the canonical links with their
+ *      to be followed: converts it to UTF-8 (the charset of the
+ *      Content-Type header, else of a <meta> in the first 1024 bytes;
+ *      parser_charset_*; capped at fetch.max_bytes), parses it with gumbo
+ *      (one struct parser per thread: the first parse.max_bytes as the
+ *      page's DOM, the rest in slices of at most SLICE_BYTES cut before
+ *      tags, for links only) and copies out the canonical links with their
  *      host keys and fingerprints, and the page directives (meta robots
  *      noindex, rel=canonical, meta refresh; meta nofollow and
  *      rel=nofollow links are left out by the parser); with
  *      noise.enabled the parser also measures the page's blocks and each
  *      link gets the noise block stage's verdict (stateless, so it runs
  *      here; the per-host cluster stage runs on the node's main thread).
+ *      Links found only past the DOM have no block: they count as content.
  *
  * A 3xx with a Location is not parsed: its one "link" is the target,
  * canonicalized, flagged j->redirect (the node admits it at the same
@@ -23,8 +26,10 @@
  * already: then the page gets the error "too many redirects".
  *
  * Memory of a page is bounded by fetch.max_bytes twice (raw body, decoded
- * body: a compression bomb stops at the cap and the line says truncated)
- * plus parse.max_bytes for the UTF-8 copy and the parser's own. A noindex
+ * body: a compression bomb stops at the cap and the line says truncated),
+ * once more for a UTF-8 copy of a page in another charset, plus the
+ * parser's: gumbo's tree of at most parse.max_bytes (about 30 bytes per
+ * byte of dense markup) and the page's links. A noindex
  * page is still archived (WARC) and listed, flagged "noindex".
  *
  * Jobs go in through a mutex-protected FIFO and come back on a done list;
@@ -35,6 +40,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 
 #include "conf.h"
@@ -42,6 +50,16 @@
 #include "node-internal.h"
 #include "noise.h"
 #include "parser.h"
+
+/* Largest slice of a body past its DOM part (parse.max_bytes): gumbo's
+ * tree of a slice is about 30 times its size, and a smaller slice only
+ * costs more, cheap, gumbo calls (bench/wget-reach.sh measures the
+ * crawl's peak RSS on 3 MB and 9 MB pages). */
+#define SLICE_BYTES ((size_t)128 << 10)
+
+/* Blocks this large or larger are mmap'd by malloc and given back to the
+ * system when freed (see workers_new). */
+#define MMAP_THRESHOLD (256 * 1024)
 
 struct workers {
     pthread_mutex_t mu;
@@ -187,7 +205,7 @@ static void extract_links(struct work_job *j, struct parser *p,
         int nav = 0;
         if (parser_url_host(pr->links[i].url, &host, &hostlen) != DC_OK)
             continue;
-        if (pr->blocks) {
+        if (pr->blocks && pr->links[i].block != PARSER_BLOCK_NONE) {
             const struct parser_block *b = &pr->blocks[pr->links[i].block];
             nav = noise_block_is_nav(c->noise_link_ratio, b->text,
                                      b->link_text);
@@ -299,7 +317,7 @@ static void to_utf8(const struct fetch_result *r, const struct conf *c,
     if (!parser_charset_detect(r->content_type, *body, *len, cs, sizeof(cs)) ||
         parser_charset_is_utf8(cs))
         return;
-    if (parser_charset_to_utf8(cs, *body, *len, (size_t)c->parse_max_bytes,
+    if (parser_charset_to_utf8(cs, *body, *len, (size_t)c->fetch_max_bytes,
                                u8, &n, &cut) != DC_OK)
         return; /* unknown charset: gumbo reads it as UTF-8 */
     *body = *u8;
@@ -326,8 +344,6 @@ static void process(struct work_job *j, struct parser *p, const struct conf *c)
     if (!decode(j, c, &dec, &len))
         return;
     body = dec ? dec : r->body;
-    if (len > (size_t)c->parse_max_bytes)
-        len = (size_t)c->parse_max_bytes; /* bounds the parser's memory */
     if (j->follow && type_listed(c->parse_content_types, r->content_type)) {
         to_utf8(r, c, &body, &len, &u8);
         extract_links(j, p, c, body, len);
@@ -345,6 +361,10 @@ static void *worker_main(void *arg)
     char agent[64];
     parser_agent_token(w->c->crawl_user_agent, agent, sizeof(agent));
     parser_set_agent(p, agent);
+    parser_set_limits(p, (size_t)w->c->parse_max_bytes,
+                      (size_t)w->c->parse_max_bytes < SLICE_BYTES
+                          ? (size_t)w->c->parse_max_bytes
+                          : SLICE_BYTES);
     if (w->c->noise_enabled)
         parser_set_blocks(p, w->c->noise_blocks);
     for (;;) {
@@ -379,6 +399,15 @@ struct workers *workers_new(int n, const struct conf *c, workers_wake_fn wake,
 {
     struct workers *w = xcalloc(1, sizeof(*w));
     int i;
+#ifdef __GLIBC__
+    /* A big page passes through buffers of several MB (bodies, WARC
+     * records, parser chunks) on several threads. glibc raises its mmap
+     * threshold after such a block is freed, so the next ones come from the
+     * threads' heaps and stay resident after the page (+8 MB peak RSS on a
+     * crawl with a 3 MB and a 9 MB page, bench/wget-reach.sh). A fixed
+     * threshold keeps them mmap'd: freed memory goes back at once. */
+    mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
+#endif
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
     w->c = c;

@@ -200,6 +200,8 @@ int merge__parse_iso(const char *s, int64_t *ms)
  * Compressors are expensive to set up, so each thread keeps one per level
  * plus a scratch buffer, freed when the thread exits (pthread key).
  */
+#define GZ_IN_KEEP ((size_t)1 << 20) /* scratch kept between records */
+
 struct gz_cache {
     struct libdeflate_compressor *c[10];
     unsigned char *in;
@@ -268,6 +270,11 @@ int merge__gzip_member(struct merge__buf *out, int level,
     }
     n = libdeflate_gzip_compress(gc->c[level], gc->in, total,
                                  (unsigned char *)out->p + out->len, bound);
+    if (gc->incap > GZ_IN_KEEP) { /* a big page: do not hold its copy */
+        free(gc->in);
+        gc->in = NULL;
+        gc->incap = 0;
+    }
     if (!n)
         return DC_EIO;
     out->len += n;

@@ -51,6 +51,10 @@
  * walk (the refresh target is also a link). A page under meta nofollow
  * returns no links at all. Metas inside <template> are ignored.
  *
+ * Big bodies (parser_set_limits): the first dom_max bytes, cut before a
+ * tag, are the DOM described above; the rest is parsed slice by slice for
+ * links only, see the "slices" section and html-slice.c.
+ *
  * Nesting guard: gumbo's time is quadratic in the depth of unclosed
  * elements; nest_guard() turns start tags beyond NEST_LIMIT levels (by a
  * cheap byte scan) into text before parsing. See its comment.
@@ -77,7 +81,7 @@
 #define ARENA_ALIGN alignof(max_align_t)
 #define ARENA_FIRST ((size_t)256 << 10)      /* first chunk */
 #define ARENA_KEEP_MAX ((size_t)8 << 20)     /* largest chunk kept for reuse */
-#define ARENA_GROW_MAX ((size_t)32 << 20)    /* doubling stops here */
+#define ARENA_GROW_MAX ((size_t)4 << 20)     /* doubling stops here */
 #define ARENA_SHRINK_RUN 64                  /* see arena_oversized() */
 #define BUF_KEEP ((size_t)1 << 20)           /* output buffers kept (bytes) */
 #define COUNT_KEEP ((size_t)1 << 16)         /* arrays kept (elements) */
@@ -96,6 +100,8 @@ struct arena {
     size_t grow;              /* size of the last standard chunk made */
     size_t small_run;         /* pages in a row that used < 1/4 of head */
     size_t small_peak;        /* most any of those pages used */
+    size_t bytes;             /* chunk bytes held now */
+    size_t peak;              /* most held since the page began */
 };
 
 #define CHUNK_HDR                                                          \
@@ -169,6 +175,8 @@ struct parser {
     size_t base_cap;
     char *scratch; /* body copy patched by nest_guard() */
     size_t scratch_cap;
+    size_t dom_max;   /* parser_set_limits(); SIZE_MAX: no limit */
+    size_t slice_max;
 
     struct parser_result res;
     char tmp[PARSER_URL_MAX];
@@ -189,6 +197,9 @@ static struct arena_chunk *arena_grow(struct arena *a, size_t n)
         a->grow *= 2;
     size = n > a->grow ? n : a->grow;
     c = xmalloc(CHUNK_HDR + size);
+    a->bytes += CHUNK_HDR + size;
+    if (a->bytes > a->peak)
+        a->peak = a->bytes;
     c->next = a->head;
     c->size = size;
     c->used = 0;
@@ -234,6 +245,7 @@ static void arena_free_chunks(struct arena *a)
     }
     a->head = NULL;
     a->last = NULL;
+    a->bytes = 0;
 }
 
 /*
@@ -330,7 +342,10 @@ static const char *attr_value(const GumboElement *e, const char *name)
 /*
  * Tags that do not make the tree deeper: void elements, elements whose end
  * tag is implied by a sibling, and the link tags themselves (which are
- * therefore never neutralized). Grouped by name length; name is lower case.
+ * therefore never neutralized), and the elements whose content is raw text
+ * (script, style, ...: turning their start tag into text would expose
+ * their content as markup; they cannot nest). Grouped by name length;
+ * name is lower case.
  */
 static int tag_is_shallow(const char *name, size_t n)
 {
@@ -338,12 +353,13 @@ static int tag_is_shallow(const char *name, size_t n)
         NULL,
         "a p",
         "br dd dt hr li rb rp rt td th tr",
-        "col img rtc wbr",
+        "col img rtc wbr xmp",
         "area base body head html link meta",
-        "embed frame input param tbody tfoot thead track",
-        "iframe keygen option source",
+        "embed frame input param style tbody tfoot thead title track",
+        "iframe keygen option script source",
         "caption",
-        "colgroup optgroup",
+        "colgroup noembed noframes optgroup textarea",
+        "plaintext",
     };
     const char *q, *end;
 
@@ -400,7 +416,7 @@ static const char *nest_guard(struct parser *p, const char *body, size_t len)
 {
     const char *s = body, *end = body + len, *lt;
     size_t depth = 0, n;
-    char name[8];
+    char name[9];
     int close;
 
     while ((lt = memchr(s, '<', (size_t)(end - s)))) {
@@ -826,12 +842,12 @@ static void directives(struct parser *p)
     p->res.nofollow = p->nofollow;
 }
 
-static void resolve_all(struct parser *p)
+/* Resolve the collected raw values into unique links. A slice's links
+ * (past the DOM) have no block: they count as content. */
+static void resolve_refs(struct parser *p, int slice)
 {
     size_t i, n, k;
 
-    directives(p);
-    set_prepare(p);
     for (i = 0; i < p->nrefs; i++) {
         p->res.found++;
         if (parser_url_canon(p->base, p->refs[i].s, p->refs[i].len, p->flags,
@@ -840,9 +856,25 @@ static void resolve_all(struct parser *p)
             continue;
         }
         k = add_link(p, n);
-        if (p->blocks_on)
+        if (slice)
+            p->ents[k].block = PARSER_BLOCK_NONE;
+        else if (p->blocks_on)
             note_block(p, k, p->refs[i].block);
     }
+}
+
+static void resolve_all(struct parser *p)
+{
+    directives(p);
+    set_prepare(p);
+    resolve_refs(p, 0);
+}
+
+/* The result's arrays, after the DOM and every slice. */
+static void output(struct parser *p)
+{
+    size_t i;
+
     xgrow((void **)&p->links, &p->links_cap, p->nents + 1, sizeof *p->links);
     for (i = 0; i < p->nents; i++) {
         p->links[i].url = p->sbuf + p->ents[i].off;
@@ -854,6 +886,85 @@ static void resolve_all(struct parser *p)
     p->res.base = p->base;
     p->res.blocks = p->blocks_on ? p->blocks : NULL;
     p->res.nblocks = p->blocks_on ? p->nblocks : 0;
+}
+
+/* ------------------------------------------------------------ slices */
+
+/*
+ * A body longer than dom_max: the first piece (cut before a tag, see
+ * html-slice.c) is the page's DOM as above: blocks, <base>, canonical,
+ * refresh and meta robots come from it. The rest is parsed slice by slice
+ * into a tree of its own in the same arena, reset between slices, so
+ * gumbo's memory is that of one slice. Each slice's links are resolved
+ * against the DOM's base right after its walk (the raw values live in its
+ * tree) and added to the same unique set, after the DOM's links in
+ * document order. A <base>, canonical or refresh in a slice is ignored
+ * (the first one counts, and the DOM's is settled); a meta robots nofollow
+ * in a slice drops the page's links like one in the DOM. Under the DOM's
+ * nofollow no slice is parsed.
+ */
+
+/* Grow the unique set so that `extra` more links fit (load <= 1/2). */
+static void set_reserve(struct parser *p, size_t extra)
+{
+    size_t want = p->set_size, i, j, mask;
+
+    while (want < (p->nents + extra) * 2)
+        want *= 2;
+    if (want == p->set_size)
+        return;
+    if (want > p->set_cap) {
+        free(p->set);
+        p->set = xmalloc(want * sizeof *p->set);
+        p->set_cap = want;
+    }
+    p->set_size = want;
+    memset(p->set, 0, want * sizeof *p->set);
+    mask = want - 1;
+    for (i = 0; i < p->nents; i++) {
+        for (j = (size_t)p->ents[i].hash & mask; p->set[j]; j = (j + 1) & mask)
+            ;
+        p->set[j] = (uint32_t)(i + 1);
+    }
+}
+
+static void parse_slices(struct parser *p, const char *body,
+                         struct parser__cut *cut)
+{
+    static const char settled[] = "";
+    int blocks_on = p->blocks_on;
+    const char *s;
+    size_t a, b;
+    GumboOutput *g;
+
+    /* "first one wins": the DOM's directives are final */
+    if (!p->base_raw)
+        p->base_raw = settled;
+    if (!p->canon_raw)
+        p->canon_raw = settled;
+    if (!p->refresh_raw)
+        p->refresh_raw = settled;
+    p->blocks_on = 0;
+    while (parser__cut_next(cut, p->slice_max, &a, &b)) {
+        arena_reset(&p->arena);
+        p->nrefs = 0;
+        p->res.slices++;
+        s = nest_guard(p, body + a, b - a);
+        g = gumbo_parse_with_options(&p->opts, s, b - a);
+        if (g)
+            walk(p, g->root);
+        if (p->meta_robots & PARSER_META_NOFOLLOW) {
+            p->nofollow += p->nents + p->nrefs;
+            p->nents = 0;
+            break;
+        }
+        set_reserve(p, p->nrefs);
+        resolve_refs(p, 1);
+    }
+    p->nrefs = 0;
+    p->blocks_on = blocks_on;
+    p->res.meta_robots = p->meta_robots;
+    p->res.nofollow = p->nofollow;
 }
 
 /* ------------------------------------------------------------ public */
@@ -872,12 +983,22 @@ struct parser *parser_new(unsigned url_flags, size_t max_url_len)
     p->opts.deallocator = arena_free;
     p->opts.userdata = &p->arena;
     p->opts.max_errors = 0;
+    p->dom_max = p->slice_max = SIZE_MAX;
     return p;
+}
+
+void parser_set_limits(struct parser *p, size_t dom_bytes, size_t slice_bytes)
+{
+    if (!p)
+        return;
+    p->dom_max = dom_bytes ? dom_bytes : SIZE_MAX;
+    p->slice_max = slice_bytes ? slice_bytes : p->dom_max;
 }
 
 static void parser_begin(struct parser *p)
 {
     arena_reset(&p->arena);
+    p->arena.peak = p->arena.bytes;
     buf_trim((void **)&p->stack, &p->stack_cap, COUNT_KEEP);
     buf_trim((void **)&p->refs, &p->refs_cap, COUNT_KEEP);
     buf_trim((void **)&p->sbuf, &p->scap, BUF_KEEP);
@@ -900,14 +1021,22 @@ int parser_parse_html(struct parser *p, const char *page_url, const char *body,
                       size_t len, const struct parser_result **out)
 {
     GumboOutput *g;
+    struct parser__cut cut;
+    const char *dom;
+    size_t a, first = len;
 
     if (!p || !page_url || !out || (!body && len))
         return DC_EINVAL;
     parser_begin(p);
     if (!body)
         body = "";
-    body = nest_guard(p, body, len);
-    g = gumbo_parse_with_options(&p->opts, body, len);
+    if (len > p->dom_max) {
+        parser__cut_init(&cut, body, len);
+        parser__cut_next(&cut, p->dom_max, &a, &first);
+    }
+    p->res.dom_len = first;
+    dom = nest_guard(p, body, first);
+    g = gumbo_parse_with_options(&p->opts, dom, first);
     if (g)
         walk(p, g->root);
     if (p->blocks_on && !p->nblocks)
@@ -915,6 +1044,9 @@ int parser_parse_html(struct parser *p, const char *page_url, const char *body,
     blocks_sum(p);
     set_base(p, page_url);
     resolve_all(p);
+    if (first < len && !(p->meta_robots & PARSER_META_NOFOLLOW))
+        parse_slices(p, body, &cut);
+    output(p);
     *out = &p->res;
     return DC_OK;
 }
@@ -963,6 +1095,11 @@ size_t parser__arena_bytes(const struct parser *p)
     for (c = p ? p->arena.head : NULL; c; c = c->next)
         n += CHUNK_HDR + c->size;
     return n;
+}
+
+size_t parser__arena_peak(const struct parser *p)
+{
+    return p ? p->arena.peak : 0;
 }
 
 void parser_free(struct parser **pp)

@@ -15,6 +15,8 @@
 /* html.c: bytes of arena memory p holds right now (chunks, headers
  * included). For tests of the arena's reuse and shrink policy. */
 size_t parser__arena_bytes(const struct parser *p);
+/* html.c: the most arena memory p held during the last parse. */
+size_t parser__arena_peak(const struct parser *p);
 
 /* url.c: the two paths of parser_url_canon(), apart, for tests and
  * benches. _slow is the full WHATWG parser (same contract as
@@ -27,5 +29,19 @@ int parser__url_canon_slow(const char *base, const char *ref, size_t reflen,
 int parser__url_canon_fast(const char *base, const char *ref, size_t reflen,
                            unsigned flags, size_t max_len, char *out,
                            size_t cap, size_t *outlen);
+
+/* html-slice.c: pieces of a big HTML body, cut only before a tag in the
+ * tokenizer's data state (see html-slice.c). */
+struct parser__cut {
+    const char *s;
+    size_t len;
+    size_t pos; /* where the next piece starts */
+};
+void parser__cut_init(struct parser__cut *c, const char *s, size_t len);
+/* The next piece [*start, *end), at most max bytes; 0 when the body is
+ * done. Bytes between *end and the next piece's start (only after a
+ * single token longer than max) hold no tag. */
+int parser__cut_next(struct parser__cut *c, size_t max, size_t *start,
+                     size_t *end);
 
 #endif

@@ -16,7 +16,11 @@
  *    when present. A struct parser holds an arena that gumbo allocates from
  *    and that is reset per page: one struct parser per thread. Optionally
  *    (parser_set_blocks) the same tree walk cuts the page into blocks and
- *    measures their text and link text, for the noise module.
+ *    measures their text and link text, for the noise module. A body
+ *    longer than parser_set_limits()'s DOM size is parsed in pieces cut
+ *    before tags (html-slice.c): the first is the page's DOM, the rest
+ *    are slices parsed one at a time for their links only, so a page up
+ *    to fetch.max_bytes gives all its links with gumbo's memory bounded.
  *
  *  - robots.txt (robots.c): user-agent group selection by product token and
  *    longest-match Allow/Disallow (RFC 9309 §2.2), `*` and `$` patterns.
@@ -94,7 +98,11 @@ struct parser_block {
 /* One extracted link: a canonical URL (NUL-terminated) owned by the parser.
  * With blocks on, block is the block of the link's occurrence with the
  * lowest link_text / text ratio (a block without text counts as ratio 1;
- * ties: the first occurrence); else 0. */
+ * ties: the first occurrence), or PARSER_BLOCK_NONE when the link also
+ * occurs past the DOM (in a slice: no block, it counts as content); with
+ * blocks off, 0. */
+#define PARSER_BLOCK_NONE UINT32_MAX
+
 struct parser_link {
     const char *url;
     size_t len;
@@ -124,6 +132,8 @@ struct parser_result {
     const char *refresh;   /* target of the first <meta http-equiv=refresh>
                             * with a URL, resolved; or NULL. It is also one
                             * of `links` (unless nofollow). */
+    size_t dom_len; /* bytes of the body parsed as the DOM */
+    size_t slices;  /* pieces parsed after it (parser_set_limits) */
 };
 
 /* New parser: URL flags and max URL length applied to every link. */
@@ -135,6 +145,21 @@ struct parser *parser_new(unsigned url_flags, size_t max_url_len);
  * DC_EINVAL for a name HTML does not know (the set is then unchanged).
  */
 int parser_set_blocks(struct parser *p, const char *tags);
+
+/*
+ * Bodies longer than dom_bytes: only the first dom_bytes at most (cut
+ * before a tag) are parsed into the DOM, which gives blocks, <base>,
+ * canonical, refresh and meta robots; the rest is parsed in slices of at
+ * most slice_bytes, cut before tags, never inside a comment, script,
+ * style or tag. Their links are resolved against the DOM's base, added
+ * after the DOM's links (unique, document order) with block
+ * PARSER_BLOCK_NONE; rel=nofollow applies, and a meta nofollow anywhere
+ * drops all links. gumbo's memory is then bounded by the larger of the
+ * two sizes (roughly 25-30 bytes per byte of dense markup). 0 means no
+ * limit (the default: the whole body is the DOM); slice_bytes 0 means
+ * dom_bytes.
+ */
+void parser_set_limits(struct parser *p, size_t dom_bytes, size_t slice_bytes);
 
 /*
  * The crawler's product token (e.g. "dcrawl"): a <meta name=TOKEN> is read

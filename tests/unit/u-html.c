@@ -628,6 +628,374 @@ static void test_charset(void)
           "is_utf8");
 }
 
+
+/* ------------------------------------------------------------ big pages */
+
+struct gen {
+    char *buf;
+    size_t n, cap;
+    char **want; /* expected links, document order, unique */
+    size_t nwant, capwant;
+};
+
+static void g_put(struct gen *g, const char *s, size_t n)
+{
+    if (g->n + n + 1 > g->cap) {
+        while (g->n + n + 1 > g->cap)
+            g->cap = g->cap ? g->cap * 2 : 1 << 20;
+        g->buf = realloc(g->buf, g->cap);
+    }
+    memcpy(g->buf + g->n, s, n);
+    g->n += n;
+    g->buf[g->n] = '\0';
+}
+
+static void g_str(struct gen *g, const char *s)
+{
+    g_put(g, s, strlen(s));
+}
+
+/* A link the parser must find (once): href is relative to the base. */
+static void g_link(struct gen *g, const char *base, const char *href)
+{
+    char tag[256], *amp;
+    size_t k;
+
+    snprintf(tag, sizeof tag, "<a class=\"l\" href=\"%s\">%s</a>", href, href);
+    g_str(g, tag);
+    snprintf(tag, sizeof tag, "%s%s", base, href);
+    if ((amp = strstr(tag, "&amp;")))
+        memmove(amp + 1, amp + 5, strlen(amp + 5) + 1);
+    for (k = 0; k < g->nwant; k++)
+        if (strcmp(g->want[k], tag) == 0)
+            return; /* a repeat: found once, at its first place */
+    if (g->nwant == g->capwant) {
+        g->capwant = g->capwant ? g->capwant * 2 : 256;
+        g->want = realloc(g->want, g->capwant * sizeof *g->want);
+    }
+    g->want[g->nwant++] = strdup(tag);
+}
+
+/* Dense markup without links, about n bytes. */
+static void g_filler(struct gen *g, size_t n)
+{
+    size_t end = g->n + n, i = 0;
+    char row[160];
+
+    while (g->n < end) {
+        snprintf(row, sizeof row,
+                 "<tr><td class=c%zu>cell %zu</td><td><span>s</span><b>b</b>"
+                 "</td><td>&amp; text</td></tr>\n", i % 7, i);
+        g_str(g, row);
+        i++;
+    }
+}
+
+/* Tokens that hold a link-like string the parser must not find: a
+ * comment, a script, a style, a textarea, a title in the body, an
+ * attribute value, a rel=nofollow link. `big` makes each one about that
+ * many bytes long (longer than a slice: no cut point inside). */
+static void g_traps(struct gen *g, size_t big, int k)
+{
+    char t[512];
+    size_t end;
+
+    snprintf(t, sizeof t, "<!-- <a href=\"/trap/c%d\">c</a> ", k);
+    g_str(g, t);
+    for (end = g->n + big; g->n < end;)
+        g_str(g, "<a href=\"/trap/cc\"> - > -- ! <div> ");
+    g_str(g, "-->");
+    snprintf(t, sizeof t, "<script>var s = '<a href=\"/trap/s%d\">'; ", k);
+    g_str(g, t);
+    for (end = g->n + big; g->n < end;)
+        g_str(g, "document.write('<a href=/trap/ss></a><div>'); // </scrip \n");
+    g_str(g, "</script ><style>a[href='<a href=/trap/st>'] {}</style>");
+    snprintf(t, sizeof t,
+             "<textarea><a href=\"/trap/t%d\"></textarea><title><a href=/trap/ti>"
+             "</title><p title=\"<a href='/trap/at%d'>\" data-x='>'>x</p>"
+             "<a rel=\"nofollow\" href=\"/trap/nf%d\">nf</a>", k, k, k);
+    g_str(g, t);
+}
+
+/*
+ * A page of about `size` bytes: <base href> in the head, links at the very
+ * start, every `step` bytes through dense filler, around traps (some longer
+ * than a slice), repeated ones, and as the very last bytes of the body.
+ */
+static void g_page(struct gen *g, size_t size, size_t step, size_t trap,
+                   const char *head_extra)
+{
+    const char *base = "http://b.com/base/";
+    char href[64];
+    size_t i = 0, k = 0;
+
+    g->n = 0;
+    while (g->nwant)
+        free(g->want[--g->nwant]);
+    g_str(g, "<!doctype html><html><head><base href=\"");
+    g_str(g, base);
+    g_str(g, "\">");
+    g_str(g, head_extra);
+    g_str(g, "</head><body>");
+    g_link(g, base, "first");
+    g_str(g, "<table>");
+    while (g->n < size - 200) {
+        g_filler(g, step);
+        snprintf(href, sizeof href, "p/%zu.html", i++);
+        g_link(g, base, href);
+        if (i % 50 == 0)
+            g_link(g, base, "first"); /* a repeat */
+        if (i % 200 == 0)
+            g_traps(g, trap, (int)k++);
+        g_link(g, base, "q?x=1&amp;y=2");
+    }
+    g_str(g, "</table>");
+    g_link(g, base, "last");
+}
+
+static void g_free(struct gen *g)
+{
+    size_t k;
+
+    for (k = 0; k < g->nwant; k++)
+        free(g->want[k]);
+    free(g->want);
+    free(g->buf);
+}
+
+/* The result's links equal g's expected list, in order. */
+static int same_links(const struct parser_result *r, const struct gen *g,
+                      const char *what)
+{
+    size_t k;
+
+    if (r->nlinks != g->nwant) {
+        fprintf(stderr, "%s: %zu links, want %zu\n", what, r->nlinks, g->nwant);
+        for (k = 0; k < r->nlinks; k++)
+            if (strstr(r->links[k].url, "trap")) {
+                fprintf(stderr, "  found a trap: %s\n", r->links[k].url);
+                break;
+            }
+        for (k = 0; k < g->nwant && k < r->nlinks; k++)
+            if (strcmp(r->links[k].url, g->want[k]) != 0) {
+                fprintf(stderr, "  first difference at %zu: %s, want %s\n", k,
+                        r->links[k].url, g->want[k]);
+                break;
+            }
+        return 0;
+    }
+    for (k = 0; k < r->nlinks; k++)
+        if (strcmp(r->links[k].url, g->want[k]) != 0) {
+            fprintf(stderr, "%s: link %zu is %s, want %s\n", what, k,
+                    r->links[k].url, g->want[k]);
+            return 0;
+        }
+    return 1;
+}
+
+/* 3 MB and 9 MB pages parsed in slices: every link once, in order, none
+ * of the traps; blocks of slice links are PARSER_BLOCK_NONE; meta nofollow
+ * in the head (or in a late slice) drops them all; gumbo's arena stays
+ * bounded by the slice size. Then the 3 MB page as one DOM gives the same
+ * links (the slicing loses nothing the whole tree has). */
+static void test_big(void)
+{
+    static const struct {
+        size_t size, step, trap, dom, slice;
+    } v[] = {
+        {3u << 20, 2000, 40000, 512u << 10, 256u << 10},
+        {3u << 20, 700, 300000, 64u << 10, 20000}, /* traps > slices */
+        {9u << 20, 8000, 600000, 512u << 10, 256u << 10},
+        {9u << 20, 3000, 100000, 256u << 10, 100000},
+    };
+    struct gen g = {0};
+    struct parser *p = NULL;
+    const struct parser_result *r;
+    size_t i, k, none;
+    char what[64];
+
+    for (i = 0; i < sizeof v / sizeof v[0]; i++) {
+        parser_free(&p); /* a fresh arena for the peak check */
+        p = parser_new(0, 0);
+        parser_set_blocks(p, "p td div table");
+        snprintf(what, sizeof what, "big page %zu (%zu MB)", i, v[i].size >> 20);
+        g_page(&g, v[i].size, v[i].step, v[i].trap, "");
+        parser_set_limits(p, v[i].dom, v[i].slice);
+        CHECK(parser_parse_html(p, "http://p.com/x/y.html", g.buf, g.n, &r) ==
+                  DC_OK, "%s", what);
+        CHECK(same_links(r, &g, what), "%s: links", what);
+        CHECK(r->dom_len <= v[i].dom && r->dom_len > v[i].dom / 2 &&
+                  r->slices > 0,
+              "%s: dom %zu bytes, %zu slices", what, r->dom_len, r->slices);
+        CHECK(strcmp(r->base, "http://b.com/base/") == 0, "%s: base", what);
+        CHECK(r->nofollow >= 1, "%s: rel=nofollow counted", what);
+        for (k = none = 0; k < r->nlinks; k++)
+            none += r->links[k].block == PARSER_BLOCK_NONE;
+        CHECK(r->nlinks > 100 && r->links[1].block != PARSER_BLOCK_NONE &&
+                  r->links[r->nlinks - 1].block == PARSER_BLOCK_NONE &&
+                  none > r->nlinks / 2,
+              "%s: %zu of %zu links past the DOM", what, none, r->nlinks);
+        /* gumbo's tree of the DOM part, plus the last chunk's slack */
+        CHECK(parser__arena_peak(p) <= 40 * v[i].dom + (4u << 20),
+              "%s: arena peak %zu", what, parser__arena_peak(p));
+        printf("%s: %zu bytes, %zu links, dom %zu B + %zu slices, arena peak "
+               "%zu B\n", what, g.n, r->nlinks, r->dom_len, r->slices,
+               parser__arena_peak(p));
+        /* after it, the thread keeps at most one chunk of ARENA_KEEP_MAX */
+        CHECK(parser_parse_html(p, "http://p.com/", "<a href=/s>", 11, &r) ==
+                      DC_OK && r->nlinks == 1 &&
+                  parser__arena_bytes(p) <= (8u << 20) + 4096,
+              "%s: arena after it %zu", what, parser__arena_bytes(p));
+    }
+
+    /* meta nofollow in the head: no link, no slice parsed */
+    g_page(&g, 3u << 20, 2000, 1000, "<meta name=robots content=\"nofollow\">");
+    parser_set_limits(p, 256u << 10, 128u << 10);
+    CHECK(parser_parse_html(p, "http://p.com/", g.buf, g.n, &r) == DC_OK &&
+              r->nlinks == 0 && r->slices == 0 &&
+              (r->meta_robots & PARSER_META_NOFOLLOW),
+          "nofollow: %zu links, %zu slices", r->nlinks, r->slices);
+    /* ... and in a late slice: all links dropped too */
+    g_page(&g, 3u << 20, 2000, 1000, "");
+    g.n -= 200;
+    g_str(&g, "<meta name=\"robots\" content=\"noindex, nofollow\"></body>");
+    CHECK(parser_parse_html(p, "http://p.com/", g.buf, g.n, &r) == DC_OK &&
+              r->nlinks == 0 && r->slices > 0 &&
+              (r->meta_robots & PARSER_META_NOINDEX),
+          "late nofollow: %zu links", r->nlinks);
+
+    /* the same 3 MB page as one DOM: the same links */
+    g_page(&g, 3u << 20, 2000, 40000, "");
+    parser_set_limits(p, 0, 0);
+    CHECK(parser_parse_html(p, "http://p.com/", g.buf, g.n, &r) == DC_OK &&
+              r->slices == 0 && r->dom_len == g.n,
+          "one DOM");
+    CHECK(same_links(r, &g, "one DOM"), "one DOM: links");
+    parser_free(&p);
+    g_free(&g);
+}
+
+/* Hostile bodies in slices: one giant tag, comment, script, text without
+ * '<', <plaintext>, a '<' every byte: each ends, in bounded memory, with
+ * the links around it. */
+static void test_big_hostile(void)
+{
+    static const char *const kinds[] = {
+        "tag", "comment", "script", "text", "plaintext", "lts", "quote",
+    };
+    size_t big = 3u << 20, i, k;
+    struct parser *p = parser_new(0, 0);
+    const struct parser_result *r;
+    char *buf = malloc(big + 4096);
+    double t0, dt;
+
+    parser_set_limits(p, 64u << 10, 32u << 10);
+    for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        size_t n = 0, want;
+        n += (size_t)sprintf(buf, "<a href=/before>b</a>");
+        switch (i) {
+        case 0:
+            n += (size_t)sprintf(buf + n, "<a title=\"");
+            break;
+        case 1:
+            n += (size_t)sprintf(buf + n, "<!--");
+            break;
+        case 2:
+            n += (size_t)sprintf(buf + n, "<script>");
+            break;
+        case 4:
+            n += (size_t)sprintf(buf + n, "<plaintext>");
+            break;
+        default:
+            break;
+        }
+        for (k = 0; n < big; k++)
+            buf[n++] = i == 5 ? '<' : i == 6 ? '"' : "<a href=/in>"[k % 12];
+        if (i == 3)
+            memset(buf + 21, 'x', n - 21);
+        switch (i) {
+        case 0:
+            n += (size_t)sprintf(buf + n, "\" href=/giant>");
+            break;
+        case 1:
+            n += (size_t)sprintf(buf + n, "-->");
+            break;
+        case 2:
+            n += (size_t)sprintf(buf + n, "</script>");
+            break;
+        default:
+            break;
+        }
+        n += (size_t)sprintf(buf + n, "<a href=/after>a</a>");
+        t0 = now_s();
+        CHECK(parser_parse_html(p, "http://p.com/", buf, n, &r) == DC_OK,
+              "hostile %s", kinds[i]);
+        dt = now_s() - t0;
+        /* found: /before, and /after unless the rest is plaintext; /in
+         * and /giant are inside a token (the giant tag is longer than a
+         * slice, so it is dropped) */
+        want = i == 4 ? 1 : 2;
+        CHECK(r->nlinks == want && strcmp(r->links[0].url,
+                                          "http://p.com/before") == 0 &&
+                  (want == 1 ||
+                   strcmp(r->links[1].url, "http://p.com/after") == 0),
+              "hostile %s: %zu links (%s ...)", kinds[i], r->nlinks,
+              r->nlinks ? r->links[r->nlinks - 1].url : "");
+        CHECK(parser__arena_peak(p) <= (8u << 20),
+              "hostile %s: arena peak %zu", kinds[i], parser__arena_peak(p));
+        CHECK(dt < 30, "hostile %s took %.1f s", kinds[i], dt);
+        printf("hostile %s, 3 MB in 32 KB slices: %zu slices, %.2f s, arena "
+               "peak %zu B\n", kinds[i], r->slices, dt, parser__arena_peak(p));
+    }
+    parser_free(&p);
+    free(buf);
+}
+
+static int is_letter(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* The cutter on random tag soup: pieces in order, each at most max bytes,
+ * always advancing, each cut before '<' and a letter or "</" and one. */
+static void test_cut_soup(void)
+{
+    static const char *const tok[] = {
+        "<a href=", "\"", "'", "/x", ">", "<", "</a>", "<div>", "<!--", "-->",
+        "<script>", "</script>", "<style>", "</style >", "<title>", "</title>",
+        "<!x>", "<?y>", "</>", "</ 1>", "=", " ", "text", "<p class=a'b>",
+        "<textarea>", "</textarea/>", "<plaintext>", "--!>", "<!-->",
+    };
+    size_t ntok = sizeof tok / sizeof tok[0], it, n, a, b, last, pieces;
+    char *buf = malloc(1 << 16);
+    struct parser__cut c;
+    int ok;
+
+    for (it = 0; it < 300; it++) {
+        size_t max = 1 + rnd() % 300;
+        for (n = 0; n < 60000;) {
+            const char *t = tok[rnd() % ntok];
+            size_t l = strlen(t);
+            memcpy(buf + n, t, l);
+            n += l;
+        }
+        parser__cut_init(&c, buf, n);
+        last = 0;
+        ok = 1;
+        for (pieces = 0; ok && parser__cut_next(&c, max, &a, &b); pieces++) {
+            ok = a >= last && b > a && b - a <= max && b <= n && c.pos >= b &&
+                 pieces <= n &&
+                 (a == 0 || (buf[a] == '<' && (is_letter(buf[a + 1]) ||
+                                               (buf[a + 1] == '/' &&
+                                                is_letter(buf[a + 2])))));
+            last = c.pos;
+        }
+        CHECK(ok && last == n, "soup %zu (max %zu): piece %zu [%zu, %zu)", it,
+              max, pieces, a, b);
+    }
+    free(buf);
+}
+
 int main(void)
 {
     test_table();
@@ -638,6 +1006,9 @@ int main(void)
     test_deep("<span>", "</span>");
     test_garbage();
     test_arena();
+    test_cut_soup();
+    test_big();
+    test_big_hostile();
     test_site();
     return t_done("u-html");
 }

@@ -1,0 +1,241 @@
+/*
+ * html-slice.c: where a big HTML body may be cut into pieces that gumbo
+ * parses one at a time (html.c parses the first piece into the page's DOM
+ * and the rest as slices, so gumbo's memory is bounded by the piece size,
+ * not by the body).
+ *
+ * A cut is made only before a '<' that starts a start or end tag ("<a",
+ * "</a") where the HTML tokenizer is in its data state: never inside a
+ * tag (its attributes and quoted values), a comment, a bogus comment
+ * ("<!x>", "<?x>"), or the raw text of script, style, textarea, title,
+ * xmp, iframe, noembed and noframes (which end only at their own end tag).
+ * A piece therefore begins and ends between tokens, and what gumbo sees in
+ * it is what the whole document's tokenizer would see there. Not modelled:
+ * <plaintext> (the rest of the body is text: never cut after it), script
+ * data's escape states, and foreign content (svg/math), where a tag-like
+ * element name is not raw text; these can only move a cut, not lose more
+ * than the links near it.
+ *
+ * The scan is a forward pass with memchr over text, comments and raw text
+ * and a small state machine over tags; it keeps no state between pieces
+ * other than the next piece's start, which is always a cut point (or the
+ * body's start), so it needs no memory.
+ *
+ * Hostile input: when no cut point lies within `max` bytes of a piece's
+ * start (one giant tag, comment or script, or text without any tag), the
+ * piece is the first `max` bytes (gumbo sees an unfinished token at its
+ * end and drops it) and the next piece starts at the next cut point after
+ * them; the bytes in between hold no tag, so no link is lost except one in
+ * a single tag longer than `max`. Every call advances, so the number of
+ * pieces is at most len / 1 and in practice len / max + a few; each byte
+ * is scanned at most twice.
+ */
+#include <string.h>
+#include <strings.h>
+
+#include "parser-internal.h"
+
+static int is_alpha(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static int is_space(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
+}
+
+/* After "<!--" at i: the position after the comment's end (or len). */
+static size_t comment_end(const char *s, size_t len, size_t i)
+{
+    const char *p;
+
+    if (i < len && s[i] == '>')
+        return i + 1; /* "<!-->" */
+    if (i + 1 < len && s[i] == '-' && s[i + 1] == '>')
+        return i + 2; /* "<!--->" */
+    while (i + 2 <= len && (p = memchr(s + i, '-', len - i))) {
+        i = (size_t)(p - s);
+        if (i + 2 < len && s[i + 1] == '-' && s[i + 2] == '>')
+            return i + 3;
+        if (i + 3 < len && s[i + 1] == '-' && s[i + 2] == '!' &&
+            s[i + 3] == '>')
+            return i + 4;
+        i++;
+    }
+    return len;
+}
+
+/* After the '<' at i, is this a start or end tag? */
+static int tag_starts(const char *s, size_t len, size_t i)
+{
+    if (i + 1 >= len)
+        return 0;
+    if (is_alpha((unsigned char)s[i + 1]))
+        return 1;
+    return s[i + 1] == '/' && i + 2 < len && is_alpha((unsigned char)s[i + 2]);
+}
+
+/*
+ * From i, in the data state: the position of the next '<' that starts a
+ * tag (a cut point), skipping comments and bogus comments; len if none.
+ */
+static size_t next_tag(const char *s, size_t len, size_t i)
+{
+    const char *p;
+
+    while (i < len && (p = memchr(s + i, '<', len - i))) {
+        i = (size_t)(p - s);
+        if (tag_starts(s, len, i))
+            return i;
+        if (i + 3 < len && s[i + 1] == '!' && s[i + 2] == '-' &&
+            s[i + 3] == '-') {
+            i = comment_end(s, len, i + 4);
+        } else if (i + 1 < len &&
+                   (s[i + 1] == '!' || s[i + 1] == '?' || s[i + 1] == '/')) {
+            /* bogus comment to the next '>' ("</>" included) */
+            p = memchr(s + i + 2, '>', i + 2 < len ? len - i - 2 : 0);
+            i = p ? (size_t)(p - s) + 1 : len;
+        } else {
+            i++; /* a '<' that is text */
+        }
+    }
+    return len;
+}
+
+/* Elements whose content is text up to their own end tag. */
+static int raw_text(const char *name, size_t n)
+{
+    static const char *const names[] = {
+        "script", "style", "textarea", "title", "xmp",
+        "iframe", "noembed", "noframes",
+    };
+    size_t k;
+
+    for (k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (strlen(names[k]) == n && memcmp(names[k], name, n) == 0)
+            return 1;
+    return 0;
+}
+
+/* From i (after a raw text element's start tag): the position of the
+ * '<' of "</name" followed by space, '/' or '>'; len if none. */
+static size_t raw_end(const char *s, size_t len, size_t i, const char *name,
+                      size_t n)
+{
+    const char *p;
+
+    while (i < len && (p = memchr(s + i, '<', len - i))) {
+        i = (size_t)(p - s);
+        if (i + 2 + n < len && s[i + 1] == '/' &&
+            strncasecmp(s + i + 2, name, n) == 0 &&
+            (is_space((unsigned char)s[i + 2 + n]) || s[i + 2 + n] == '/' ||
+             s[i + 2 + n] == '>'))
+            return i;
+        i++;
+    }
+    return len;
+}
+
+enum { T_BEFORE_NAME, T_NAME, T_AFTER_NAME, T_BEFORE_VALUE, T_VALUE };
+
+/*
+ * The tag whose '<' is at i (tag_starts() holds): the position after it,
+ * and after the content of a raw text element; len when it does not end.
+ */
+static size_t skip_tag(const char *s, size_t len, size_t i)
+{
+    char name[16];
+    size_t n = 0;
+    int end = s[i + 1] == '/', st = T_BEFORE_NAME;
+    const char *p;
+
+    i += 1 + (size_t)end;
+    for (; i < len && !is_space((unsigned char)s[i]) && s[i] != '/' &&
+           s[i] != '>';
+         i++, n++)
+        if (n < sizeof name)
+            name[n] = (char)(s[i] | 0x20);
+    for (; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (st == T_VALUE) { /* unquoted value */
+            if (is_space(c))
+                st = T_BEFORE_NAME;
+            else if (c == '>')
+                break;
+        } else if (st == T_BEFORE_VALUE) {
+            if (c == '"' || c == '\'') {
+                p = memchr(s + i + 1, c, len - i - 1);
+                if (!p)
+                    return len;
+                i = (size_t)(p - s);
+                st = T_BEFORE_NAME;
+            } else if (c == '>') {
+                break;
+            } else if (!is_space(c)) {
+                st = T_VALUE;
+            }
+        } else if (c == '>') {
+            break;
+        } else if (c == '=' && st != T_BEFORE_NAME) {
+            st = T_BEFORE_VALUE;
+        } else if (is_space(c)) {
+            st = st == T_NAME ? T_AFTER_NAME : st;
+        } else if (c == '/') {
+            st = T_BEFORE_NAME;
+        } else {
+            st = T_NAME;
+        }
+    }
+    if (i >= len)
+        return len;
+    i++; /* past '>' */
+    if (end || n > sizeof name)
+        return i;
+    if (n == 9 && memcmp(name, "plaintext", 9) == 0)
+        return len;
+    if (raw_text(name, n))
+        return raw_end(s, len, i, name, n);
+    return i;
+}
+
+void parser__cut_init(struct parser__cut *c, const char *s, size_t len)
+{
+    c->s = s;
+    c->len = len;
+    c->pos = 0;
+}
+
+int parser__cut_next(struct parser__cut *c, size_t max, size_t *start,
+                     size_t *end)
+{
+    const char *s = c->s;
+    size_t len = c->len, i = c->pos, limit, best = 0, b;
+
+    if (c->pos >= len)
+        return 0;
+    if (max == 0)
+        max = 1;
+    *start = c->pos;
+    limit = len - c->pos > max ? c->pos + max : len;
+    if (limit == len) {
+        *end = c->pos = len;
+        return 1;
+    }
+    if (tag_starts(s, len, i))
+        i = skip_tag(s, len, i);
+    for (;;) {
+        b = next_tag(s, len, i);
+        if (b > limit || b >= len)
+            break;
+        best = b;
+        i = skip_tag(s, len, b);
+    }
+    if (best > *start) { /* the last cut point within max bytes */
+        *end = c->pos = best;
+    } else { /* none: the first max bytes, then the next cut point on */
+        *end = limit;
+        c->pos = b;
+    }
+    return 1;
+}
