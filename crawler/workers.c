@@ -126,7 +126,7 @@ static int type_listed(const char *list, const char *ct)
 }
 
 static void links_add(struct work_links *wl, const char *url, size_t len,
-                      const char *host, size_t hostlen, int nav,
+                      const char *host, size_t hostlen, unsigned nav,
                       uint32_t blk)
 {
     size_t need = wl->blob_len + len + 1;
@@ -181,16 +181,22 @@ static void extract_links(struct work_job *j, struct parser *p,
     j->refresh = pr->refresh ? xstrdup(pr->refresh) : NULL;
     j->links_found = pr->found;
     j->links_rejected = pr->rejected;
+    if (pr->blocks)
+        j->links.page_text = pr->blocks[0].text - pr->blocks[0].link_text;
     for (i = 0; i < pr->nlinks; i++) {
         const char *host;
         size_t hostlen;
-        int nav = 0;
+        unsigned nav = 0;
         if (parser_url_host(pr->links[i].url, &host, &hostlen) != DC_OK)
             continue;
         if (pr->blocks) {
             const struct parser_block *b = &pr->blocks[pr->links[i].block];
             nav = noise_block_is_nav(c->noise_link_ratio, b->text,
-                                     b->link_text);
+                                     b->link_text)
+                      ? NOISE_SIG_RATIO
+                      : 0;
+            nav |= (b->flags & PARSER_BLOCK_NAV) ? NOISE_SIG_NAV : 0;
+            nav |= (b->flags & PARSER_BLOCK_MAIN) ? NOISE_SIG_MAIN : 0;
         }
         links_add(&j->links, pr->links[i].url, pr->links[i].len, host,
                   hostlen, nav, pr->links[i].block);
