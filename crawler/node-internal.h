@@ -70,7 +70,7 @@ size_t fetcher_active(const struct fetcher *f);
  * blob + off[i] (NUL-terminated), its host blob + hoff[i] (hlen[i] bytes).
  * nav[i]: the noise block stage's signals (NOISE_SIG_*, worker) of link
  * i's block, turned into the block rule's verdict on the node (0 content,
- * 1 navigation; noise_repeat); blk[i]: that block (its parser block
+ * else navigation; noise_repeat); blk[i]: that block (its parser block
  * index); page_text: the page's text outside links (characters), for the
  * page guard. verdict/ticket: the noise cluster stage (node), n
  * entries. */

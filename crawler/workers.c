@@ -14,8 +14,10 @@
  *      noindex, rel=canonical, meta refresh; meta nofollow and
  *      rel=nofollow links are left out by the parser); with
  *      noise.enabled the parser also measures the page's blocks and each
- *      link gets the noise block stage's verdict (stateless, so it runs
- *      here; the per-host cluster stage runs on the node's main thread).
+ *      link gets its block's noise signals (over the ratio, semantic
+ *      navigation, main content: stateless, so they are found here; the
+ *      per-host block rule and cluster stage run on the node's main
+ *      thread).
  *
  * A 3xx with a Location is not parsed: its one "link" is the target,
  * canonicalized, flagged j->redirect (the node admits it at the same

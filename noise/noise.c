@@ -55,15 +55,16 @@
  * (the navigation history: contextual links and which S links are noise
  * samples). The page's over-ratio links are grouped by block; each block
  * is judged (signals_block), then the page guard, then the page's links
- * are recorded. Measured on bench/noise-real.sh's sites (depth 3): with
- * every navigation link a noise sample, Javadoc kept 0.53 of its pages
- * (source pages src-html/.../X.html resemble the per-class
- * class-use/X.html menu links), and the generated pager site of
- * tests/e2e/pager.sh lost its sliding pager's pages (its numbers,
- * dropped as repeated, made the next numbers look-alikes); with only
- * recurring navigation as samples both are whole. The contextual keep
- * took Javadoc from 0.63 to 0.97 and cost the generated bench site 2.9 %
- * of its pages fetched through navigation only (0 without).
+ * are recorded. Measured with bench/noise-real.sh (depth 3, share of the
+ * noise-off pages kept): with every navigation link a noise sample,
+ * Javadoc kept 0.53 (its source pages src-html/.../X.html resemble the
+ * per-class class-use/X.html menu links), and tests/e2e/pager.sh's site
+ * lost its sliding pager's pages (its numbers, dropped as repeated, made
+ * the next numbers look-alikes); with only recurring navigation as
+ * samples the pager site is whole and Javadoc keeps 0.63 (the rest:
+ * class-use pages linked only from its menu). The contextual keep takes
+ * Javadoc to 0.97 and costs the generated bench site 2.9 % of its pages
+ * fetched through navigation only (0 without; tests/e2e/noise.sh).
  *
  * Cluster recurrence (signals): each nav cluster counts the pages that fed
  * it (last_page, pages); with fewer than two it drops no look-alike.

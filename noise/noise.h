@@ -102,7 +102,7 @@
 #define NOISE_JUDGE_MIN 3      /* signals: links a block needs to be P */
 #define NOISE_GUARD_SHARE 0.9  /* signals: page guard, dropped link share */
 #define NOISE_GUARD_TEXT 500   /* signals: page guard, non-link text below */
-#define NOISE_CONTEXT_PAGES 3  /* signals: contextual links, host pages */
+#define NOISE_CONTEXT_PAGES 2  /* signals: contextual links, host pages */
 #define NOISE_CONTEXT_SHARE 0.5 /* signals: ... and known share of the menu */
 
 /* noise.block_rule */
