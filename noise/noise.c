@@ -63,7 +63,7 @@
  * the next numbers look-alikes); with only recurring navigation as
  * samples the pager site is whole and Javadoc keeps 0.63 (the rest:
  * class-use pages linked only from its menu). The contextual keep takes
- * Javadoc to 0.97 and costs the generated bench site 2.9 % of its pages
+ * Javadoc to 0.97 and costs the generated bench site 3.0 % of its pages
  * fetched through navigation only (0 without; tests/e2e/noise.sh).
  *
  * Cluster recurrence (signals): each nav cluster counts the pages that fed
