@@ -1,63 +1,56 @@
 #!/usr/bin/env bash
-# noise-real.sh [DCRAWL] [DEPTH]: the noise filter on real documentation
-# nobody here wrote. Installs Debian's python3.11-doc and postgresql-doc-15
-# (apt-get, needs root or sudo), serves their HTML trees with a private
-# nginx on 127.0.0.2:8090 and 127.0.0.3:8090 (config, pid and logs in
-# /tmp/noise-real/), crawls each with noise off and with noise on under
-# both block rules (noise.block_rule=ratio, the default, and repeated) to
-# DEPTH (default 30) and prints pages reached and the share of the
-# noise-off set that each noise-on crawl keeps (goal >= 95 %); a third
-# noise-on crawl, repeated-nolook, shows the repeated rule with the cluster
-# stage's look-alike drop turned off (noise.similarity=1).
+# noise-real.sh [DCRAWL] [DEPTH] [--set k=v ...]: the noise filter on real
+# documentation nobody here wrote. Serves bench/real-sites.sh's sites (eight
+# Debian documentation packages, one generator each) with nginx on
+# 127.0.3.1-8:8090 and crawls each from its seed to DEPTH (default 3)
+# twice, with default settings except politeness.delay=0: once with
+# noise.enabled=false, once with the noise filter as configured (the
+# default rule, plus any --set given after DEPTH). Per site it prints the
+# pages each crawl fetched (status 200), the share of the noise-off set the
+# noise-on crawl keeps (the goal is >= 0.97), and the 10 most frequent URL
+# patterns of the pages it dropped (digit runs -> N, the last path
+# segment cut after its first word: sql-createtable.html -> sql-*.html),
+# each with a count and one example, so a reader can judge whether they
+# are boilerplate. Doxygen is seeded at /files.html (its main page has
+# only JavaScript menus). SITES="python git" limits the run to those sites.
+# NET=127.0.5 moves the servers off 127.0.3.x, W=DIR the work files. Work files in /tmp/noise-real/.
 set -uo pipefail
-DCRAWL=${1:-$(dirname "$0")/../build/dcrawl}
-DEPTH=${2:-30}
-W=/tmp/noise-real
-PY=/usr/share/doc/python3.11/html
-PG=/usr/share/doc/postgresql-doc-15/html
-SUDO=; [ "$(id -u)" -ne 0 ] && SUDO=sudo
-if [ ! -d "$PY" ] || [ ! -d "$PG" ]; then
-    $SUDO apt-get install -y python3.11-doc postgresql-doc-15 >/dev/null || exit 1
+HERE=$(cd "$(dirname "$0")" && pwd)
+DCRAWL=${1:-$HERE/../build-rel/dcrawl}
+DEPTH=${2:-3}
+shift $(($# < 2 ? $# : 2))
+EXTRA=("$@")
+W=${W:-/tmp/noise-real}
+. "$HERE/real-sites.sh"
+# NET=127.0.N serves the sites on other addresses than real-sites.sh's
+# 127.0.3.x (when another run holds those)
+if [ -n "${NET:-}" ]; then
+    REAL_SITES_TABLE=${REAL_SITES_TABLE//127.0.3./$NET.}
+    REAL_SITES=${REAL_SITES//127.0.3./$NET.}
 fi
-PY=$(readlink -f "$PY"); PG=$(readlink -f "$PG")
-rm -rf "$W"; mkdir -p "$W/tmp"
-cat >"$W/nginx.conf" <<CONF
-worker_processes 2;
-pid $W/nginx.pid;
-error_log $W/error.log;
-events { worker_connections 256; }
-http {
-  include /etc/nginx/mime.types;
-  access_log off;
-  client_body_temp_path $W/tmp; proxy_temp_path $W/tmp;
-  fastcgi_temp_path $W/tmp; uwsgi_temp_path $W/tmp; scgi_temp_path $W/tmp;
-  server { listen 127.0.0.2:8090; root $PY; index index.html; }
-  server { listen 127.0.0.3:8090; root $PG; index index.html; }
-}
-CONF
-nginx -c "$W/nginx.conf" -p "$W" || exit 1
-trap 'kill "$(cat "$W/nginx.pid")" 2>/dev/null' EXIT
-crawl() { # name url mode (off, ratio, repeated or repeated-nolook)
-    local set="--set noise.enabled=false"
-    [ "$3" != off ] && set="--set noise.enabled=true --set noise.block_rule=${3%-nolook}"
-    # repeated-nolook: the cluster stage's look-alike drop off (similarity 1
-    # joins only equal URLs), to show what the block rule alone keeps
-    [ "$3" = repeated-nolook ] && set="$set --set noise.similarity=1"
+# Doxygen's main page holds its menus in JavaScript (one link): seed the
+# file list instead
+REAL_SITES=$(echo "$REAL_SITES" | sed 's|^\(doxygen http://[^/]*/\)$|\1files.html|')
+rm -rf "$W"; mkdir -p "$W"
+real_sites_start "$W/nginx" || exit 1
+trap real_sites_stop EXIT INT TERM
+crawl() { # name url mode(off|on)
+    local set=(--set noise.enabled=false)
+    [ "$3" = on ] && set=("${EXTRA[@]}")
     echo "$2" >"$W/$1.seeds"
-    # shellcheck disable=SC2086
-    timeout 600 "$DCRAWL" crawl --seeds "$W/$1.seeds" --depth "$DEPTH" \
-        --out "$W/$1-$3" --set politeness.delay=0 $set \
+    timeout 900 "$DCRAWL" crawl --seeds "$W/$1.seeds" --depth "$DEPTH" \
+        --out "$W/$1-$3" --set politeness.delay=0 "${set[@]}" \
         >"$W/$1-$3.log" 2>&1 || { cat "$W/$1-$3.log"; return 1; }
-    grep "noise:" "$W/$1-$3.log" | sed "s/^/  $1 $3:/"
 }
-for site in python:http://127.0.0.2:8090/ postgres:http://127.0.0.3:8090/; do
-    name=${site%%:*}; url=${site#*:}
-    crawl "$name" "$url" off || exit 1
-    for rule in ratio repeated repeated-nolook; do
-        crawl "$name" "$url" "$rule" || exit 1
-        python3 - "$name block_rule=$rule" "$W/$name-$rule/merged/pages.jsonl" \
-            "$W/$name-off/merged/pages.jsonl" <<'PY'
-import json, sys
+rc=0
+while read -r name url; do
+    [ -n "${SITES:-}" ] && [[ " $SITES " != *" $name "* ]] && continue
+    crawl "$name" "$url" off || { rc=1; continue; }
+    crawl "$name" "$url" on || { rc=1; continue; }
+    python3 - "$name" "$W/$name-on/merged/pages.jsonl" \
+        "$W/$name-off/merged/pages.jsonl" <<'PY' || rc=1
+import collections, json, re, sys
+from urllib.parse import urlsplit
 def ok(path):
     s = set()
     for line in open(path):
@@ -65,9 +58,28 @@ def ok(path):
         if p.get("status") == 200 and not p["url"].endswith("/robots.txt"):
             s.add(p["url"])
     return s
-on, off = ok(sys.argv[2]), ok(sys.argv[3])
-print("%s: noise off %d pages, noise on %d pages; noise on keeps %.4f of the noise-off set (%d missing)"
-      % (sys.argv[1], len(off), len(on), len(on & off) / max(1, len(off)), len(off - on)))
+def pattern(u):
+    # digit runs -> N; the last segment keeps its first word (up to - _ .)
+    path = re.sub(r"[0-9]+", "N", urlsplit(u).path)
+    d, _, last = path.rpartition("/")
+    if not last:
+        return d + "/"
+    stem, dot, ext = last.rpartition(".") if "." in last else (last, "", "")
+    word = re.split(r"[-_.]", stem, 1)
+    head = word[0] + "-*" if len(word) > 1 else "*"
+    return d + "/" + head + dot + ext
+name, on, off = sys.argv[1], ok(sys.argv[2]), ok(sys.argv[3])
+miss = off - on
+share = len(on & off) / max(1, len(off))
+print("%s: noise off %d pages, noise on %d; kept %.4f of the noise-off set, %d dropped%s"
+      % (name, len(off), len(on), share, len(miss), "" if share >= 0.97 else "  [below 0.97]"))
+pats = collections.Counter(pattern(u) for u in miss)
+ex = {}
+for u in sorted(miss):
+    ex.setdefault(pattern(u), u)
+for p, n in pats.most_common(10):
+    print("    %5d  %-40s e.g. %s" % (n, p, urlsplit(ex[p]).path))
 PY
-    done
-done
+    grep -h "noise:" "$W/$name-on.log" | sed "s/^/    on: /"
+done <<<"$REAL_SITES"
+exit $rc

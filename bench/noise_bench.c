@@ -3,15 +3,16 @@
  * shared/bench/gen_site.py, without a crawl.
  *
  *   noise_bench eval SITE [RULE] [TEMPLATE_MIN]
- *       RULE is the block rule, ratio (default) or repeated (see noise.h).
+ *       RULE is the block rule, signals (default), ratio or repeated
+ *       (see noise.h).
  *       Runs the parser (blocks on, default tag set) and the noise module
  *       over every page listed in SITE/links.jsonl, host by host in file
  *       order, and scores the "noise" verdicts against the nav/content
  *       labels. Unit: one (page, target URL) pair; its label is content
  *       when any of its occurrences on the page is labelled content (the
  *       crawler decides per unique URL of a page). Prints precision and
- *       recall of the block stage alone (with the repeated rule: after
- *       its repeat check) and of block + cluster stages.
+ *       recall of the block stage alone (with the repeated and signals
+ *       rules: after their per-host step) and of block + cluster stages.
  *       Exit status 1 when either final figure is below 0.95.
  *
  *   noise_bench speed SITE [REPEAT] [RULE]
@@ -105,18 +106,24 @@ static const char *link_url(void *ud, size_t i)
     return pr->links[i].url;
 }
 
-/* Block stage verdicts for every link of pr into nav, blocks into blk. */
-static void block_stage(const struct parser_result *pr, double ratio,
-                        unsigned char *nav, uint32_t *blk)
+/* Block stage signals for every link of pr into nav (NOISE_SIG_*), blocks
+ * into blk, as crawler/workers.c makes them; returns the page's text
+ * outside links. */
+static size_t block_stage(const struct parser_result *pr, double ratio,
+                          unsigned char *nav, uint32_t *blk)
 {
     size_t i;
 
     for (i = 0; i < pr->nlinks; i++) {
         const struct parser_block *b = &pr->blocks[pr->links[i].block];
-        nav[i] = (unsigned char)noise_block_is_nav(ratio, b->text,
-                                                   b->link_text);
+        nav[i] = noise_block_is_nav(ratio, b->text, b->link_text)
+                     ? NOISE_SIG_RATIO
+                     : 0;
+        nav[i] |= (b->flags & PARSER_BLOCK_NAV) ? NOISE_SIG_NAV : 0;
+        nav[i] |= (b->flags & PARSER_BLOCK_MAIN) ? NOISE_SIG_MAIN : 0;
         blk[i] = pr->links[i].block;
     }
+    return pr->blocks[0].text - pr->blocks[0].link_text;
 }
 
 struct score {
@@ -175,7 +182,7 @@ static int cmd_eval(const char *site, int rule, size_t template_min)
     struct score blk = {0}, all = {0};
     unsigned char *nav = NULL, *verdict = NULL;
     uint32_t *bl = NULL;
-    size_t cap = 0, n, i, k, len, pages = 0, missing = 0;
+    size_t cap = 0, n, i, k, len, pages = 0, missing = 0, text;
     double pr_, rc_, p2, r2;
     FILE *f;
 
@@ -205,9 +212,9 @@ static int cmd_eval(const char *site, int rule, size_t template_min)
         xgrow((void **)&nav, &cap, pr->nlinks + 1, 1);
         verdict = xrealloc(verdict, cap);
         bl = xrealloc(bl, cap * sizeof(*bl));
-        block_stage(pr, nc.link_ratio, nav, bl);
+        text = block_stage(pr, nc.link_ratio, nav, bl);
         noise_repeat(nz, host, hostlen, link_url, (void *)pr, pr->nlinks, bl,
-                     nav, &st);
+                     nav, text, &st);
         noise_filter(nz, host, hostlen, link_url, (void *)pr, pr->nlinks, nav,
                      verdict, NULL, &st);
         for (k = 0; k < n; k++) {
@@ -225,7 +232,9 @@ static int cmd_eval(const char *site, int rule, size_t template_min)
     }
     fclose(f);
     printf("pages %zu, targets not extracted %zu, rule %s, template_min %zu\n",
-           pages, missing, rule == NOISE_RULE_REPEATED ? "repeated" : "ratio",
+           pages, missing, rule == NOISE_RULE_REPEATED ? "repeated"
+           : rule == NOISE_RULE_SIGNALS ? "signals"
+                                        : "ratio",
            template_min);
     printf("links %zu: dropped by block %zu, by cluster %zu; over-ratio kept "
            "as not repeated %zu\n",
@@ -361,7 +370,7 @@ static int cmd_speed(const char *site, int repeat, int rule)
     unsigned char nav[MAX_TARGETS], verdict[MAX_TARGETS];
     uint32_t blk[MAX_TARGETS];
     uint64_t ticket[MAX_TARGETS];
-    size_t n, i, nl;
+    size_t n, i, nl, text;
     double t_plain = 0, t_blocks = 0, t_filter = 0, t0;
     int r;
 
@@ -385,10 +394,10 @@ static int cmd_speed(const char *site, int repeat, int rule)
             t_blocks += now_s() - t0;
             t0 = now_s();
             nl = pr->nlinks < MAX_TARGETS ? pr->nlinks : MAX_TARGETS;
-            block_stage(pr, nc.link_ratio, nav, blk);
+            text = block_stage(pr, nc.link_ratio, nav, blk);
             parser_url_host(pg[i].url, &host, &hostlen);
             noise_repeat(nz, host, hostlen, link_url, (void *)pr, nl, blk, nav,
-                         NULL);
+                         text, NULL);
             noise_filter(nz, host, hostlen, link_url, (void *)pr, nl, nav,
                          verdict, ticket, NULL);
             t_filter += now_s() - t0;
@@ -412,10 +421,10 @@ static int cmd_speed(const char *site, int repeat, int rule)
     return 0;
 }
 
-/* argv[i] as a block rule (absent: ratio); -1 when not a rule. */
+/* argv[i] as a block rule (absent: signals); -1 when not a rule. */
 static int rule_arg(int argc, char **argv, int i)
 {
-    int rule = NOISE_RULE_RATIO;
+    int rule = NOISE_RULE_SIGNALS;
 
     if (i < argc && noise_rule_parse(argv[i], &rule) != DC_OK)
         return -1;
@@ -429,7 +438,7 @@ int main(int argc, char **argv)
     if (argc >= 3 && !strcmp(argv[1], "eval")) {
         /* eval SITE [RULE] [TEMPLATE_MIN]; a number alone is TEMPLATE_MIN */
         int num = argc > 3 && argv[3][0] >= '0' && argv[3][0] <= '9';
-        rule = num ? NOISE_RULE_RATIO : rule_arg(argc, argv, 3);
+        rule = num ? NOISE_RULE_SIGNALS : rule_arg(argc, argv, 3);
         if (rule >= 0)
             return cmd_eval(argv[2], rule,
                             argc > 3 + !num ? (size_t)atoi(argv[3 + !num])
@@ -438,9 +447,9 @@ int main(int argc, char **argv)
     if (argc >= 3 && !strcmp(argv[1], "speed") &&
         (rule = rule_arg(argc, argv, 4)) >= 0)
         return cmd_speed(argv[2], argc > 3 ? atoi(argv[3]) : 3, rule);
-    fprintf(stderr, "usage: noise_bench eval SITE [ratio|repeated] "
+    fprintf(stderr, "usage: noise_bench eval SITE [signals|ratio|repeated] "
                     "[TEMPLATE_MIN]\n"
                     "       noise_bench speed SITE [REPEAT] "
-                    "[ratio|repeated]\n");
+                    "[signals|ratio|repeated]\n");
     return 2;
 }

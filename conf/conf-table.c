@@ -153,9 +153,11 @@ const struct conf_opt conf__opts[] = {
              "drop navigation-noise links (calendars, sort orders, ...)"),
     OPT_DOUBLE("noise.link_ratio", noise_link_ratio, "0.25", 0, 1,
                "a block whose link text / text is above this is navigation"),
-    OPT_STRING("noise.block_rule", noise_block_rule, "ratio", 5, 8,
-               "ratio: every block above link_ratio is navigation; "
-               "repeated: only when it recurs on the host's pages"),
+    OPT_STRING("noise.block_rule", noise_block_rule, "signals", 5, 8,
+               "signals: a block above link_ratio is navigation when a "
+               "second signal agrees; ratio: every block above link_ratio "
+               "(the rule as first written); repeated: only when it recurs "
+               "on the host's pages"),
     OPT_STRING("noise.blocks", noise_blocks,
                "td th p div nav header footer aside section article main "
                "table form", 1, 1024,

@@ -68,10 +68,12 @@ size_t fetcher_active(const struct fetcher *f);
 
 /* Links of a page, ready for admission: canonical URL i is
  * blob + off[i] (NUL-terminated), its host blob + hoff[i] (hlen[i] bytes).
- * nav[i]: the noise block stage (worker) found link i only in blocks above
- * noise.link_ratio; blk[i]: that block (its parser block index), for the
- * repeated rule's per-host check on the node. verdict/ticket: the noise
- * cluster stage (node), n entries. */
+ * nav[i]: the noise block stage's signals (NOISE_SIG_*, worker) of link
+ * i's block, turned into the block rule's verdict on the node (0 content,
+ * else navigation; noise_repeat); blk[i]: that block (its parser block
+ * index); page_text: the page's text outside links (characters), for the
+ * page guard. verdict/ticket: the noise cluster stage (node), n
+ * entries. */
 struct work_links {
     char *blob;
     size_t blob_len, blob_cap;
@@ -80,6 +82,7 @@ struct work_links {
     unsigned char *nav, *verdict;
     uint64_t *ticket;
     size_t n, cap;
+    size_t page_text;
 };
 
 struct work_job {

@@ -639,7 +639,7 @@ static void noise_job(struct node *n, struct work_job *j)
         return;
     }
     noise_repeat(n->noise, host, strlen(host), job_link_url, wl, wl->n,
-                 wl->blk, wl->nav, &j->noise);
+                 wl->blk, wl->nav, wl->page_text, &j->noise);
     noise_filter(n->noise, host, strlen(host), job_link_url, wl, wl->n,
                  wl->nav, wl->verdict, wl->ticket, &j->noise);
     n->st->noise_seen += j->noise.seen;

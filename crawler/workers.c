@@ -16,8 +16,10 @@
  *      noindex, rel=canonical, meta refresh; meta nofollow and
  *      rel=nofollow links are left out by the parser); with
  *      noise.enabled the parser also measures the page's blocks and each
- *      link gets the noise block stage's verdict (stateless, so it runs
- *      here; the per-host cluster stage runs on the node's main thread).
+ *      link gets its block's noise signals (over the ratio, semantic
+ *      navigation, main content: stateless, so they are found here; the
+ *      per-host block rule and cluster stage run on the node's main
+ *      thread).
  *      Links found only past the DOM have no block: they count as content.
  *
  * A 3xx with a Location is not parsed: its one "link" is the target,
@@ -144,7 +146,7 @@ static int type_listed(const char *list, const char *ct)
 }
 
 static void links_add(struct work_links *wl, const char *url, size_t len,
-                      const char *host, size_t hostlen, int nav,
+                      const char *host, size_t hostlen, unsigned nav,
                       uint32_t blk)
 {
     size_t need = wl->blob_len + len + 1;
@@ -199,16 +201,22 @@ static void extract_links(struct work_job *j, struct parser *p,
     j->refresh = pr->refresh ? xstrdup(pr->refresh) : NULL;
     j->links_found = pr->found;
     j->links_rejected = pr->rejected;
+    if (pr->blocks)
+        j->links.page_text = pr->blocks[0].text - pr->blocks[0].link_text;
     for (i = 0; i < pr->nlinks; i++) {
         const char *host;
         size_t hostlen;
-        int nav = 0;
+        unsigned nav = 0;
         if (parser_url_host(pr->links[i].url, &host, &hostlen) != DC_OK)
             continue;
         if (pr->blocks && pr->links[i].block != PARSER_BLOCK_NONE) {
             const struct parser_block *b = &pr->blocks[pr->links[i].block];
             nav = noise_block_is_nav(c->noise_link_ratio, b->text,
-                                     b->link_text);
+                                     b->link_text)
+                      ? NOISE_SIG_RATIO
+                      : 0;
+            nav |= (b->flags & PARSER_BLOCK_NAV) ? NOISE_SIG_NAV : 0;
+            nav |= (b->flags & PARSER_BLOCK_MAIN) ? NOISE_SIG_MAIN : 0;
         }
         links_add(&j->links, pr->links[i].url, pr->links[i].len, host,
                   hostlen, nav, pr->links[i].block);

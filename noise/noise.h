@@ -4,10 +4,12 @@
  *
  *  1. Block stage (stateless, per page; runs on the parse workers). The
  *     parser cuts the DOM into blocks and measures each block's visible
- *     text and link text (parser_set_blocks in parser.h). A block whose
+ *     text and link text (parser_set_blocks in parser.h) and notes its
+ *     context (semantic navigation, main content). A block whose
  *     link_text / text is above noise.link_ratio (a block with links and no
- *     text counts as 1) is navigation: noise_block_is_nav() says so, and
- *     its links are dropped and become the host's noise samples.
+ *     text counts as 1) is over the ratio: noise_block_is_nav() says so.
+ *     The block rule (below) decides which of those links are navigation;
+ *     they are dropped and become the host's noise samples.
  *
  *  2. Cluster stage (per host, stateful; runs on the thread that owns the
  *     host, the node's main thread). URLs are clustered single-pass: a URL
@@ -21,20 +23,58 @@
  *     is dropped too (with template_min 1 this is the rule as first
  *     written; see noise.c for why the default is 2).
  *
- * Block rule (noise.block_rule). `ratio`, the default, is the rule above:
- * every block over the ratio is navigation. `repeated` adds a step between
- * the two stages (noise_repeat, per host, on the owning thread): a block
- * over the ratio is navigation only when it repeats across the host's
- * pages, that is when at least NOISE_REPEAT_SHARE of its links were seen
- * in over-ratio blocks of NOISE_REPEAT_MIN or more links on earlier pages
- * of the same host; otherwise its links stay content. A page's own table
- * of contents (new links) is kept, while the header, sidebar and footer
- * that recur are dropped from the host's second page on. On a host's
- * first page nothing is known to repeat yet, so its navigation is kept
- * (the price: about one page's worth of nav links per host enters the
- * frontier; tests/e2e/noise.sh prints it). Memory: each host keeps at
- * most NOISE_SEEN_MAX link fingerprints (4-way buckets, the entry seen
- * longest ago replaced), hosts LRU as for the clusters.
+ * Block rule (noise.block_rule), a step between the two stages
+ * (noise_repeat, per host, on the owning thread). `signals`, the default:
+ * a block over the ratio is navigation only when a second signal agrees.
+ * The signals of a link's nearest block B (the parser's block flags):
+ *   R  B's own link_text / text is over noise.link_ratio (no text: 1);
+ *   S  B is inside semantic navigation: nav, aside, menu, a header or
+ *      footer outside sectioning content (HTML-AAM banner/contentinfo),
+ *      or role navigation, banner, contentinfo, complementary, menu;
+ *   M  B is inside main content: main, article, role main or article;
+ *   P  the link repeats: B has NOISE_JUDGE_MIN or more links of which at
+ *      least NOISE_REPEAT_SHARE were seen in over-ratio blocks (not S) of
+ *      the host's earlier pages, and this link is one of them.
+ * A link is navigation iff R and (M ? P : (S or P)): inside main content
+ * only repetition makes noise. Links of S blocks are not recorded for P
+ * (a table of contents in main whose entries also sit in a sidebar would
+ * look repeated). A non-semantic header or menu built of divs is kept on
+ * the host's first page and dropped from its recurrences on; a pager's
+ * "next" (a link not seen before) is never P, so P never drops a link on
+ * its first sighting. Contextual links: S links are recorded in a
+ * navigation history of their own; once the host has had
+ * NOISE_CONTEXT_PAGES pages judged, a link of an S block of
+ * NOISE_JUDGE_MIN+ links of which at least NOISE_CONTEXT_SHARE are in
+ * that history, and which itself is not, is kept: a per-page link of a
+ * recurring menu (Javadoc's "Use" link to class-use/X.html, the only way
+ * to those pages), not the menu. Page guard: when the navigation verdicts
+ * would drop at least NOISE_GUARD_SHARE of a page's links and the page has
+ * fewer than NOISE_GUARD_TEXT characters of text outside links (an index,
+ * a table of contents, a pager page), the links that only R and P
+ * condemned are kept.
+ *
+ * Noise samples under `signals`: only S links already in the navigation
+ * history (recurring navigation). An S link on its first sighting and a
+ * P link (a re-sighting of a kept link) are dropped without becoming
+ * samples (NOISE_NAV_QUIET): one page's sidebar ("next topic", Javadoc's
+ * per-class links) and a pager's numbers would otherwise make the
+ * content URLs that resemble them look-alikes. And a noise cluster drops
+ * look-alikes only once it was fed on two or more pages of the host (a
+ * recurring template).
+ *
+ * `ratio` is the rule exactly as first written: every block over the
+ * ratio is navigation (R alone). `repeated`: a block over the ratio is
+ * navigation only when it repeats across the host's pages, that is when
+ * at least NOISE_REPEAT_SHARE of its links were seen in over-ratio blocks
+ * of NOISE_REPEAT_MIN or more links on earlier pages of the same host;
+ * otherwise its links stay content. A page's own table of contents (new
+ * links) is kept, while the header, sidebar and footer that recur are
+ * dropped from the host's second page on. On a host's first page nothing
+ * is known to repeat yet, so its navigation is kept (the price: about one
+ * page's worth of nav links per host enters the frontier). Memory
+ * (repeated and signals): each host keeps at most
+ * NOISE_SEEN_MAX link fingerprints (4-way buckets, the entry seen longest
+ * ago replaced), hosts LRU as for the clusters.
  *
  * Template budgets: each surviving cluster counts the URLs the caller
  * reports as admitted into the frontier (noise_admitted); once a cluster
@@ -59,12 +99,28 @@
 #define NOISE_SEEN_MAX 2048  /* link fingerprints per host (repeated rule) */
 #define NOISE_REPEAT_SHARE 0.5 /* seen share that makes a block repeated */
 #define NOISE_REPEAT_MIN 2     /* links a block needs to be recorded */
+#define NOISE_JUDGE_MIN 3      /* signals: links a block needs to be P */
+#define NOISE_GUARD_SHARE 0.9  /* signals: page guard, dropped link share */
+#define NOISE_GUARD_TEXT 500   /* signals: page guard, non-link text below */
+#define NOISE_CONTEXT_PAGES 2  /* signals: contextual links, host pages */
+#define NOISE_CONTEXT_SHARE 0.5 /* signals: ... and known share of the menu */
 
 /* noise.block_rule */
 enum noise_block_rule {
-    NOISE_RULE_RATIO = 0,   /* over the ratio: navigation (the spec) */
-    NOISE_RULE_REPEATED = 1 /* over the ratio and repeated: navigation */
+    NOISE_RULE_RATIO = 0,    /* over the ratio: navigation (the spec) */
+    NOISE_RULE_REPEATED = 1, /* over the ratio and repeated: navigation */
+    NOISE_RULE_SIGNALS = 2   /* over the ratio and a second signal */
 };
+
+/* noise_repeat's verdict for a navigation link that does not become a
+ * noise sample of the cluster stage (signals rule; noise_filter drops it
+ * like any navigation link). */
+#define NOISE_NAV_QUIET 2
+
+/* Signals of a link's block, the input of noise_repeat. */
+#define NOISE_SIG_RATIO 0x1u /* R: over noise.link_ratio */
+#define NOISE_SIG_NAV 0x2u   /* S: inside semantic navigation */
+#define NOISE_SIG_MAIN 0x4u  /* M: inside main content */
 
 struct noise;
 
@@ -82,7 +138,8 @@ struct noise_conf {
 /* Decisions, added up by noise_filter. */
 struct noise_stats {
     size_t seen, dropped_block, dropped_cluster, refused_budget;
-    size_t kept_unrepeated; /* repeated rule: over-ratio links kept */
+    size_t kept_unrepeated; /* repeated, signals: over-ratio links kept */
+    size_t kept_guard;      /* signals: of those, kept by the page guard */
 };
 
 /* Why a link was dropped (noise_filter's verdict per link). */
@@ -97,7 +154,7 @@ enum noise_verdict {
  * link_ratio, or links and no text. */
 int noise_block_is_nav(double link_ratio, size_t text, size_t link_text);
 
-/* "ratio" or "repeated" into *rule; DC_EINVAL for anything else. */
+/* "signals", "ratio" or "repeated" into *rule; DC_EINVAL otherwise. */
 int noise_rule_parse(const char *s, int *rule);
 
 /* c is copied. */
@@ -106,8 +163,9 @@ struct noise *noise_new(const struct noise_conf *c);
 /*
  * Cluster stage for the n links of one page of `host` ("host[:port]" of
  * the page, as parser_url_host gives it). url(ud, i) returns canonical
- * URL i (NUL-terminated); nav[i] != 0 when the block stage found link i
- * only in navigation blocks (NULL: none). Writes verdict[i] (enum
+ * URL i (NUL-terminated); nav[i] is noise_repeat's verdict for link i
+ * (!= 0: navigation, a noise sample unless NOISE_NAV_QUIET; NULL: none;
+ * noise_repeat must have run on nav first). Writes verdict[i] (enum
  * noise_verdict) and ticket[i] (NULL ok: the kept link's cluster, for
  * noise_admitted; 0 for none) and adds to *st (NULL ok). Disabled: every
  * verdict is NOISE_KEEP and only seen counts.
@@ -119,19 +177,27 @@ void noise_filter(struct noise *nz, const char *host, size_t hostlen,
                   uint64_t *ticket, struct noise_stats *st);
 
 /*
- * Repeated rule, between the block stage and noise_filter, for the same n
- * links of one page of `host`: block[i] is link i's block (any numbering
- * unique within the page) and nav[i] != 0 marks links of over-ratio
- * blocks. Clears nav[i] for the links of every over-ratio block that does
- * not repeat (fewer than NOISE_REPEAT_SHARE of its links seen in
- * over-ratio blocks of the host's earlier pages; adds them to
- * st->kept_unrepeated), then records the links of this page's over-ratio
- * blocks of at least NOISE_REPEAT_MIN links. A no-op
- * for the ratio rule, when disabled, or when nav or block is NULL.
+ * The block rule, between the block stage and noise_filter (which needs
+ * its output), for the same n links of one page of `host`: block[i] is
+ * link i's block (any numbering unique within the page); nav[i] holds
+ * link i's signals (NOISE_SIG_*) on entry and the verdict on return: 0
+ * content, 1 navigation, NOISE_NAV_QUIET navigation that is no sample.
+ * page_text is the page's visible text outside links, in characters (the
+ * page guard's measure).
+ *  ratio:    nav = R.
+ *  repeated: nav = R, then cleared for the links of every over-ratio
+ *            block that does not repeat (fewer than NOISE_REPEAT_SHARE of
+ *            its links seen in over-ratio blocks of the host's earlier
+ *            pages); records the links of this page's over-ratio blocks
+ *            of at least NOISE_REPEAT_MIN links.
+ *  signals:  see the top of this file.
+ * Over-ratio links kept are added to st->kept_unrepeated. Disabled: nav
+ * is R (noise_filter then keeps everything). block NULL: nav = R.
  */
 void noise_repeat(struct noise *nz, const char *host, size_t hostlen,
                   noise_url_fn url, void *ud, size_t n, const uint32_t *block,
-                  unsigned char *nav, struct noise_stats *st);
+                  unsigned char *nav, size_t page_text,
+                  struct noise_stats *st);
 
 /* A kept link entered the frontier: charge it to its cluster's budget.
  * A ticket whose cluster was dropped since (LRU) is ignored, as is 0. */

@@ -27,8 +27,13 @@
  *    <a>). After the walk one backward pass adds every block's sums to its
  *    parent (blocks are numbered in pre-order, so children come after
  *    parents), which gives subtree totals in O(blocks). Each unique link
- *    then keeps the occurrence block with the lowest ratio, so a URL that
- *    appears in both a menu and a paragraph counts as a paragraph link.
+ *    then keeps the occurrence block most likely to be content (not in
+ *    semantic navigation, then the lowest ratio), so a URL that appears in
+ *    both a menu and a paragraph counts as a paragraph link. The walk
+ *    context also carries the semantic flags (semantic_ctx: inside
+ *    nav/aside/menu/landmark roles, HTML-AAM's header/footer, inside
+ *    main/article); an element that changes them opens a block whatever
+ *    its tag, and each block records the flags it was opened with.
  *
  *  - the output: canonical URL strings in one character buffer, the link
  *    array, and an open-addressing hash set (indices into the link entries)
@@ -123,6 +128,9 @@ struct raw_ref {
 #define CTX_LINK 0x1u     /* under an <a> */
 #define CTX_NOTEXT 0x2u   /* under script, style, noscript, template */
 #define CTX_TEMPLATE 0x4u /* inside template contents */
+#define CTX_NAV 0x8u      /* semantic navigation (PARSER_BLOCK_NAV) */
+#define CTX_MAIN 0x10u    /* main content (PARSER_BLOCK_MAIN) */
+#define CTX_SECTION 0x20u /* header/footer here are not banner/contentinfo */
 
 struct walk_ent {
     GumboNode *n;
@@ -469,7 +477,7 @@ static void add_ref(struct parser *p, const char *v, uint32_t block)
 }
 
 /* A new block under `parent`; returns its index. */
-static uint32_t block_open(struct parser *p, uint32_t parent)
+static uint32_t block_open(struct parser *p, uint32_t parent, unsigned ctx)
 {
     struct parser_block *b;
 
@@ -480,6 +488,8 @@ static uint32_t block_open(struct parser *p, uint32_t parent)
     b = &p->blocks[p->nblocks];
     memset(b, 0, sizeof *b);
     b->parent = parent;
+    b->flags = ((ctx & CTX_NAV) ? PARSER_BLOCK_NAV : 0) |
+               ((ctx & CTX_MAIN) ? PARSER_BLOCK_MAIN : 0);
     return (uint32_t)p->nblocks++;
 }
 
@@ -627,6 +637,57 @@ static void visit_link(struct parser *p, const GumboElement *e, uint32_t b)
 }
 
 /*
+ * The block context flags e gives its subtree (CTX_NAV, CTX_MAIN,
+ * CTX_SECTION added to ctx; see parser_block in parser.h). header and
+ * footer follow HTML-AAM: banner / contentinfo only outside sectioning
+ * content and the landmarks that scope them.
+ */
+static unsigned semantic_ctx(const GumboElement *e, unsigned ctx)
+{
+    static const char seps[] = " \t\n\r\f";
+    const char *role = attr_value(e, "role");
+
+    switch (e->tag) {
+    case GUMBO_TAG_NAV:
+    case GUMBO_TAG_ASIDE:
+        ctx |= CTX_NAV | CTX_SECTION;
+        break;
+    case GUMBO_TAG_MENU:
+        ctx |= CTX_NAV;
+        break;
+    case GUMBO_TAG_MAIN:
+    case GUMBO_TAG_ARTICLE:
+        ctx |= CTX_MAIN | CTX_SECTION;
+        break;
+    case GUMBO_TAG_SECTION:
+        ctx |= CTX_SECTION;
+        break;
+    case GUMBO_TAG_HEADER:
+    case GUMBO_TAG_FOOTER:
+        if (!(ctx & CTX_SECTION))
+            ctx |= CTX_NAV;
+        break;
+    default:
+        break;
+    }
+    if (!role)
+        return ctx;
+    if (has_token(role, "navigation", seps) || has_token(role, "menu", seps) ||
+        has_token(role, "banner", seps) ||
+        has_token(role, "contentinfo", seps) ||
+        has_token(role, "complementary", seps))
+        ctx |= CTX_NAV;
+    if (has_token(role, "main", seps) || has_token(role, "article", seps))
+        ctx |= CTX_MAIN;
+    if (has_token(role, "main", seps) || has_token(role, "article", seps) ||
+        has_token(role, "navigation", seps) ||
+        has_token(role, "complementary", seps) ||
+        has_token(role, "region", seps))
+        ctx |= CTX_SECTION;
+    return ctx;
+}
+
+/*
  * Visit an element: collect its link or base, and turn w (the entry that
  * was popped for it) into the context its children inherit.
  */
@@ -634,8 +695,13 @@ static void visit(struct parser *p, const GumboElement *e, struct walk_ent *w)
 {
     const char *v;
 
-    if (p->blocks_on && p->block_tag[e->tag])
-        w->block = block_open(p, w->block);
+    if (p->blocks_on) {
+        unsigned ctx = semantic_ctx(e, w->ctx);
+        int changed = (ctx ^ w->ctx) & (CTX_NAV | CTX_MAIN);
+        w->ctx = ctx;
+        if (p->block_tag[e->tag] || changed)
+            w->block = block_open(p, w->block, ctx);
+    }
     switch (e->tag) {
     case GUMBO_TAG_A:
         w->ctx |= CTX_LINK;
@@ -687,7 +753,7 @@ static void walk(struct parser *p, GumboNode *root)
     if (!root)
         return;
     if (p->blocks_on)
-        block_open(p, 0); /* block 0: the document */
+        block_open(p, 0, 0); /* block 0: the document */
     xgrow((void **)&p->stack, &p->stack_cap, 1, sizeof *p->stack);
     p->stack[sp].n = root;
     p->stack[sp].block = 0;
@@ -730,14 +796,26 @@ static void blocks_sum(struct parser *p)
     }
 }
 
-/* Is block a less link-heavy than block b? (no text = ratio 1) */
+/* Navigation outside main content: the last choice for a link. */
+static int block_in_nav(const struct parser_block *b)
+{
+    return (b->flags & (PARSER_BLOCK_NAV | PARSER_BLOCK_MAIN)) ==
+           PARSER_BLOCK_NAV;
+}
+
+/* Is block a more likely content than block b? Not navigation first, then
+ * less link-heavy (no text = ratio 1), then main content. */
 static int block_better(const struct parser *p, uint32_t a, uint32_t b)
 {
     const struct parser_block *x = &p->blocks[a], *y = &p->blocks[b];
     double ra = x->text ? (double)x->link_text / (double)x->text : 1.0;
     double rb = y->text ? (double)y->link_text / (double)y->text : 1.0;
 
-    return ra < rb;
+    if (block_in_nav(x) != block_in_nav(y))
+        return !block_in_nav(x);
+    if (ra != rb)
+        return ra < rb;
+    return (x->flags & PARSER_BLOCK_MAIN) && !(y->flags & PARSER_BLOCK_MAIN);
 }
 
 /* ------------------------------------------------------------ output */
@@ -1040,7 +1118,7 @@ int parser_parse_html(struct parser *p, const char *page_url, const char *body,
     if (g)
         walk(p, g->root);
     if (p->blocks_on && !p->nblocks)
-        block_open(p, 0);
+        block_open(p, 0, 0);
     blocks_sum(p);
     set_base(p, page_url);
     resolve_all(p);

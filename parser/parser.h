@@ -87,20 +87,36 @@ struct parser;
  * part of text inside <a> elements. nlinks counts the link occurrences
  * whose nearest block this is (resolved ones only). Blocks are in document
  * order, so parent < own index (block 0 has parent 0).
+ *
+ * flags: the block's context, inherited down the tree through any element
+ * (PARSER_BLOCK_*). Semantic navigation: inside nav, aside, menu, or an
+ * element whose role is navigation, banner, contentinfo, complementary or
+ * menu; header and footer count only where HTML-AAM maps them to banner /
+ * contentinfo, i.e. when not inside article, aside, main, nav or section
+ * (or role article, complementary, main, navigation, region). Main
+ * content: inside main, article, or role main / article. An element that
+ * changes these flags opens a block of its own even when its tag is not in
+ * the block set, so all the links of a block share one context.
  */
+#define PARSER_BLOCK_NAV 0x1u  /* inside semantic navigation */
+#define PARSER_BLOCK_MAIN 0x2u /* inside main content */
+
 struct parser_block {
     size_t text;
     size_t link_text;
     uint32_t parent;
     uint32_t nlinks;
+    unsigned flags; /* PARSER_BLOCK_* */
 };
 
 /* One extracted link: a canonical URL (NUL-terminated) owned by the parser.
- * With blocks on, block is the block of the link's occurrence with the
- * lowest link_text / text ratio (a block without text counts as ratio 1;
- * ties: the first occurrence), or PARSER_BLOCK_NONE when the link also
- * occurs past the DOM (in a slice: no block, it counts as content); with
- * blocks off, 0. */
+ * With blocks on, block is the block of the link's occurrence most likely
+ * to be content: occurrences in navigation (PARSER_BLOCK_NAV without
+ * PARSER_BLOCK_MAIN) come last, then the lowest link_text / text ratio (a
+ * block without text counts as ratio 1), then main content first, then
+ * the first occurrence; PARSER_BLOCK_NONE when the link also occurs past
+ * the DOM (in a slice: no block, it counts as content); with blocks off,
+ * 0. */
 #define PARSER_BLOCK_NONE UINT32_MAX
 
 struct parser_link {

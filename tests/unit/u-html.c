@@ -9,7 +9,13 @@
  *    and, independently, the canonical target of every link (links.jsonl);
  *    for every page the set of links we extract must equal that set;
  *  - page directives (meta robots, rel=nofollow, canonical, refresh) and
- *    charset detection / conversion (parser/charset.c), as tables.
+ *    charset detection / conversion (parser/charset.c), as tables;
+ *  - block context flags: semantic navigation (nav, aside, menu, landmark
+ *    roles; header/footer only outside sectioning content, as HTML-AAM
+ *    maps them), main content (main, article, role main), inherited
+ *    through any element, with the full and a minimal block tag set; the
+ *    link's block is its leaf-most one; a link in nav and in text keeps
+ *    the text occurrence.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -996,8 +1002,114 @@ static void test_cut_soup(void)
     free(buf);
 }
 
+/* ------------------------------------------------------ block flags */
+
+#define N PARSER_BLOCK_NAV
+#define M PARSER_BLOCK_MAIN
+
+static void test_block_flags(void)
+{
+    static const struct {
+        const char *html;
+        unsigned flags; /* of the block of the link to /x */
+    } fl[] = {
+        {"<p><a href=/x>x</a></p>", 0},
+        {"<nav><a href=/x>x</a></nav>", N},
+        {"<aside><ul><li><a href=/x>x</a></li></ul></aside>", N},
+        {"<menu><li><a href=/x>x</a></li></menu>", N},
+        {"<header><a href=/x>x</a></header>", N},
+        {"<footer><p><a href=/x>x</a></p></footer>", N},
+        /* inherited through elements that are not block tags */
+        {"<nav><span><ul><li><b><a href=/x>x</a></b></li></ul></span></nav>",
+         N},
+        /* landmark roles, any token of role, any case */
+        {"<div role=navigation><a href=/x>x</a></div>", N},
+        {"<ul role=\"menubar menu\"><li><a href=/x>x</a></li></ul>", N},
+        {"<div role=BANNER><a href=/x>x</a></div>", N},
+        {"<div role=contentinfo><a href=/x>x</a></div>", N},
+        {"<div role=complementary><a href=/x>x</a></div>", N},
+        {"<div role=presentation><a href=/x>x</a></div>", 0},
+        /* HTML-AAM: header/footer inside sectioning content or a scoping
+         * landmark are not banner/contentinfo */
+        {"<article><header><a href=/x>x</a></header></article>", M},
+        {"<section><footer><a href=/x>x</a></footer></section>", 0},
+        {"<main><header><a href=/x>x</a></header></main>", M},
+        {"<div role=region><header><a href=/x>x</a></header></div>", 0},
+        {"<div role=main><footer><a href=/x>x</a></footer></div>", M},
+        /* but a nav inside them is navigation */
+        {"<section><nav><a href=/x>x</a></nav></section>", N},
+        /* main content */
+        {"<main><p><a href=/x>x</a></p></main>", M},
+        {"<article><ul><li><a href=/x>x</a></li></ul></article>", M},
+        {"<div role=main><div><a href=/x>x</a></div></div>", M},
+        /* navigation inside main content: both flags (the rule decides) */
+        {"<main><nav><a href=/x>x</a></nav></main>", N | M},
+        {"<div role=navigation><article><a href=/x>x</a></article></div>",
+         N | M},
+        /* header at the top level after a main: still banner */
+        {"<main><p>t</p></main><header><a href=/x>x</a></header>", N},
+    };
+    static const char *const tagsets[] = {
+        "td th p div nav header footer aside section article main table form",
+        "p"};
+    struct parser *p = parser_new(0, 0);
+    const struct parser_result *r;
+    size_t i, k, t;
+
+    for (t = 0; t < 2; t++) {
+        CHECK(parser_set_blocks(p, tagsets[t]) == DC_OK, "tags %zu", t);
+        for (i = 0; i < sizeof(fl) / sizeof(fl[0]); i++) {
+            const char *h = fl[i].html;
+            int found = 0;
+            CHECK(parser_parse_html(p, "http://h.test/", h, strlen(h), &r) ==
+                      DC_OK,
+                  "parse %zu", i);
+            for (k = 0; k < r->nlinks; k++) {
+                unsigned f;
+                if (strcmp(r->links[k].url, "http://h.test/x"))
+                    continue;
+                found = 1;
+                f = r->blocks[r->links[k].block].flags;
+                CHECK(f == fl[i].flags, "tags %zu case %zu (%s): flags %u, "
+                      "want %u", t, i, h, f, fl[i].flags);
+            }
+            CHECK(found, "case %zu: no link", i);
+        }
+    }
+    /* leaf-most block: a link-only paragraph inside a long article is
+     * measured on the paragraph, the article's text does not dilute it;
+     * a link both in nav and in text keeps the text occurrence */
+    CHECK(parser_set_blocks(p, tagsets[0]) == DC_OK, "tags");
+    {
+        const char *h = "<article><p>A long paragraph of ordinary prose, long "
+                        "enough to dilute any link.</p><p><a href=/x>next</a> "
+                        "<a href=/y>prev</a></p></article>"
+                        "<nav><a href=/z>z</a> <a href=/q>q</a></nav>"
+                        "<main><p>prose prose prose prose prose <a href=/z>"
+                        "z</a> more prose prose prose prose</p></main>";
+        CHECK(parser_parse_html(p, "http://h.test/", h, strlen(h), &r) ==
+                  DC_OK && r->nlinks == 4,
+              "leaf page parsed");
+        for (k = 0; k < r->nlinks; k++) {
+            const struct parser_block *b = &r->blocks[r->links[k].block];
+            if (!strcmp(r->links[k].url, "http://h.test/x"))
+                CHECK(b->text == 8 && b->link_text == 8 && b->flags == M,
+                      "/x: block text %zu link %zu flags %u", b->text,
+                      b->link_text, b->flags);
+            if (!strcmp(r->links[k].url, "http://h.test/z"))
+                CHECK(b->flags == M && b->link_text == 1,
+                      "/z: flags %u link text %zu", b->flags, b->link_text);
+        }
+    }
+    parser_free(&p);
+}
+
+#undef N
+#undef M
+
 int main(void)
 {
+    test_block_flags();
     test_table();
     test_directives();
     test_charset();

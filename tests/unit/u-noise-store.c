@@ -152,12 +152,12 @@ static size_t judge(struct noise *nz, int k)
     size_t i, menu = 0;
 
     for (i = 0; i < 25; i++) {
-        nav[i] = 1;
+        nav[i] = NOISE_SIG_RATIO;
         blk[i] = i < 5 ? 1 : 2;
     }
-    noise_repeat(nz, "s.test", 6, page_url, &k, 25, blk, nav, NULL);
+    noise_repeat(nz, "s.test", 6, page_url, &k, 25, blk, nav, 10000, NULL);
     for (i = 0; i < 5; i++)
-        menu += nav[i];
+        menu += nav[i] != 0;
     return menu;
 }
 

@@ -13,7 +13,16 @@
  *    the second page is dropped, a block with half its links seen is
  *    dropped, state is per host; the ratio rule drops every over-ratio
  *    block; the per-host fingerprint set stays within NOISE_SEEN_MAX and
- *    hosts beyond NOISE_MAX_HOSTS are dropped least recently used first.
+ *    hosts beyond NOISE_MAX_HOSTS are dropped least recently used first;
+ *  - the signals rule (the default): the truth table of R, S, M and P on
+ *    one host's pages (a block needs NOISE_JUDGE_MIN links to be P, only
+ *    links seen before are P, S links are not recorded for P), the page
+ *    guard (kept only links R and P condemned, only with little text and
+ *    nearly all links dropped), the contextual link of a recurring menu,
+ *    which navigation links become noise samples, and the cluster stage's
+ *    recurrence condition (a noise cluster drops look-alikes once it was
+ *    fed on two pages); the same
+ *    signals under the ratio rule give R alone.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -456,7 +465,7 @@ static void repeat_page(struct parser *p, struct noise *nz, const char *host,
         blk[i] = r->links[i].block;
     }
     noise_repeat(nz, host, strlen(host), link_at, (void *)r, r->nlinks, blk,
-                 nav, st);
+                 nav, 0, st);
     for (i = 0; i < r->nlinks && len + 1 < cap; i++) {
         const char *path;
         if (!nav[i])
@@ -584,7 +593,7 @@ static void test_repeated_memory(void)
             nav[i] = 1;
             blk[i] = i < 4 ? 1 : 2;
         }
-        noise_repeat(nz, "m.test", 6, mem_url, &k, 68, blk, nav, NULL);
+        noise_repeat(nz, "m.test", 6, mem_url, &k, 68, blk, nav, 0, NULL);
         if (k > 0 && (nav[0] | nav[1] | nav[2] | nav[3]) != 1)
             bad_header++;
         for (i = 4; i < 68; i++)
@@ -603,12 +612,192 @@ static void test_repeated_memory(void)
         nav[0] = nav[1] = 1;
         blk[0] = blk[1] = 1;
         noise_repeat(nz, host, strlen(host), mem_url, &zero, 2, blk, nav,
-                     NULL);
+                     0, NULL);
     }
     CHECK(noise__seen_count(nz, "m.test", 6) == 0, "m.test still held");
     CHECK(noise__seen_count(nz, host, strlen(host)) == 2, "newest host");
     noise_free(&nz);
 }
+
+/* ------------------------------------------------------- signals rule */
+
+#define R NOISE_SIG_RATIO
+#define S NOISE_SIG_NAV
+#define M NOISE_SIG_MAIN
+#define Q NOISE_NAV_QUIET
+
+struct sig_link {
+    const char *path;
+    uint32_t block;
+    unsigned char sig, want; /* want: noise_repeat's verdict */
+};
+
+static const char *sig_url(void *ud, size_t i)
+{
+    static char buf[128];
+    const struct sig_link *l = ud;
+
+    snprintf(buf, sizeof(buf), "http://s.test%s", l[i].path);
+    return buf;
+}
+
+/* One page of s.test through noise_repeat; checks every verdict. */
+static void sig_page(struct noise *nz, const char *name,
+                     const struct sig_link *l, size_t n, size_t text,
+                     int ratio_rule, struct noise_stats *st)
+{
+    unsigned char nav[16];
+    uint32_t blk[16];
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        nav[i] = l[i].sig;
+        blk[i] = l[i].block;
+    }
+    noise_repeat(nz, "s.test", 6, sig_url, (void *)l, n, blk, nav, text, st);
+    for (i = 0; i < n; i++) {
+        unsigned want = ratio_rule ? (l[i].sig & R) != 0 : l[i].want;
+        CHECK(nav[i] == want, "%s %s: %s (sig %u): verdict %u, want %u",
+              ratio_rule ? "ratio" : "signals", name, l[i].path, l[i].sig,
+              nav[i], want);
+    }
+}
+
+static void test_signals(void)
+{
+    /* first page of the host: only S (outside M) is navigation; its links
+     * are not noise samples yet (seen on no earlier page) */
+    static const struct sig_link p1[] = {
+        {"/a1", 1, R, 0},         {"/a2", 1, R, 0},
+        {"/a3", 1, R, 0},         {"/s1", 2, R | S, Q},
+        {"/s2", 2, R | S, Q},     {"/s3", 2, R | S, Q},
+        {"/m1", 3, R | M, 0},     {"/m2", 3, R | M, 0},
+        {"/m3", 3, R | M, 0},     {"/n1", 4, R | S | M, 0},
+        {"/t1", 5, S, 0},         {"/c1", 6, 0, 0},
+        {"/e1", 7, R, 0},         {"/e2", 7, R, 0},
+    };
+    /* second page: the plain and main blocks repeat (P): their links seen
+     * before are dropped, new ones kept; S links seen before are samples;
+     * a 2-link block of seen links is never P (next / previous); a block
+     * of S links seen only in S blocks is not P for a plain block */
+    static const struct sig_link p2[] = {
+        {"/a1", 1, R, Q},         {"/a2", 1, R, Q},
+        {"/a3", 1, R, Q},         {"/a4", 1, R, 0},
+        {"/s1", 2, R | S, 1},     {"/s2", 2, R | S, 1},
+        {"/s9", 2, R | S, Q},     {"/m1", 3, R | M, Q},
+        {"/m2", 3, R | M, Q},     {"/m4", 3, R | M, 0},
+        {"/e1", 4, R, 0},         {"/e2", 4, R, 0},
+    };
+    static const struct sig_link p3[] = {
+        {"/s1", 1, R, 0}, {"/s2", 1, R, 0}, {"/s3", 1, R, 0},
+        {"/x", 2, 0, 0},
+    };
+    /* page guard: little text and everything dropped: R+P links kept, S
+     * links still dropped */
+    static const struct sig_link guard[] = {
+        {"/a1", 1, R, 0}, {"/a2", 1, R, 0}, {"/a3", 1, R, 0},
+        {"/a4", 1, R, 0}, {"/s1", 2, R | S, 1},
+    };
+    /* the same page with enough text: no guard */
+    static const struct sig_link noguard[] = {
+        {"/a1", 1, R, Q}, {"/a2", 1, R, Q}, {"/a3", 1, R, Q},
+        {"/a4", 1, R, Q}, {"/s1", 2, R | S, 1},
+    };
+    /* little text, but a content link left: 4 of 5 dropped < 0.9 */
+    static const struct sig_link some[] = {
+        {"/a1", 1, R, Q}, {"/a2", 1, R, Q}, {"/a3", 1, R, Q},
+        {"/s1", 2, R | S, 1}, {"/z", 3, 0, 0},
+    };
+    /* a host with NOISE_CONTEXT_PAGES+ pages: in a menu whose links are
+     * mostly known to its navigation, a new link is per-page (a Javadoc
+     * "Use" link) and kept; in a mostly new menu it is dropped */
+    static const struct sig_link ctx[] = {
+        {"/s1", 1, R | S, 1}, {"/s2", 1, R | S, 1}, {"/s9", 1, R | S, 1},
+        {"/use", 1, R | S, 0}, {"/s3", 2, R | S, 1}, {"/n1", 2, R | S, Q},
+        {"/n2", 2, R | S, Q},  {"/n3", 2, R | S, Q},
+    };
+    struct noise_conf nc = {1, 0.25, 0.8, 64, 2, 0, NOISE_RULE_SIGNALS};
+    struct noise_stats st = {0};
+    struct noise *nz;
+    int r;
+
+    CHECK(NOISE_GUARD_TEXT > 10 && NOISE_GUARD_TEXT <= 5000, "guard text");
+    for (r = 0; r < 2; r++) {
+        nc.block_rule = r ? NOISE_RULE_RATIO : NOISE_RULE_SIGNALS;
+        nz = noise_new(&nc);
+        memset(&st, 0, sizeof(st));
+        sig_page(nz, "p1", p1, sizeof(p1) / sizeof(p1[0]), 1000, r, &st);
+        sig_page(nz, "p2", p2, sizeof(p2) / sizeof(p2[0]), 1000, r, &st);
+        sig_page(nz, "p3", p3, sizeof(p3) / sizeof(p3[0]), 1000, r, &st);
+        sig_page(nz, "guard", guard, 5, 10, r, &st);
+        sig_page(nz, "noguard", noguard, 5, NOISE_GUARD_TEXT, r, &st);
+        sig_page(nz, "some", some, 5, 10, r, &st);
+        CHECK(NOISE_CONTEXT_PAGES <= 6, "context after %d pages",
+              NOISE_CONTEXT_PAGES);
+        sig_page(nz, "context", ctx, 8, 1000, r, &st);
+        if (!r)
+            CHECK(st.kept_guard == 4, "kept by the guard: %zu",
+                  st.kept_guard);
+        else
+            CHECK(st.kept_guard == 0 && st.kept_unrepeated == 0,
+                  "ratio rule keeps none: %zu %zu", st.kept_guard,
+                  st.kept_unrepeated);
+        noise_free(&nz);
+    }
+}
+
+/* The cluster stage under the signals rule: a noise cluster drops
+ * look-alikes only once it was fed on two pages of the host. */
+static void test_signals_recurrence(void)
+{
+    static const char *const page1[] = {
+        "http://h.test/calendar?month=01", "http://h.test/calendar?month=02",
+        "http://h.test/calendar?month=03"};
+    static const char *const page2[] = {
+        "http://h.test/calendar?month=02", "http://h.test/calendar?month=04"};
+    static const char *const page3[] = {"http://h.test/calendar?month=05"};
+    static const unsigned char nav1[] = {1, 1, 0}, nav2[] = {1, 0};
+    static const unsigned char quiet[] = {Q, Q, 0};
+    struct noise_conf nc = {1, 0.25, 0.8, 64, 2, 0, NOISE_RULE_SIGNALS};
+    unsigned char v[3];
+    struct noise *nz;
+    int rule;
+
+    for (rule = 0; rule < 2; rule++) {
+        nc.block_rule = rule ? NOISE_RULE_RATIO : NOISE_RULE_SIGNALS;
+        nz = noise_new(&nc);
+        noise_filter(nz, "h.test", 6, url_at, (void *)page1, 3, nav1, v, NULL,
+                     NULL);
+        CHECK(v[0] == NOISE_BLOCK && v[1] == NOISE_BLOCK, "page1 nav");
+        /* one page's navigation: a template only for the literal rule */
+        CHECK(v[2] == (rule ? NOISE_CLUSTER : NOISE_KEEP),
+              "rule %d: look-alike on the first page: %d", rule, v[2]);
+        noise_filter(nz, "h.test", 6, url_at, (void *)page2, 2, nav2, v, NULL,
+                     NULL);
+        CHECK(v[0] == NOISE_BLOCK && v[1] == NOISE_CLUSTER,
+              "rule %d: recurring template drops its look-alike: %d", rule,
+              v[1]);
+        noise_free(&nz);
+    }
+    /* quiet navigation (NOISE_NAV_QUIET) is dropped but never a sample */
+    nc.block_rule = NOISE_RULE_SIGNALS;
+    nz = noise_new(&nc);
+    noise_filter(nz, "h.test", 6, url_at, (void *)page1, 3, quiet, v, NULL,
+                 NULL);
+    CHECK(v[0] == NOISE_BLOCK && v[1] == NOISE_BLOCK && v[2] == NOISE_KEEP,
+          "quiet page 1");
+    noise_filter(nz, "h.test", 6, url_at, (void *)page2, 2, quiet, v, NULL,
+                 NULL);
+    noise_filter(nz, "h.test", 6, url_at, (void *)page3, 1, NULL, v, NULL,
+                 NULL);
+    CHECK(v[0] == NOISE_KEEP, "no samples from quiet navigation: %d", v[0]);
+    noise_free(&nz);
+}
+
+#undef R
+#undef S
+#undef M
+#undef Q
 
 static void test_rule_parse(void)
 {
@@ -618,6 +807,7 @@ static void test_rule_parse(void)
     } cases[] = {
         {"ratio", DC_OK, NOISE_RULE_RATIO},
         {"repeated", DC_OK, NOISE_RULE_REPEATED},
+        {"signals", DC_OK, NOISE_RULE_SIGNALS},
         {"Ratio", DC_EINVAL, -1},
         {"", DC_EINVAL, -1},
         {NULL, DC_EINVAL, -1},
@@ -642,6 +832,8 @@ int main(void)
     test_budget_lru();
     test_repeated();
     test_repeated_memory();
+    test_signals();
+    test_signals_recurrence();
     test_rule_parse();
     return t_done("u-noise");
 }
