@@ -11,8 +11,7 @@
 # patterns of the pages it dropped (digit runs -> N, the last path
 # segment cut after its first word: sql-createtable.html -> sql-*.html),
 # each with a count and one example, so a reader can judge whether they
-# are boilerplate. Doxygen is seeded at /files.html (its main page has
-# only JavaScript menus). SITES="python git" limits the run to those sites.
+# are boilerplate. SITES="python git" limits the run to those sites.
 # NET=127.0.5 moves the servers off 127.0.3.x, W=DIR the work files. Work files in /tmp/noise-real/.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -28,9 +27,6 @@ if [ -n "${NET:-}" ]; then
     REAL_SITES_TABLE=${REAL_SITES_TABLE//127.0.3./$NET.}
     REAL_SITES=${REAL_SITES//127.0.3./$NET.}
 fi
-# Doxygen's main page holds its menus in JavaScript (one link): seed the
-# file list instead
-REAL_SITES=$(echo "$REAL_SITES" | sed 's|^\(doxygen http://[^/]*/\)$|\1files.html|')
 rm -rf "$W"; mkdir -p "$W"
 real_sites_start "$W/nginx" || exit 1
 trap real_sites_stop EXIT INT TERM

@@ -15,9 +15,10 @@
 #
 # Sites (package, generator): python (python3.11-doc, Sphinx), postgres
 # (postgresql-doc-15, DocBook XSL), javadoc (libcommons-lang3-java-doc,
-# Javadoc 17), doxygen (libsdl2-doc, Doxygen), glib (libglib2.0-doc,
-# gtk-doc), rustdoc (cargo-doc, rustdoc: the syn crate), mkdocs (mkdocs-doc,
-# MkDocs), git (git-doc, AsciiDoc).
+# Javadoc 17), doxygen (libsdl2-doc, Doxygen; seeded at its file list, as
+# its main page builds its menus in JavaScript and holds one link), glib
+# (libglib2.0-doc, gtk-doc), rustdoc (cargo-doc, rustdoc: the syn crate),
+# mkdocs (mkdocs-doc, MkDocs), git (git-doc, AsciiDoc).
 REAL_SITES_PKGS=(python3.11-doc postgresql-doc-15 libcommons-lang3-java-doc
     libsdl2-doc libglib2.0-doc cargo-doc mkdocs-doc git-doc nginx-light)
 # name ip root seed-path
@@ -25,7 +26,7 @@ REAL_SITES_TABLE="
 python 127.0.3.1 /usr/share/doc/python3.11/html /
 postgres 127.0.3.2 /usr/share/doc/postgresql-doc-15/html /
 javadoc 127.0.3.3 /usr/share/doc/libcommons-lang3-java/api /
-doxygen 127.0.3.4 /usr/share/doc/libsdl2-doc/html /
+doxygen 127.0.3.4 /usr/share/doc/libsdl2-doc/html /files.html
 glib 127.0.3.5 /usr/share/gtk-doc/html/glib /
 rustdoc 127.0.3.6 /usr/share/doc/cargo/doc /syn/index.html
 mkdocs 127.0.3.7 /usr/share/doc/mkdocs/html /
