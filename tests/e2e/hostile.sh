@@ -16,7 +16,6 @@
 #   meta robots nofollow / noindex / none, rel=nofollow, rel=canonical,
 #   meta refresh.
 . "$(dirname "$0")/lib.sh"
-T0=$(date +%s)
 python3 "$SRC/tests/e2e/fixture.py" "$WORK/port" --bomb &
 FIX=$!
 trap 'kill $FIX 2>/dev/null; cleanup' EXIT
@@ -130,5 +129,4 @@ check "accepts, never answers: no page got a response, so exit 1 and the seed's 
     bash -c "[ $rc -eq 1 ] && grep -q '^dcrawl: $base/h/silent: Operation timed out after 3' '$WORK/silent.log'"
 check "accepts, never answers: the server saw the client leave after ~3 s" \
     is '2.5 <= s["/h/silent"]["seconds"] <= 5'
-check "whole test under 60 s" [ $(($(date +%s) - T0)) -lt 60 ]
 finish
