@@ -51,9 +51,10 @@
  * host, default port and fragment dropped, "/" for an empty path,
  * index.html). Anything it does not fully understand goes to the full
  * parser (url-parse.c), so the fast path only ever answers with the same
- * bytes (tests/unit/u-url.c checks both paths against each other). The parser itself
- * tests bytes through one compile-time class table (ucls) and copies runs
- * of bytes that need no change in one memcpy.
+ * bytes (tests/unit/u-url.c checks both paths against each other). The
+ * parser itself tests bytes through one compile-time class table (ucls,
+ * url-internal.h) and copies runs of bytes that need no change in one
+ * memcpy.
  *
  * Limits: an input longer than PARSER_URL_MAX-1 bytes after whitespace
  * removal is DC_ETOOBIG, as is an output that overflows before dot
