@@ -462,6 +462,7 @@ int parser_set_blocks(struct parser *p, const char *tags)
     p->blocks_on = memchr(set, 1, sizeof set) != NULL;
     return DC_OK;
 }
+
 void parser_free(struct parser **pp)
 {
     struct parser *p;
