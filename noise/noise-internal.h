@@ -1,6 +1,7 @@
 /*
  * noise-internal.h: helpers shared between the noise module's files, its
- * unit test and its benchmark.
+ * unit test and its benchmark; the per-host structs that noise.c,
+ * noise-host.c and noise-state.c share (see noise.c for the design).
  *
  * Code outside of the noise module should use only the public functions
  * defined in "noise.h", and should *not* include this file.
