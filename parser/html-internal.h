@@ -109,7 +109,7 @@ struct parser {
     size_t links_cap;
     char *base;
     size_t base_cap;
-    char *scratch; /* body copy patched by nest_guard() */
+    char *scratch; /* body copy patched by parser__nest_guard() */
     size_t scratch_cap;
     size_t dom_max;   /* parser_set_limits(); SIZE_MAX: no limit */
     size_t slice_max;
