@@ -167,4 +167,19 @@ void conf_foreach(const struct conf *c, conf_visit_fn fn, void *ud);
 int64_t dc_now_ms(void);
 int64_t dc_mono_us(void);
 
+/* ------------------------------------------------------ small helpers */
+
+/* The value of hex digit c (either case), or -1. Inline: URL parsing
+ * calls it per byte. */
+static inline int dc_hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 #endif

@@ -118,16 +118,20 @@ size_t noise__pat_lcs(struct lcs_pat *p, const char *bs, size_t n)
     return zeros_low(p->v, w, p->m);
 }
 
+/* The similarity of two strings of lengths m and n with an LCS of l: the
+ * mean of l/m and l/n (1 for two empty strings). */
+static double lcs_sim(size_t m, size_t n, size_t l)
+{
+    if (!m && !n)
+        return 1.0;
+    if (!m || !n)
+        return 0.0;
+    return ((double)l / (double)m + (double)l / (double)n) / 2;
+}
+
 double noise__pat_sim(struct lcs_pat *p, const char *b, size_t n)
 {
-    double l;
-
-    if (!p->m && !n)
-        return 1.0;
-    if (!p->m || !n)
-        return 0.0;
-    l = (double)noise__pat_lcs(p, b, n);
-    return (l / (double)p->m + l / (double)n) / 2;
+    return lcs_sim(p->m, n, noise__pat_lcs(p, b, n));
 }
 
 size_t noise_lcs(const char *a, size_t alen, const char *b, size_t blen)
@@ -145,14 +149,7 @@ size_t noise_lcs(const char *a, size_t alen, const char *b, size_t blen)
 double noise_similarity(const char *a, size_t alen, const char *b,
                         size_t blen)
 {
-    struct lcs_pat p;
-    double r;
-
-    noise__pat_init(&p);
-    noise__pat_set(&p, a, alen);
-    r = noise__pat_sim(&p, b, blen);
-    noise__pat_release(&p);
-    return r;
+    return lcs_sim(alen, blen, noise_lcs(a, alen, b, blen));
 }
 
 size_t noise__lcs_dp(const char *a, size_t alen, const char *b, size_t blen)

@@ -1,6 +1,7 @@
 /*
  * noise-internal.h: helpers shared between the noise module's files, its
- * unit test and its benchmark.
+ * unit test and its benchmark; the per-host structs that noise.c,
+ * noise-host.c and noise-state.c share (see noise.c for the design).
  *
  * Code outside of the noise module should use only the public functions
  * defined in "noise.h", and should *not* include this file.
@@ -40,5 +41,96 @@ size_t noise__seen_count(struct noise *nz, const char *host, size_t hostlen);
 
 /* The O(m n) dynamic program: the test oracle. */
 size_t noise__lcs_dp(const char *a, size_t alen, const char *b, size_t blen);
+
+/* ------------------------------------------------ noise*.c internals */
+
+#define MEMBERS_KEEP 8
+#define MEMO_SLOTS 1024 /* per host, power of two */
+#define SEEN_WAYS 4
+#define SEEN_BUCKETS (NOISE_SEEN_MAX / SEEN_WAYS) /* power of two */
+
+struct cluster {
+    char *rep; /* NULL: free slot */
+    size_t len;
+    uint64_t serial, used, admitted;
+    uint64_t fps[MEMBERS_KEEP];
+    size_t members;
+    uint64_t nav_checked; /* host nav_version when looks_nav was set; 0 never */
+    int looks_nav;
+    uint64_t last_page; /* nav set: host page that last added to it */
+    uint64_t pages;     /* nav set: pages that added to it */
+};
+
+struct cset {
+    struct cluster *c;
+    size_t n; /* slots used so far (<= max_clusters) */
+};
+
+struct memo_ent {
+    uint64_t fp; /* 0: empty */
+    uint64_t serial;
+    uint32_t slot;
+    int nav;
+};
+
+struct seen_ent {
+    uint64_t fp;   /* 0: empty */
+    uint64_t page; /* host page number of the last sighting */
+};
+
+struct host {
+    char *name; /* NULL: free slot */
+    size_t len;
+    uint64_t used;
+    struct cset content, nav;
+    uint64_t nav_version;
+    struct memo_ent *memo;
+    struct seen_ent *seen; /* SEEN_BUCKETS * SEEN_WAYS; repeated rule */
+    uint64_t pages;        /* pages judged by noise_repeat */
+    uint64_t saved_pages;  /* pages when last exported or imported */
+    uint64_t fpages;       /* pages seen by noise_filter */
+};
+
+struct rep_ent {
+    uint32_t block, i;
+    uint64_t fp;
+    unsigned sig; /* NOISE_SIG_* of the link's block */
+};
+
+struct noise {
+    struct noise_conf c;
+    struct host *hosts;
+    size_t nhosts;
+    uint64_t clock, serial;
+    struct lcs_pat pat;
+    struct rep_ent *rep; /* noise_repeat scratch */
+    size_t rep_cap;
+    struct noise_state *gone; /* dirty hosts dropped (LRU), not yet taken */
+    size_t ngone, gone_cap;
+    size_t recur_min; /* pages a nav cluster needs to drop look-alikes */
+};
+
+/* noise-host.c: the state of host name[0..len), made (dropping the least
+ * recently used host when NOISE_MAX_HOSTS are held) when new. */
+struct host *noise__host_get(struct noise *nz, const char *name, size_t len);
+/* noise-host.c: the state of host name[0..len), or NULL. */
+struct host *noise__host_find(struct noise *nz, const char *name, size_t len);
+void noise__host_release(struct host *h);
+/* noise-host.c: FNV-1a of s[0..n), never 0. */
+uint64_t noise__fp(const char *s, size_t n);
+/* noise-host.c: the cluster key[0..len) joins or founds in the nav (nav
+ * 1) or content set of h; its slot in *slot. */
+struct cluster *noise__cluster_of(struct noise *nz, struct host *h, int nav,
+                                  const char *key, size_t len, size_t *slot);
+/* noise-host.c: is content cluster c like a template nav cluster? */
+int noise__looks_nav(struct noise *nz, struct host *h, struct cluster *c);
+/* noise-host.c: the seen table (repeated and signals rules). */
+int noise__seen_has(const struct host *h, uint64_t fp);
+void noise__seen_put(struct host *h, uint64_t fp);
+void noise__seen_merge(struct host *h, uint64_t fp, uint64_t page);
+
+/* noise-state.c: h is dropped (LRU): keep its state for
+ * noise_state_take_dirty if it changed since it was last saved. */
+void noise__state_keep_gone(struct noise *nz, struct host *h);
 
 #endif

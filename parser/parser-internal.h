@@ -12,17 +12,17 @@
 
 #include "parser.h"
 
-/* html.c: bytes of arena memory p holds right now (chunks, headers
+/* html-gumbo.c: bytes of arena memory p holds right now (chunks, headers
  * included). For tests of the arena's reuse and shrink policy. */
 size_t parser__arena_bytes(const struct parser *p);
-/* html.c: the most arena memory p held during the last parse. */
+/* html-gumbo.c: the most arena memory p held during the last parse. */
 size_t parser__arena_peak(const struct parser *p);
 
-/* url.c: the two paths of parser_url_canon(), apart, for tests and
- * benches. _slow is the full WHATWG parser (same contract as
+/* url-parse.c, url.c: the two paths of parser_url_canon(), apart, for tests and
+ * benches. _slow is the full WHATWG parser (url-parse.c; same contract as
  * parser_url_canon). _fast handles only plain absolute http(s) URLs (see
- * url.c): DC_OK with the same output the slow path writes, or -1 when the
- * input needs the slow path (out is then unspecified). */
+ * url.c): DC_OK with the same output the slow path writes, or -1 when the input
+ * needs the slow path (out is then unspecified). */
 int parser__url_canon_slow(const char *base, const char *ref, size_t reflen,
                            unsigned flags, size_t max_len, char *out,
                            size_t cap, size_t *outlen);

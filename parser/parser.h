@@ -1,26 +1,26 @@
 /*
  * parser.h: from bytes to URLs. Three parts, one module:
  *
- *  - URLs (url.c): resolve an href against its page's URL and bring it to
- *    the canonical form every other module keys on. Parsing follows the
- *    WHATWG URL standard for the special schemes http and https (RFC 3986
- *    resolution); only http(s) URLs are accepted. Canonical form: lower-case
- *    scheme and host, default port dropped, fragment dropped, dot segments
- *    removed, percent-encoding normalized (upper-case hex, unreserved
+ *  - URLs (url.c, url-parse.c, url-host.c): resolve an href against its page's
+ *    URL and bring it to the canonical form every other module keys on. Parsing
+ *    follows the WHATWG URL standard for the special schemes http and https
+ *    (RFC 3986 resolution); only http(s) URLs are accepted. Canonical form:
+ *    lower-case scheme and host, default port dropped, fragment dropped, dot
+ *    segments removed, percent-encoding normalized (upper-case hex, unreserved
  *    characters decoded, characters outside the WHATWG encode sets encoded),
  *    empty path -> "/". With PARSER_URL_STRIP_INDEX a last path segment of
  *    exactly "index.html" is cut ("/x/index.html" -> "/x/").
  *
- *  - HTML (html.c): gumbo parses a page; links come from a[href],
- *    area[href], frame[src] and iframe[src], resolved against <base href>
- *    when present. A struct parser holds an arena that gumbo allocates from
- *    and that is reset per page: one struct parser per thread. Optionally
- *    (parser_set_blocks) the same tree walk cuts the page into blocks and
- *    measures their text and link text, for the noise module. A body
- *    longer than parser_set_limits()'s DOM size is parsed in pieces cut
- *    before tags (html-slice.c): the first is the page's DOM, the rest
- *    are slices parsed one at a time for their links only, so a page up
- *    to fetch.max_bytes gives all its links with gumbo's memory bounded.
+ *  - HTML (html.c, html-walk.c, html-gumbo.c): gumbo parses a page; links come
+ *    from a[href], area[href], frame[src] and iframe[src], resolved against
+ *    <base href> when present. A struct parser holds an arena that gumbo
+ *    allocates from and that is reset per page: one struct parser per thread.
+ *    Optionally (parser_set_blocks) the same tree walk cuts the page into
+ *    blocks and measures their text and link text, for the noise module. A body
+ *    longer than parser_set_limits()'s DOM size is parsed in pieces cut before
+ *    tags (html-slice.c): the first is the page's DOM, the rest are slices
+ *    parsed one at a time for their links only, so a page up to fetch.max_bytes
+ *    gives all its links with gumbo's memory bounded.
  *
  *  - robots.txt (robots.c): user-agent group selection by product token and
  *    longest-match Allow/Disallow (RFC 9309 §2.2), `*` and `$` patterns.

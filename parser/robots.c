@@ -114,14 +114,6 @@ static int lower(int c)
     return c >= 'A' && c <= 'Z' ? c + 32 : c;
 }
 
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    c = lower(c);
-    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 static int is_unreserved(int c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
@@ -174,8 +166,8 @@ static size_t normalize(const char *in, size_t n, char *out, unsigned how)
         int hi, lo, enc;
 
         if (c == '%' && i + 2 < n &&
-            (hi = hexval((unsigned char)in[i + 1])) >= 0 &&
-            (lo = hexval((unsigned char)in[i + 2])) >= 0) {
+            (hi = dc_hexval((unsigned char)in[i + 1])) >= 0 &&
+            (lo = dc_hexval((unsigned char)in[i + 2])) >= 0) {
             int v = hi * 16 + lo;
             if (canon && is_unreserved(v)) {
                 out[o++] = (char)v;
