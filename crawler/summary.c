@@ -1,14 +1,27 @@
 /*
- * summary.c: the human summary printed at the end of `dcrawl crawl` and
- * `dcrawl node`.
+ * summary.c: the figures a node reports: the human summary printed at the
+ * end of `dcrawl crawl` and `dcrawl node`, and the pages/s of its
+ * heartbeat (node_rate_add, shown by `dcrawl status`).
+ *
+ * Pages and time: "pages" are the URLs written to the output with their
+ * outcome, a response of any status (revisits included) or a transport
+ * error. The headline says how many of them got a 2xx status, how many a
+ * response at all, and how many a transport error; its rates are per
+ * second of the node loop (from its start to its exit when idle), which
+ * leaves out seeding and the merge. `dcrawl crawl` measures the whole
+ * command too and prints that wall clock on its own line.
  *
  * Dedup figures: the cache hit rate is hits / (hits + misses) of the
  * node's in-process cache (links answered without Redis); Redis round
  * trips are every pipeline the node's frontier handle sent (admit, pop,
- * complete, reclaim, level checks), per page fetched; the seen-set size
- * and bytes per URL come from SCARD and MEMORY USAGE of every bucket key
- * (exact, not sampled: MEMORY USAGE of an intset is its allocation plus
- * the key's overhead), read once at the end, after the timing stops.
+ * complete, reclaim, level checks), per page; the seen-set size and bytes
+ * per URL come from SCARD (DCSEEN.CARD) and MEMORY USAGE of the bucket
+ * keys, read once at the end, after the timing stops: of every key up to
+ * SUMMARY_SEEN_KEYS_MAX keys (1024 partitions of b256-i64), beyond that of
+ * SUMMARY_SEEN_KEYS_MAX evenly spread keys, extrapolated, and the line
+ * says so. MEMORY USAGE of an intset is its allocation plus the key's
+ * overhead; of a mod-u64 key it is what the dcrawl-seen module reports
+ * for its own type, and the line says that too.
  *
  * Failures: robots.txt skips are split into "disallowed by robots.txt
  * rules" and "robots.txt unreachable" (RFC 9309: a 5xx or unreachable
@@ -17,12 +30,41 @@
  * example host (failures.c).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "crawler.h"
 #include "frontier.h"
 #include "parser.h"
 
 #define SUMMARY_TOP_ERRORS 5
+#define SUMMARY_SEEN_KEYS_MAX ((size_t)1024 * 256)
+
+double node_rate_add(struct node_rate *r, int64_t now_ms, uint64_t count)
+{
+    const int cap = (int)(sizeof(r->ms) / sizeof(r->ms[0]));
+    double secs;
+
+    if (r->n == 0 || now_ms - r->ms[r->n - 1] >= 1000) {
+        if (r->n == cap) { /* cannot happen at >= 1 s apart; stay bounded */
+            memmove(r->ms, r->ms + 1, (size_t)(cap - 1) * sizeof(*r->ms));
+            memmove(r->count, r->count + 1,
+                    (size_t)(cap - 1) * sizeof(*r->count));
+            r->n--;
+        }
+        r->ms[r->n] = now_ms;
+        r->count[r->n++] = count;
+    }
+    /* keep one sample at least NODE_RATE_WINDOW_S old, none older */
+    while (r->n > 1 && now_ms - r->ms[1] >= NODE_RATE_WINDOW_S * 1000) {
+        memmove(r->ms, r->ms + 1, (size_t)(r->n - 1) * sizeof(*r->ms));
+        memmove(r->count, r->count + 1, (size_t)(r->n - 1) * sizeof(*r->count));
+        r->n--;
+    }
+    secs = (double)(now_ms - r->ms[0]) / 1000.0;
+    if (secs <= 0 || count < r->count[0])
+        return 0.0;
+    return (double)(count - r->count[0]) / secs;
+}
 
 void node_dedup_stats(struct frontier *f, struct node_stats *st)
 {
@@ -30,9 +72,10 @@ void node_dedup_stats(struct frontier *f, struct node_stats *st)
 
     st->redis_roundtrips = frontier_roundtrips(f);
     st->seen_layout = frontier_seen_layout_name(f);
-    if (frontier_seen_usage(f, 2048, &u) != DC_OK) /* a sample: fast */
+    if (frontier_seen_usage(f, SUMMARY_SEEN_KEYS_MAX, &u) != DC_OK)
         return;
-    st->seen_sampled = u.sampled < u.total;
+    st->seen_keys_total = u.total;
+    st->seen_keys_asked = u.sampled;
     st->seen_urls = u.members;
     st->seen_bytes = u.bytes;
     st->seen_keys = u.keys;
@@ -42,6 +85,8 @@ void node_dedup_stats(struct frontier *f, struct node_stats *st)
 static void print_dedup(FILE *out, const struct node_stats *st)
 {
     uint64_t asked = st->cache_hits + st->cache_misses;
+    int sampled = st->seen_keys_asked < st->seen_keys_total;
+    int mod = st->seen_layout && strcmp(st->seen_layout, "mod-u64") == 0;
 
     fprintf(out, "  dedup: cache hit rate %.1f%% (%llu of %llu links, %llu "
                  "evictions); %.2f Redis round trips per page\n",
@@ -52,13 +97,19 @@ static void print_dedup(FILE *out, const struct node_stats *st)
     if (!st->seen_urls)
         return;
     fprintf(out, "  seen-set (layout %s): %s%llu URLs in %llu keys, %.1f "
-                 "bytes per URL in Redis (MEMORY USAGE%s)",
-            st->seen_layout ? st->seen_layout : "?",
-            st->seen_sampled ? "about " : "",
+                 "bytes per URL in Redis (MEMORY USAGE of ",
+            st->seen_layout ? st->seen_layout : "?", sampled ? "about " : "",
             (unsigned long long)st->seen_urls,
             (unsigned long long)st->seen_keys,
-            (double)st->seen_bytes / (double)st->seen_urls,
-            st->seen_sampled ? " of a sample of keys" : "");
+            (double)st->seen_bytes / (double)st->seen_urls);
+    if (sampled)
+        fprintf(out, "%llu of %llu bucket keys, extrapolated",
+                (unsigned long long)st->seen_keys_asked,
+                (unsigned long long)st->seen_keys_total);
+    else
+        fprintf(out, "all %llu bucket keys",
+                (unsigned long long)st->seen_keys_total);
+    fprintf(out, "%s)", mod ? ", as the dcrawl-seen module reports it" : "");
     if (st->seen_not_compact)
         fprintf(out, "; %llu buckets outgrew set-max-intset-entries",
                 (unsigned long long)st->seen_not_compact);
@@ -119,19 +170,37 @@ static void print_errors(FILE *out, const struct node_stats *st)
     }
 }
 
+/* The headline: what the pages were and the rates over the node loop. */
+static void print_pages(FILE *out, const struct node_stats *st)
+{
+    double secs = (double)(st->finished_us - st->started_us) / 1e6;
+    uint64_t responses = node_responses(st);
+
+    if (secs <= 0)
+        secs = 1e-6;
+    fprintf(out, "crawled %llu pages in %.2f s of crawling (the node loop): "
+                 "%llu fetched with a 2xx status (%.1f/s), %llu responses "
+                 "of any status (%.1f/s), %llu transport errors; %.1f MB of "
+                 "bodies\n",
+            (unsigned long long)st->pages, secs,
+            (unsigned long long)st->status[2], (double)st->status[2] / secs,
+            (unsigned long long)responses, (double)responses / secs,
+            (unsigned long long)st->status[0], (double)st->bytes / 1e6);
+    if (st->command_us > 0)
+        fprintf(out, "  wall clock of the whole command, from its start to "
+                     "this summary (seeding and merge included): %.2f s\n",
+                (double)st->command_us / 1e6);
+}
+
 void node_print_summary(FILE *out, const struct node_stats *st,
                         const char *out_dir)
 {
-    double secs = (double)(st->finished_us - st->started_us) / 1e6;
     uint64_t dropped = st->links_cached + (st->links_admitted - st->links_new);
     int d;
-    if (secs <= 0)
-        secs = 1e-6;
-    fprintf(out, "crawled %llu pages in %.2f s: %.0f pages/s, %.1f MB\n",
-            (unsigned long long)st->pages, secs, (double)st->pages / secs,
-            (double)st->bytes / 1e6);
+
+    print_pages(out, st);
     fprintf(out, "  depth  pages\n");
-    for (d = 0; d < 64 && d <= st->max_depth; d++)
+    for (d = 0; d < DC_DEPTHS && d <= st->max_depth; d++)
         fprintf(out, "  %5d  %llu\n", d, (unsigned long long)st->pages_per_depth[d]);
     fprintf(out, "  HTTP status: 2xx %llu, 3xx %llu, 4xx %llu, 5xx %llu, "
                  "transport errors %llu; retries %llu\n",
