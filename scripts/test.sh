@@ -3,10 +3,9 @@
 # Installs what is missing, stops at once (exit 1, one "missing tool: X
 # (install: apt-get install P)" line each) when a command the tests run is
 # still not there (scripts/deps.sh --check), builds with AddressSanitizer +
-# UBSan and runs
-# every test (unit and end-to-end) with ctest. A Release build (what the
-# README's first command and the benchmarks use) is compiled first, so
-# warnings that only optimization reveals fail here too.
+# UBSan and runs every test (unit and end-to-end) with ctest. A Release
+# build (what the README's first command and the benchmarks use) is
+# compiled first, so warnings that only optimization reveals fail here too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
