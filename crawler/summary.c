@@ -17,7 +17,7 @@
  * complete, reclaim, level checks), per page; the seen-set size and bytes
  * per URL come from SCARD (DCSEEN.CARD) and MEMORY USAGE of the bucket
  * keys, read once at the end, after the timing stops: of every key up to
- * SUMMARY_SEEN_KEYS_MAX keys (1024 partitions of b256-i64), beyond that of
+ * SUMMARY_SEEN_KEYS_MAX keys (256 partitions of b256-i64), beyond that of
  * SUMMARY_SEEN_KEYS_MAX evenly spread keys, extrapolated, and the line
  * says so. MEMORY USAGE of an intset is its allocation plus the key's
  * overhead; of a mod-u64 key it is what the dcrawl-seen module reports
@@ -37,7 +37,7 @@
 #include "parser.h"
 
 #define SUMMARY_TOP_ERRORS 5
-#define SUMMARY_SEEN_KEYS_MAX ((size_t)1024 * 256)
+#define SUMMARY_SEEN_KEYS_MAX ((size_t)256 * 256)
 
 double node_rate_add(struct node_rate *r, int64_t now_ms, uint64_t count)
 {
@@ -96,19 +96,19 @@ static void print_dedup(FILE *out, const struct node_stats *st)
             st->pages ? (double)st->redis_roundtrips / (double)st->pages : 0.0);
     if (!st->seen_urls)
         return;
-    fprintf(out, "  seen-set (layout %s): %s%llu URLs in %llu keys, %.1f "
-                 "bytes per URL in Redis (MEMORY USAGE of ",
+    fprintf(out, "  seen-set (layout %s): %s%llu URLs in %llu keys (of the "
+                 "%llu the layout has), %.1f bytes per URL in Redis (MEMORY "
+                 "USAGE of ",
             st->seen_layout ? st->seen_layout : "?", sampled ? "about " : "",
             (unsigned long long)st->seen_urls,
             (unsigned long long)st->seen_keys,
+            (unsigned long long)st->seen_keys_total,
             (double)st->seen_bytes / (double)st->seen_urls);
     if (sampled)
-        fprintf(out, "%llu of %llu bucket keys, extrapolated",
-                (unsigned long long)st->seen_keys_asked,
-                (unsigned long long)st->seen_keys_total);
+        fprintf(out, "%llu keys evenly spread, extrapolated",
+                (unsigned long long)st->seen_keys_asked);
     else
-        fprintf(out, "all %llu bucket keys",
-                (unsigned long long)st->seen_keys_total);
+        fprintf(out, "every key");
     fprintf(out, "%s)", mod ? ", as the dcrawl-seen module reports it" : "");
     if (st->seen_not_compact)
         fprintf(out, "; %llu buckets outgrew set-max-intset-entries",
