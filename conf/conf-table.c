@@ -26,6 +26,7 @@
 #include <strings.h>
 
 #include "conf-internal.h"
+#include "dc-limits.h"
 
 #define DC_SCOPE_SUFFIXES                                                   \
     ".jpg .jpeg .png .gif .webp .svg .ico .bmp .tif .tiff .css .js .mjs "   \
@@ -61,7 +62,7 @@ const struct conf_opt conf__opts[] = {
                "dcrawl/0.1 (+https://example.org/dcrawl)", 6, 512,
                "User-Agent sent with every request; the product token must "
                "stay `dcrawl`, put a page about your crawl in the comment"),
-    OPT_INT("crawl.depth", crawl_depth, "3", 0, 63,
+    OPT_INT("crawl.depth", crawl_depth, "3", 0, DC_DEPTH_MAX,
             "link depth to crawl; seeds are depth 0"),
     OPT_STRING("crawl.node_id", crawl_node_id, "", 0, 64,
                "name of this node in output files (empty = the hostname)"),

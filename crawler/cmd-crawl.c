@@ -90,8 +90,9 @@ static int mkdirs(const char *path)
     return 0;
 }
 
+/* t0: dc_mono_us() when the command started (for its wall clock). */
 static int run(struct crawl_args *a, struct conf *c, const char *redis,
-               const char *id)
+               const char *id, int64_t t0)
 {
     struct frontier *f = NULL;
     struct seed_stats ss;
@@ -131,6 +132,7 @@ static int run(struct crawl_args *a, struct conf *c, const char *redis,
         fprintf(stderr, "dcrawl crawl: merge: %s\n", err);
         return 1;
     }
+    st.command_us = dc_mono_us() - t0;
     if (!a->quiet)
         node_print_summary(stdout, &st, a->out);
     if (!a->quiet)
@@ -146,6 +148,7 @@ int cmd_crawl(int argc, char **argv)
     struct embedded_redis er = {0};
     const char *redis;
     char err[512], id[128];
+    int64_t t0 = dc_mono_us();
     int rc;
 
     memset(&a, 0, sizeof(a));
@@ -178,7 +181,7 @@ int cmd_crawl(int argc, char **argv)
         }
         redis = er.url;
     }
-    rc = run(&a, &c, redis, id);
+    rc = run(&a, &c, redis, id, t0);
     embedded_redis_stop(&er);
 out:
     conf_release(&c);

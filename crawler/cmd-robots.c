@@ -22,18 +22,17 @@
 #include <string.h>
 
 #include "crawler.h"
+#include "dc-limits.h"
 #include "node-internal.h"
 #include "parser.h"
 
-#define ROBOTS_FILE_MAX (500 * 1024)
-#define ROBOTS_FETCH_MAX (512 * 1024)
 
 static int is_url(const char *s)
 {
     return !strncmp(s, "http://", 7) || !strncmp(s, "https://", 8);
 }
 
-/* Read the first ROBOTS_FILE_MAX bytes of path. DC_OK or DC_EIO. */
+/* Read the first DC_ROBOTS_MAX_BYTES bytes of path. DC_OK or DC_EIO. */
 static int read_file(const char *path, char **out, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -41,8 +40,8 @@ static int read_file(const char *path, char **out, size_t *len)
     size_t n;
     if (!f)
         return DC_EIO;
-    buf = xmalloc(ROBOTS_FILE_MAX + 1);
-    n = fread(buf, 1, ROBOTS_FILE_MAX, f);
+    buf = xmalloc(DC_ROBOTS_MAX_BYTES + 1);
+    n = fread(buf, 1, DC_ROBOTS_MAX_BYTES, f);
     if (ferror(f)) {
         fclose(f);
         free(buf);
@@ -77,7 +76,7 @@ static struct parser_robots *fetch_rules(const struct conf *c, const char *url,
     snprintf(robots, sizeof(robots), "%.*s/robots.txt",
              (int)(host - canon + (ptrdiff_t)hl), canon);
     f = fetcher_new(c);
-    if (!f || fetcher_add(f, robots, ROBOTS_FETCH_MAX, NULL) != DC_OK) {
+    if (!f || fetcher_add(f, robots, DC_ROBOTS_MAX_BYTES, NULL) != DC_OK) {
         fprintf(stderr, "dcrawl robots: cannot start a transfer\n");
         fetcher_free(&f);
         return NULL;

@@ -3,6 +3,11 @@
  * crawl from its Redis (frontier_status) as a table or one JSON object,
  * once or every SECONDS with --watch until SIGINT/SIGTERM.
  *
+ * Figures per node come from its heartbeat hash: PAGES counts the URLs it
+ * wrote (any status, transport errors included), PAGES/S is that count
+ * per second over the node's last 10 s, or over the time it has run when
+ * that is shorter (node_rate_add in summary.c).
+ *
  * Exit status: 0 shown (or watch ended by a signal), 1 Redis error
  * (unreachable, error reply), 2 usage error.
  */

@@ -25,6 +25,8 @@
 #include <stdio.h>
 
 #include "conf.h"
+#include "dc-limits.h"
+#include "parser.h"
 
 struct frontier;
 
@@ -118,10 +120,18 @@ struct node_seed_fail {
 };
 
 struct node_stats {
+    /* the node loop, from its start to its exit (monotonic clock): the
+     * time the summary's rates are taken over */
     int64_t started_us, finished_us;
+    /* the whole command (`dcrawl crawl`: seeding, node loop, merge), set
+     * by the command before the summary; 0 when not measured */
+    int64_t command_us;
     /* robots_skipped: URLs disallowed by robots.txt rules;
      * robots_unreachable: URLs skipped because their host's robots.txt
      * could not be fetched (5xx, transport error: disallow all) */
+    /* pages: URLs written to the output with their outcome, a response
+     * (any status, revisits included) or a transport error; bytes: their
+     * response bodies */
     uint64_t pages, bytes, errors, retries, robots_skipped, robots_fetches;
     uint64_t robots_unreachable;
     uint64_t skipped;   /* "skipped" lines written (never requested) */
@@ -139,7 +149,7 @@ struct node_stats {
     uint64_t noise_seen, noise_block, noise_cluster, noise_budget;
     /* scope: links dropped per enum parser_scope_reason (index 0 unused),
      * admits refused by scope.host_budget */
-    uint64_t scope_dropped[8], scope_budget;
+    uint64_t scope_dropped[PARSER_SCOPE_NREASONS], scope_budget;
     /* politeness: pages recorded as failed after their retries, 429/503
      * responses whose Retry-After was honoured */
     uint64_t failed, retry_after;
@@ -158,9 +168,11 @@ struct node_stats {
     uint64_t redis_roundtrips;
     uint64_t seen_urls, seen_bytes, seen_keys, seen_not_compact;
     const char *seen_layout;    /* frontier_seen_layout_name */
-    int seen_sampled; /* seen_* extrapolated from a sample of buckets */
-    uint64_t pages_per_depth[64];
-    uint64_t status[6]; /* 0 = transport error, 1xx..5xx */
+    /* bucket keys of the layout, and how many of them were asked
+     * (seen_* are extrapolated from those when fewer than all) */
+    uint64_t seen_keys_total, seen_keys_asked;
+    uint64_t pages_per_depth[DC_DEPTHS];
+    uint64_t status[6]; /* pages by status: 0 = transport error, 1xx..5xx */
     int max_depth;
 };
 
@@ -174,8 +186,23 @@ void node_request_stop(void);
 /* Install SIGINT/SIGTERM handlers that call node_request_stop(). */
 void node_install_signals(void);
 
-/* Fill st's Redis round trips and seen-set size from f (the size scans
- * every bucket: a few round trips per 16384 buckets; summary.c). */
+/* Pages/s of the node's heartbeat (`dcrawl status` PAGES/S; summary.c):
+ * a running total sampled at most once a second, the rate taken over the
+ * last NODE_RATE_WINDOW_S seconds, or over the time since the first sample
+ * while less than that has been observed (never over time not seen). */
+#define NODE_RATE_WINDOW_S 10
+struct node_rate {
+    int64_t ms[NODE_RATE_WINDOW_S + 2];   /* sample times, oldest first */
+    uint64_t count[NODE_RATE_WINDOW_S + 2];
+    int n;
+};
+/* Add the total `count` at now_ms (any ms clock, not going back) and
+ * return count per second over the window; 0 before any time passed. */
+double node_rate_add(struct node_rate *r, int64_t now_ms, uint64_t count);
+
+/* Fill st's Redis round trips and seen-set size from f: MEMORY USAGE of
+ * every bucket key up to SUMMARY_SEEN_KEYS_MAX keys (one round trip per
+ * 8192 keys), of that many evenly spread keys beyond (summary.c). */
 void node_dedup_stats(struct frontier *f, struct node_stats *st);
 
 /* Print the crawl summary. */

@@ -153,11 +153,12 @@ int64_t polite_wait_ms(struct polite *p, int64_t now);
  * host's address ip (CURLINFO_PRIMARY_IP, may be "" or NULL). */
 void polite_ended(struct polite *p, const char *host, const char *ipkey,
                   const char *ip, int64_t now);
-/* A transient failure of host: its back-off in ms (1 s doubling per
- * consecutive failure, capped by politeness.max_backoff). */
 /* Give back an address slot taken by polite_next without a transfer. */
 void polite_release(struct polite *p, const char *ipkey);
+/* A transient failure of host: its back-off in ms (1 s doubling per
+ * consecutive failure, capped by politeness.max_backoff). */
 int64_t polite_failure(struct polite *p, const char *host, int64_t now);
+/* A success of host: its next failure backs off from 1 s again. */
 void polite_success(struct polite *p, const char *host);
 size_t polite_waiting(const struct polite *p);
 /* Remove and return the first queued transfer regardless of time (stop). */

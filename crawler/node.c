@@ -54,6 +54,7 @@
 #include <string.h>
 
 #include "crawler.h"
+#include "dc-limits.h"
 #include "dedup.h"
 #include "frontier.h"
 #include "merge.h"
@@ -61,12 +62,11 @@
 #include "noise.h"
 #include "parser.h"
 
-#define MAX_DEPTH 63
+#define MAX_DEPTH DC_DEPTH_MAX
 #define POP_BATCH 512
 #define LEVEL_CHECK_MS 20
 #define BUSY_POP_MS 500
 #define RECLAIM_MS 5000
-#define ROBOTS_MAX_BYTES (512 * 1024)
 
 static volatile sig_atomic_t stop_requested;
 
@@ -126,8 +126,7 @@ struct node {
     size_t parked;
     /* cluster: heartbeat figures */
     uint64_t reconnects;           /* frontier_reconnects last seen */
-    uint64_t rate_pages[10];       /* st->pages at the last 10 seconds */
-    int64_t rate_at;               /* second of rate_pages[0] */
+    struct node_rate rate;         /* st->pages over time (pages/s) */
     int waiting_level;             /* no work at this level here */
     int64_t next_ready;            /* an owned host is ready then (pop) */
     /* completion batch */
@@ -332,7 +331,7 @@ static void launch_ready(struct node *n, int64_t now)
         const char *url = in->kind == INFLIGHT_PAGE ? in->lease.url : in->url;
         size_t max = in->kind == INFLIGHT_PAGE      ? (size_t)n->c->fetch_max_bytes
                      : in->kind == INFLIGHT_SITEMAP ? (size_t)n->c->sitemap_max_bytes
-                                                    : ROBOTS_MAX_BYTES;
+                                                    : DC_ROBOTS_MAX_BYTES;
         int rc;
         memcpy(in->ipkey, ipkey, sizeof(ipkey));
         if (!owns_host(n, in, now)) {
@@ -1206,21 +1205,14 @@ static int local_idle(struct node *n)
            n->parked == 0 && polite_waiting(n->polite) == 0;
 }
 
-/* Pages/s over the last 10 s, from one sample of st->pages per second. */
+/* Pages/s over the last NODE_RATE_WINDOW_S s, or since the node started
+ * (0 pages then) while it has run for less (summary.c). */
 static double pages_rate(struct node *n, int64_t now)
 {
-    int64_t sec = now / 1000;
-    if (n->rate_at == 0) {
-        for (int i = 0; i < 10; i++)
-            n->rate_pages[i] = n->st->pages;
-        n->rate_at = sec;
-    }
-    while (n->rate_at < sec) { /* shift in one sample per second passed */
-        memmove(n->rate_pages + 1, n->rate_pages, 9 * sizeof(*n->rate_pages));
-        n->rate_pages[0] = n->st->pages;
-        n->rate_at = sec - n->rate_at > 10 ? sec : n->rate_at + 1;
-    }
-    return (double)(n->st->pages - n->rate_pages[9]) / 10.0;
+    if (n->rate.n == 0)
+        node_rate_add(&n->rate,
+                      now - (dc_mono_us() - n->st->started_us) / 1000, 0);
+    return node_rate_add(&n->rate, now, n->st->pages);
 }
 
 static const char *node_state(struct node *n, int stopping)

@@ -298,6 +298,7 @@ int64_t polite_wait_ms(struct polite *p, int64_t now)
     return best;
 }
 
+/* An address slot taken by polite_next, given back without a transfer. */
 void polite_release(struct polite *p, const char *ipkey)
 {
     if (ipkey && ipkey[0])
@@ -315,6 +316,9 @@ void polite_ended(struct polite *p, const char *host, const char *ipkey,
         snprintf(h->ip, sizeof(h->ip), "%s", ip);
 }
 
+/* Back-off after the host's consecutive failure number h->fails: 1 s,
+ * doubling each time (the shift capped at 2^20 s, h->fails at 64 so it
+ * cannot wrap), at most politeness.max_backoff. */
 int64_t polite_failure(struct polite *p, const char *host, int64_t now)
 {
     struct polite_host *h = host_get(p, host, 1, now);
@@ -327,6 +331,7 @@ int64_t polite_failure(struct polite *p, const char *host, int64_t now)
     return ms > p->max_backoff_ms ? p->max_backoff_ms : ms;
 }
 
+/* A success resets the host's failure count (no entry is created). */
 void polite_success(struct polite *p, const char *host)
 {
     struct polite_host *h = host_get(p, host, 0, 0);

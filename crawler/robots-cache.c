@@ -33,11 +33,10 @@
 #include <curl/curl.h>
 
 #include "conf.h"
+#include "dc-limits.h"
 #include "dedup.h"
 #include "node-internal.h"
 #include "parser.h"
-
-#define ROBOTS_BODY_MAX (500 * 1024)
 
 struct robots_node {
     struct robots_entry e;
@@ -139,7 +138,7 @@ struct parser_robots *robots_rules_from(const struct fetch_result *r,
     if (r->status >= 200 && r->status < 300) {
         if ((head_has(r->resp_head, r->resp_len, "content-encoding:", "gzip") ||
              head_has(r->resp_head, r->resp_len, "content-encoding:", "deflate")) &&
-            parser_inflate(body, len, 0, ROBOTS_BODY_MAX, &dec, &dlen, NULL) == DC_OK) {
+            parser_inflate(body, len, 0, DC_ROBOTS_MAX_BYTES, &dec, &dlen, NULL) == DC_OK) {
             body = dec;
             len = dlen;
         }
@@ -147,8 +146,8 @@ struct parser_robots *robots_rules_from(const struct fetch_result *r,
         free(dec);
         *rule = ROBOTS_RULE_PARSED;
         snprintf(desc, cap, "%d -> rules parsed (%zu bytes%s)", r->status,
-                 len > ROBOTS_BODY_MAX ? (size_t)ROBOTS_BODY_MAX : len,
-                 len > ROBOTS_BODY_MAX || r->truncated ? ", cut at 500 KiB" : "");
+                 len > DC_ROBOTS_MAX_BYTES ? (size_t)DC_ROBOTS_MAX_BYTES : len,
+                 len > DC_ROBOTS_MAX_BYTES || r->truncated ? ", cut at 500 KiB" : "");
         return rules;
     }
     if (r->status >= 400 && r->status < 500) {

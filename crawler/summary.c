@@ -1,14 +1,27 @@
 /*
- * summary.c: the human summary printed at the end of `dcrawl crawl` and
- * `dcrawl node`.
+ * summary.c: the figures a node reports: the human summary printed at the
+ * end of `dcrawl crawl` and `dcrawl node`, and the pages/s of its
+ * heartbeat (node_rate_add, shown by `dcrawl status`).
+ *
+ * Pages and time: "pages" are the URLs written to the output with their
+ * outcome, a response of any status (revisits included) or a transport
+ * error. The headline says how many of them got a 2xx status, how many a
+ * response at all, and how many a transport error; its rates are per
+ * second of the node loop (from its start to its exit when idle), which
+ * leaves out seeding and the merge. `dcrawl crawl` measures the whole
+ * command too and prints that wall clock on its own line.
  *
  * Dedup figures: the cache hit rate is hits / (hits + misses) of the
  * node's in-process cache (links answered without Redis); Redis round
  * trips are every pipeline the node's frontier handle sent (admit, pop,
- * complete, reclaim, level checks), per page fetched; the seen-set size
- * and bytes per URL come from SCARD and MEMORY USAGE of every bucket key
- * (exact, not sampled: MEMORY USAGE of an intset is its allocation plus
- * the key's overhead), read once at the end, after the timing stops.
+ * complete, reclaim, level checks), per page; the seen-set size and bytes
+ * per URL come from SCARD (DCSEEN.CARD) and MEMORY USAGE of the bucket
+ * keys, read once at the end, after the timing stops: of every key up to
+ * SUMMARY_SEEN_KEYS_MAX keys (256 partitions of b256-i64), beyond that of
+ * SUMMARY_SEEN_KEYS_MAX evenly spread keys, extrapolated, and the line
+ * says so. MEMORY USAGE of an intset is its allocation plus the key's
+ * overhead; of a mod-u64 key it is what the dcrawl-seen module reports
+ * for its own type, and the line says that too.
  *
  * Failures: robots.txt skips are split into "disallowed by robots.txt
  * rules" and "robots.txt unreachable" (RFC 9309: a 5xx or unreachable
@@ -17,12 +30,42 @@
  * example host (failures.c).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "crawler.h"
 #include "frontier.h"
 #include "parser.h"
 
 #define SUMMARY_TOP_ERRORS 5
+#define U(x) ((unsigned long long)(x)) /* a counter for %llu */
+#define SUMMARY_SEEN_KEYS_MAX ((size_t)256 * 256)
+
+double node_rate_add(struct node_rate *r, int64_t now_ms, uint64_t count)
+{
+    const int cap = (int)(sizeof(r->ms) / sizeof(r->ms[0]));
+    double secs;
+
+    if (r->n == 0 || now_ms - r->ms[r->n - 1] >= 1000) {
+        if (r->n == cap) { /* cannot happen at >= 1 s apart; stay bounded */
+            memmove(r->ms, r->ms + 1, (size_t)(cap - 1) * sizeof(*r->ms));
+            memmove(r->count, r->count + 1,
+                    (size_t)(cap - 1) * sizeof(*r->count));
+            r->n--;
+        }
+        r->ms[r->n] = now_ms;
+        r->count[r->n++] = count;
+    }
+    /* keep one sample at least NODE_RATE_WINDOW_S old, none older */
+    while (r->n > 1 && now_ms - r->ms[1] >= NODE_RATE_WINDOW_S * 1000) {
+        memmove(r->ms, r->ms + 1, (size_t)(r->n - 1) * sizeof(*r->ms));
+        memmove(r->count, r->count + 1, (size_t)(r->n - 1) * sizeof(*r->count));
+        r->n--;
+    }
+    secs = (double)(now_ms - r->ms[0]) / 1000.0;
+    if (secs <= 0 || count < r->count[0])
+        return 0.0;
+    return (double)(count - r->count[0]) / secs;
+}
 
 void node_dedup_stats(struct frontier *f, struct node_stats *st)
 {
@@ -30,9 +73,10 @@ void node_dedup_stats(struct frontier *f, struct node_stats *st)
 
     st->redis_roundtrips = frontier_roundtrips(f);
     st->seen_layout = frontier_seen_layout_name(f);
-    if (frontier_seen_usage(f, 2048, &u) != DC_OK) /* a sample: fast */
+    if (frontier_seen_usage(f, SUMMARY_SEEN_KEYS_MAX, &u) != DC_OK)
         return;
-    st->seen_sampled = u.sampled < u.total;
+    st->seen_keys_total = u.total;
+    st->seen_keys_asked = u.sampled;
     st->seen_urls = u.members;
     st->seen_bytes = u.bytes;
     st->seen_keys = u.keys;
@@ -42,26 +86,31 @@ void node_dedup_stats(struct frontier *f, struct node_stats *st)
 static void print_dedup(FILE *out, const struct node_stats *st)
 {
     uint64_t asked = st->cache_hits + st->cache_misses;
+    int sampled = st->seen_keys_asked < st->seen_keys_total;
+    int mod = st->seen_layout && strcmp(st->seen_layout, "mod-u64") == 0;
 
     fprintf(out, "  dedup: cache hit rate %.1f%% (%llu of %llu links, %llu "
                  "evictions); %.2f Redis round trips per page\n",
             asked ? 100.0 * (double)st->cache_hits / (double)asked : 0.0,
-            (unsigned long long)st->cache_hits, (unsigned long long)asked,
-            (unsigned long long)st->cache_evictions,
+            U(st->cache_hits), U(asked), U(st->cache_evictions),
             st->pages ? (double)st->redis_roundtrips / (double)st->pages : 0.0);
     if (!st->seen_urls)
         return;
-    fprintf(out, "  seen-set (layout %s): %s%llu URLs in %llu keys, %.1f "
-                 "bytes per URL in Redis (MEMORY USAGE%s)",
-            st->seen_layout ? st->seen_layout : "?",
-            st->seen_sampled ? "about " : "",
-            (unsigned long long)st->seen_urls,
-            (unsigned long long)st->seen_keys,
-            (double)st->seen_bytes / (double)st->seen_urls,
-            st->seen_sampled ? " of a sample of keys" : "");
+    fprintf(out, "  seen-set (layout %s): %s%llu URLs in %llu keys (of the "
+                 "%llu the layout has), %.1f bytes per URL in Redis (MEMORY "
+                 "USAGE of ",
+            st->seen_layout ? st->seen_layout : "?", sampled ? "about " : "",
+            U(st->seen_urls), U(st->seen_keys), U(st->seen_keys_total),
+            (double)st->seen_bytes / (double)st->seen_urls);
+    if (sampled)
+        fprintf(out, "%llu keys evenly spread, extrapolated",
+                U(st->seen_keys_asked));
+    else
+        fprintf(out, "every key");
+    fprintf(out, "%s)", mod ? ", as the dcrawl-seen module reports it" : "");
     if (st->seen_not_compact)
         fprintf(out, "; %llu buckets outgrew set-max-intset-entries",
-                (unsigned long long)st->seen_not_compact);
+                U(st->seen_not_compact));
     fputc('\n', out);
 }
 
@@ -72,15 +121,14 @@ static void print_scope(FILE *out, const struct node_stats *st)
     int r;
     for (r = 1; r < PARSER_SCOPE_NREASONS; r++)
         total += st->scope_dropped[r];
-    fprintf(out, "  scope: %llu links dropped (", (unsigned long long)total);
+    fprintf(out, "  scope: %llu links dropped (", U(total));
     for (r = 1; r < PARSER_SCOPE_NREASONS; r++)
         fprintf(out, "%s %llu, ", parser_scope_reason(r),
-                (unsigned long long)st->scope_dropped[r]);
-    fprintf(out, "host budget %llu)\n", (unsigned long long)st->scope_budget);
+                U(st->scope_dropped[r]));
+    fprintf(out, "host budget %llu)\n", U(st->scope_budget));
     fprintf(out, "  politeness: %llu pages failed after retries, %llu "
                  "Retry-After honoured\n",
-            (unsigned long long)st->failed,
-            (unsigned long long)st->retry_after);
+            U(st->failed), U(st->retry_after));
 }
 
 /* The most frequent reasons URLs were given up (failures.c). */
@@ -94,7 +142,7 @@ static void print_errors(FILE *out, const struct node_stats *st)
         order[i] = i;
     }
     fprintf(out, "  errors: %llu URLs given up with an error",
-            (unsigned long long)total);
+            U(total));
     if (!total) {
         fputc('\n', out);
         return;
@@ -108,75 +156,83 @@ static void print_errors(FILE *out, const struct node_stats *st)
         }
     for (i = 0; i < n && i < SUMMARY_TOP_ERRORS; i++) {
         const struct node_error *e = &st->errs[order[i]];
-        fprintf(out, "  %8llu  %s (e.g. %s)\n", (unsigned long long)e->n,
+        fprintf(out, "  %8llu  %s (e.g. %s)\n", U(e->n),
                 e->what, e->host);
     }
     if (n > SUMMARY_TOP_ERRORS || st->errors_other) {
         uint64_t rest = st->errors_other;
         for (i = SUMMARY_TOP_ERRORS; i < n; i++)
             rest += st->errs[order[i]].n;
-        fprintf(out, "  %8llu  other errors\n", (unsigned long long)rest);
+        fprintf(out, "  %8llu  other errors\n", U(rest));
     }
+}
+
+/* The headline: what the pages were and the rates over the node loop. */
+static void print_pages(FILE *out, const struct node_stats *st)
+{
+    double secs = (double)(st->finished_us - st->started_us) / 1e6;
+    uint64_t responses = node_responses(st);
+
+    if (secs <= 0)
+        secs = 1e-6;
+    fprintf(out, "crawled %llu pages in %.2f s of crawling (the node loop): "
+                 "%llu fetched with a 2xx status (%.1f/s), %llu responses "
+                 "of any status (%.1f/s), %llu transport errors; %.1f MB of "
+                 "bodies\n",
+            U(st->pages), secs,
+            U(st->status[2]), (double)st->status[2] / secs,
+            U(responses), (double)responses / secs,
+            U(st->status[0]), (double)st->bytes / 1e6);
+    if (st->command_us > 0)
+        fprintf(out, "  wall clock of the whole command, from its start to "
+                     "this summary (seeding and merge included): %.2f s\n",
+                (double)st->command_us / 1e6);
 }
 
 void node_print_summary(FILE *out, const struct node_stats *st,
                         const char *out_dir)
 {
-    double secs = (double)(st->finished_us - st->started_us) / 1e6;
     uint64_t dropped = st->links_cached + (st->links_admitted - st->links_new);
     int d;
-    if (secs <= 0)
-        secs = 1e-6;
-    fprintf(out, "crawled %llu pages in %.2f s: %.0f pages/s, %.1f MB\n",
-            (unsigned long long)st->pages, secs, (double)st->pages / secs,
-            (double)st->bytes / 1e6);
+
+    print_pages(out, st);
     fprintf(out, "  depth  pages\n");
-    for (d = 0; d < 64 && d <= st->max_depth; d++)
-        fprintf(out, "  %5d  %llu\n", d, (unsigned long long)st->pages_per_depth[d]);
+    for (d = 0; d < DC_DEPTHS && d <= st->max_depth; d++)
+        fprintf(out, "  %5d  %llu\n", d, U(st->pages_per_depth[d]));
     fprintf(out, "  HTTP status: 2xx %llu, 3xx %llu, 4xx %llu, 5xx %llu, "
                  "transport errors %llu; retries %llu\n",
-            (unsigned long long)st->status[2], (unsigned long long)st->status[3],
-            (unsigned long long)st->status[4], (unsigned long long)st->status[5],
-            (unsigned long long)st->status[0], (unsigned long long)st->retries);
+            U(st->status[2]), U(st->status[3]),
+            U(st->status[4]), U(st->status[5]),
+            U(st->status[0]), U(st->retries));
     fprintf(out, "  links: %llu found, %llu new; duplicates dropped: %llu "
                  "(%llu by the in-process cache, %llu by Redis)\n",
-            (unsigned long long)st->links_found, (unsigned long long)st->links_new,
-            (unsigned long long)dropped, (unsigned long long)st->links_cached,
-            (unsigned long long)(st->links_admitted - st->links_new));
+            U(st->links_found), U(st->links_new),
+            U(dropped), U(st->links_cached),
+            U(st->links_admitted - st->links_new));
     fprintf(out, "  noise: %llu links seen, %llu dropped by block, %llu by "
                  "cluster, %llu refused by template budget\n",
-            (unsigned long long)st->noise_seen,
-            (unsigned long long)st->noise_block,
-            (unsigned long long)st->noise_cluster,
-            (unsigned long long)st->noise_budget);
+            U(st->noise_seen), U(st->noise_block), U(st->noise_cluster),
+            U(st->noise_budget));
     print_scope(out, st);
     print_dedup(out, st);
     fprintf(out, "  content duplicates: %llu pages archived as revisits of an "
                  "earlier copy (links not followed again)\n",
-            (unsigned long long)st->content_dups);
+            U(st->content_dups));
     fprintf(out, "  robots.txt: %llu fetched, %llu taken from Redis; URLs "
                  "skipped: %llu disallowed by robots.txt rules, %llu because "
                  "robots.txt was unreachable\n",
-            (unsigned long long)st->robots_fetches,
-            (unsigned long long)st->robots_restored,
-            (unsigned long long)st->robots_skipped,
-            (unsigned long long)st->robots_unreachable);
+            U(st->robots_fetches), U(st->robots_restored),
+            U(st->robots_skipped), U(st->robots_unreachable));
     fprintf(out, "  noise state: %llu hosts taken from Redis, %llu saved, "
                  "%llu failed reads/writes; %llu round trips\n",
-            (unsigned long long)st->noise_restored,
-            (unsigned long long)st->noise_saved,
-            (unsigned long long)st->noise_store_failed,
-            (unsigned long long)st->noise_roundtrips);
+            U(st->noise_restored), U(st->noise_saved),
+            U(st->noise_store_failed), U(st->noise_roundtrips));
     print_errors(out, st);
     fprintf(out, "  cluster: partitions %llu taken, %llu handed over, %llu "
                  "lost; %llu leases of other nodes reclaimed, %llu URLs handed "
                  "back unstarted; %llu Redis reconnects\n",
-            (unsigned long long)st->parts_acquired,
-            (unsigned long long)st->parts_released,
-            (unsigned long long)st->parts_lost,
-            (unsigned long long)st->leases_reclaimed,
-            (unsigned long long)st->handed_back,
-            (unsigned long long)st->reconnects);
+            U(st->parts_acquired), U(st->parts_released), U(st->parts_lost),
+            U(st->leases_reclaimed), U(st->handed_back), U(st->reconnects));
     fprintf(out, "  output: %s/depth-*/ (per node)", out_dir);
     fprintf(out, ", merged: %s/merged/pages.jsonl and %s/merged/depth-*.warc.gz\n",
             out_dir, out_dir);

@@ -74,6 +74,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dc-limits.h"
+
 struct conf;
 struct frontier;
 
@@ -191,11 +193,12 @@ int frontier_stats(struct frontier *f, struct frontier_stats *st);
  *     FRONTIER_STATUS_LEASES_PER_PART read per partition, the rest counted
  *     in leases_unread), queued (pend[d] - in flight), done / failed /
  *     skipped (stat).
- * Depths are 0 .. FRONTIER_STATUS_DEPTHS-1 (crawl.depth is at most 63).
+ * Depths are 0 .. FRONTIER_STATUS_DEPTHS-1 (crawl.depth is at most
+ * DC_DEPTH_MAX, dc-limits.h).
  * Pipelined in batches of FRONTIER_STATUS_BATCH calls: a handful of round
  * trips for 1024 partitions.
  */
-#define FRONTIER_STATUS_DEPTHS 64
+#define FRONTIER_STATUS_DEPTHS DC_DEPTHS
 #define FRONTIER_STATUS_BATCH 8192
 #define FRONTIER_STATUS_LEASES_PER_PART 1024
 #define FRONTIER_STATUS_MAX_NODES 4096

@@ -1748,7 +1748,7 @@ static void count_page(struct merger *m, const struct ent *e,
     m->st->pages++;
     if (e->flags & F_SKIP)
         m->st->skipped++;
-    if (e->depth >= 0 && e->depth < 64)
+    if (e->depth >= 0 && e->depth < DC_DEPTHS)
         m->st->pages_per_depth[e->depth]++;
     if (e->status >= 100 && e->status < 600)
         m->st->status[e->status / 100]++;
@@ -1867,7 +1867,7 @@ static int write_summary(struct merger *m)
     fprintf(f, "{\n  \"pages\": %llu,\n  \"skipped\": %llu,\n"
             "  \"pages_per_depth\": {",
             (unsigned long long)s->pages, (unsigned long long)s->skipped);
-    for (int d = 0; d < 64; d++) {
+    for (int d = 0; d < DC_DEPTHS; d++) {
         if (!s->pages_per_depth[d])
             continue;
         fprintf(f, "%s\"%d\": %llu", first ? "" : ", ", d,

@@ -61,6 +61,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "dc-limits.h"
+
 /* ------------------------------------------------------------- writing */
 
 /* One fetched page, as the crawler hands it to the output. Pointers are
@@ -206,7 +208,7 @@ struct merge_opts {
 struct merge_stats {
     uint64_t files, records, pages, url_duplicates, torn, depths;
     uint64_t skipped;  /* pages kept whose line is "skipped" (no request) */
-    uint64_t pages_per_depth[64];
+    uint64_t pages_per_depth[DC_DEPTHS];
     uint64_t ranges;   /* pages copied as raw byte ranges */
     uint64_t inflated; /* pages located by inflating their file (no range,
                           or a range that failed the check) */

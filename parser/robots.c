@@ -1,7 +1,7 @@
 /*
  * robots.c: robots.txt parsing and matching (RFC 9309).
  *
- * Parsing reads the first ROBOTS_MAX_BYTES of the body line by line (CR,
+ * Parsing reads the first DC_ROBOTS_MAX_BYTES of the body line by line (CR,
  * LF or CRLF; a leading UTF-8 BOM is skipped, a UTF-16 one (LE or BE) makes
  * the body UTF-16, converted to UTF-8 first; `#` starts a comment; lines
  * are cut at 16663 bytes, as google/robotstxt does). A line
@@ -49,10 +49,10 @@
 #include <string.h>
 
 #include "conf.h"
+#include "dc-limits.h"
 #include "parser-internal.h"
 #include "parser.h"
 
-#define ROBOTS_MAX_BYTES ((size_t)500 << 10)
 #define ROBOTS_MAX_SITEMAPS 64
 #define ROBOTS_MAX_SITEMAP_LEN 2048
 #define ROBOTS_TOKEN_MAX 128
@@ -597,13 +597,13 @@ struct parser_robots *parser_robots_parse(const char *txt, size_t len,
     st.delay[SEL_AGENT] = st.delay[SEL_STAR] = -1;
     if (!txt)
         len = 0;
-    if (len > ROBOTS_MAX_BYTES)
-        len = ROBOTS_MAX_BYTES;
+    if (len > DC_ROBOTS_MAX_BYTES)
+        len = DC_ROBOTS_MAX_BYTES;
     if (len >= 2 && (!memcmp(txt, "\xFF\xFE", 2) || !memcmp(txt, "\xFE\xFF", 2))) {
         size_t wl = len - 2;
         wide = utf16_to_utf8((const unsigned char *)txt + 2, &wl, txt[0] == '\xFE');
         txt = wide;
-        len = wl > ROBOTS_MAX_BYTES ? ROBOTS_MAX_BYTES : wl;
+        len = wl > DC_ROBOTS_MAX_BYTES ? DC_ROBOTS_MAX_BYTES : wl;
     }
     s = txt;
     end = txt + len;

@@ -43,10 +43,12 @@ struct parser_scope {
     const psl_ctx_t *psl;
 };
 
-static const char *const reasons[PARSER_SCOPE_NREASONS] = {
+static const char *const reasons[] = {
     "in scope", "suffix", "repeated segments", "off host", "off domain",
     "not included", "excluded",
 };
+_Static_assert(sizeof(reasons) / sizeof(reasons[0]) == PARSER_SCOPE_NREASONS,
+               "one name per enum parser_scope_reason");
 
 const char *parser_scope_reason(int reason)
 {

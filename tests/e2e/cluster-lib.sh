@@ -228,6 +228,10 @@ node_states() {
     done
 }
 
+# secs_since T0: seconds from T0 (`date +%s.%N`) to now, 3 decimals (awk:
+# bc is not on a fresh Debian)
+secs_since() { awk -v t0="$1" -v t1="$(date +%s.%N)" 'BEGIN { printf "%.3f", t1 - t0 }'; }
+
 # crawl_wait_done URL SECS: nothing pending for 2 s in a row (and every node
 # that reports its state idle), bounded by SECS; fails early when no node
 # is left running. Sets CRAWL_SECS to the time waited.
@@ -235,8 +239,8 @@ crawl_wait_done() {
     local url=$1 limit=$2 t0 stable=0 p busy id alive
     t0=$(date +%s.%N)
     while :; do
-        CRAWL_SECS=$(echo "$(date +%s.%N) - $t0" | bc)
-        if [ "$(echo "$CRAWL_SECS > $limit" | bc)" = 1 ]; then
+        CRAWL_SECS=$(secs_since "$t0")
+        if awk -v a="$CRAWL_SECS" -v b="$limit" 'BEGIN { exit !(a > b) }'; then
             echo "crawl_wait_done: not finished after $limit s (pending $(frontier_pending "$url"))" >&2
             return 1
         fi
@@ -317,7 +321,7 @@ redis_restart() {
     rm -f "$WORK/redis-$1/redis.sock"
     sleep 1
     redis_aof_run "$1" || return 1
-    REDIS_DOWN_SECS=$(echo "$(date +%s.%N) - $t0" | bc)
+    REDIS_DOWN_SECS=$(secs_since "$t0")
 }
 
 # check_cluster SITE DEPTH LOG OUTDIR... -- [check_cluster.py flags]
