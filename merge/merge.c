@@ -513,20 +513,20 @@ static int pread_all(int fd, void *buf, size_t n, int64_t off)
 
 /* --------------------------------------------------- pass 1: the lines */
 
-static const char *opt_s(const struct merge__jobj *o, const char *key)
+static const char *opt_s(const struct warc_jobj *o, const char *key)
 {
-    const struct merge__jkv *kv = merge__jobj_get(o, key);
+    const struct warc_jkv *kv = warc_jobj_get(o, key);
 
-    return kv && kv->type == MJ_STR && kv->str[0] ? kv->str : NULL;
+    return kv && kv->type == WARC_JSTR && kv->str[0] ? kv->str : NULL;
 }
 
 /* A whole number in [min, RANGE_MAX), or -1. */
-static int64_t opt_count(const struct merge__jobj *o, const char *key,
+static int64_t opt_count(const struct warc_jobj *o, const char *key,
                          int64_t min)
 {
-    const struct merge__jkv *kv = merge__jobj_get(o, key);
+    const struct warc_jkv *kv = warc_jobj_get(o, key);
 
-    if (!kv || kv->type != MJ_NUM || !(kv->num >= (double)min) ||
+    if (!kv || kv->type != WARC_JNUM || !(kv->num >= (double)min) ||
         !(kv->num < (double)RANGE_MAX) ||
         (double)(int64_t)kv->num != kv->num)
         return -1;
@@ -591,16 +591,16 @@ static int emit_u(struct merger *m, const struct ent *e, const char *url,
                      m->u.tmpdir) : DC_OK;
 }
 
-static char **parse_links(const struct merge__jobj *o, size_t *n)
+static char **parse_links(const struct warc_jobj *o, size_t *n)
 {
-    const struct merge__jkv *kv = merge__jobj_get(o, "outlinks");
+    const struct warc_jkv *kv = warc_jobj_get(o, "outlinks");
     char **v = NULL, *s;
     size_t pos = 0, cap = 0;
 
     *n = 0;
-    if (!kv || kv->type != MJ_ARR)
+    if (!kv || kv->type != WARC_JARR)
         return NULL;
-    while (merge__json_array_next(kv->raw, kv->raw_len, &pos, &s) == DC_OK) {
+    while (warc_json_array_next(kv->raw, kv->raw_len, &pos, &s) == DC_OK) {
         if (!s[0]) {
             free(s);
             continue;
@@ -624,7 +624,7 @@ static void free_links(char **v, size_t n)
 
 /* The range part of e from the line; 1 if it must be located by id. */
 static int line_range(struct merger *m, struct scan *sc,
-                      const struct merge__jobj *o, struct ent *e)
+                      const struct warc_jobj *o, struct ent *e)
 {
     const char *wf = opt_s(o, "warc_file"), *id = opt_s(o, "warc_record_id");
     char path[PATH_MAX];
@@ -661,8 +661,8 @@ static int line_range(struct merger *m, struct scan *sc,
 static int line_scan(struct merger *m, struct scan *sc, const char *line,
                      size_t len, uint64_t off, const char **why)
 {
-    struct merge__jobj o;
-    const struct merge__jkv *depth, *st, *tr;
+    struct warc_jobj o;
+    const struct warc_jkv *depth, *st, *tr;
     const char *url, *at, *dig;
     struct ent e;
     char **links = NULL;
@@ -671,7 +671,7 @@ static int line_scan(struct merger *m, struct scan *sc, const char *line,
 
     memset(&e, 0, sizeof(e));
     *why = "not a flat JSON object";
-    if (merge__json_parse(line, len, &o))
+    if (warc_json_parse(line, len, &o))
         goto out;
     url = opt_s(&o, "url");
     at = opt_s(&o, "fetched_at");
@@ -679,21 +679,21 @@ static int line_scan(struct merger *m, struct scan *sc, const char *line,
     if (!url)
         goto out;
     *why = "bad fetched_at";
-    if (!at || merge__parse_iso(at, &e.ms))
+    if (!at || warc_parse_iso(at, &e.ms))
         goto out;
     e.jsonl = sc->jsonl;
     e.line_off = off;
     e.line_len = (uint32_t)len;
     e.order = m->order++;
     e.depth = sc->dir_depth;
-    depth = merge__jobj_get(&o, "depth");
-    if (depth && depth->type == MJ_NUM && depth->num >= 0 && depth->num <= 1e6)
+    depth = warc_jobj_get(&o, "depth");
+    if (depth && depth->type == WARC_JNUM && depth->num >= 0 && depth->num <= 1e6)
         e.depth = (int32_t)depth->num;
-    st = merge__jobj_get(&o, "status");
-    if (st && st->type == MJ_NUM && st->num >= 0 && st->num < 1000)
+    st = warc_jobj_get(&o, "status");
+    if (st && st->type == WARC_JNUM && st->num >= 0 && st->num < 1000)
         e.status = (int32_t)st->num;
-    tr = merge__jobj_get(&o, "truncated");
-    if (tr && tr->type == MJ_BOOL && tr->boolean)
+    tr = warc_jobj_get(&o, "truncated");
+    if (tr && tr->type == WARC_JBOOL && tr->boolean)
         e.flags |= F_TRUNC;
     if (opt_s(&o, "duplicate_of"))
         e.flags |= F_REVISIT;
@@ -726,25 +726,25 @@ static int line_scan(struct merger *m, struct scan *sc, const char *line,
     }
 out:
     free_links(links, nlinks);
-    merge__jobj_release(&o);
+    warc_jobj_release(&o);
     return rc;
 }
 
 /* Locate the pending lines of one WARC file by inflating it. */
 static void locate_in(struct merger *m, struct scan *sc, uint32_t w)
 {
-    struct merge_reader *r;
-    struct merge_record rec;
+    struct warc_reader *r;
+    struct warc_record rec;
     struct pending *cur = NULL;
     int rc;
 
-    if (merge_reader_open(&r, m->files[w].path) != DC_OK) {
+    if (warc_reader_open(&r, m->files[w].path) != DC_OK) {
         warnf(m, "%s: cannot open, its pages lose their records",
               m->files[w].path);
         return;
     }
-    while ((rc = merge_reader_next(r, &rec)) == DC_OK) {
-        int raw = merge__reader_raw_ok(r) && rec.offset + rec.member_len > 0;
+    while ((rc = warc_reader_next(r, &rec)) == DC_OK) {
+        int raw = warc_reader_raw_ok(r) && rec.offset + rec.member_len > 0;
         if (cur && raw && rec.concurrent_to &&
             strcmp(rec.concurrent_to, cur->id) == 0 &&
             (int64_t)rec.offset == cur->e.src_off + cur->e.src_len) {
@@ -774,7 +774,7 @@ static void locate_in(struct merger *m, struct scan *sc, uint32_t w)
         warnf(m, "%s: %s, rest of the file skipped", m->files[w].path,
               dc_strerror(rc));
     }
-    merge_reader_close(&r);
+    warc_reader_close(&r);
 }
 
 static int flush_pending(struct merger *m, struct scan *sc)
@@ -980,8 +980,8 @@ struct addf {
     FILE *warc, *jsonl;
     char warc_rel[64];
     int64_t pos;
-    struct merge__buf page;  /* the current page's members */
-    struct merge__buf line;  /* its JSON line, without range fields */
+    struct warc_buf page;  /* the current page's members */
+    struct warc_buf line;  /* its JSON line, without range fields */
     char *id;                /* its response id */
     int64_t resp_len;
     size_t pages;
@@ -991,12 +991,12 @@ static int add_flush(struct addf *a)
 {
     if (!a->id)
         return DC_OK;
-    merge__buf_printf(&a->line, ",\"warc_file\":\"%s\",\"warc_offset\":%lld,"
+    warc_buf_printf(&a->line, ",\"warc_file\":\"%s\",\"warc_offset\":%lld,"
                       "\"warc_length\":%zu,\"warc_response_length\":%lld,"
                       "\"warc_record_id\":", a->warc_rel, (long long)a->pos,
                       a->page.len, (long long)a->resp_len);
-    merge_json_str(&a->line.p, &a->line.len, &a->line.cap, a->id);
-    merge__buf_str(&a->line, ",\"outlinks\":[]}\n");
+    warc_json_str(&a->line.p, &a->line.len, &a->line.cap, a->id);
+    warc_buf_str(&a->line, ",\"outlinks\":[]}\n");
     if (fwrite(a->page.p, 1, a->page.len, a->warc) != a->page.len ||
         fwrite(a->line.p, 1, a->line.len, a->jsonl) != a->line.len)
         return DC_EIO;
@@ -1009,8 +1009,8 @@ static int add_flush(struct addf *a)
 }
 
 /* This record's member (copied or recompressed) onto a->page. */
-static int add_member(struct addf *a, struct merge_reader *r,
-                      const struct merge_record *rec)
+static int add_member(struct addf *a, struct warc_reader *r,
+                      const struct warc_record *rec)
 {
     const unsigned char *h;
     size_t hl;
@@ -1020,17 +1020,17 @@ static int add_member(struct addf *a, struct merge_reader *r,
     int rc;
 
     if (!a->gz) {
-        merge__reader_head(r, rec, &h, &hl);
-        return merge__record_member(&a->page, 6, h, hl, rec->block,
+        warc_reader_head(r, rec, &h, &hl);
+        return warc_record_member(&a->page, 6, h, hl, rec->block,
                                     rec->block_len);
     }
     mf = open_memstream(&raw, &rl);
     if (!mf)
         return DC_ENOMEM;
-    rc = merge_reader_copy_raw(r, mf);
+    rc = warc_reader_copy_raw(r, mf);
     fclose(mf);
     if (rc == DC_OK)
-        merge__buf_add(&a->page, raw, rl);
+        warc_buf_add(&a->page, raw, rl);
     free(raw);
     return rc;
 }
@@ -1054,8 +1054,8 @@ static int revisit_hex(const char *spec, char *dig)
     return 0;
 }
 
-static void add_line(struct addf *a, struct merge_reader *r,
-                     const struct merge_record *rec)
+static void add_line(struct addf *a, struct warc_reader *r,
+                     const struct warc_record *rec)
 {
     const unsigned char *h, *pay;
     size_t hl, http, plen;
@@ -1063,7 +1063,7 @@ static void add_line(struct addf *a, struct merge_reader *r,
     int64_t ms = 0;
     int status = 0, revisit = strcmp(rec->type, "revisit") == 0;
 
-    merge__reader_head(r, rec, &h, &hl);
+    warc_reader_head(r, rec, &h, &hl);
     refers = head_get(h, hl, "WARC-Refers-To-Target-URI");
     http = http_head_len(rec->block, rec->block_len);
     if (rec->block_len > 12 && !memcmp(rec->block, "HTTP/", 5)) {
@@ -1080,50 +1080,50 @@ static void add_line(struct addf *a, struct merge_reader *r,
         dedup_sha1_base32(plen ? (const void *)pay : "", plen, dig);
     else if (!dig[0])
         snprintf(dig, sizeof(dig), "%s", rec->payload_digest);
-    if (!rec->date || merge__parse_iso(rec->date, &ms))
+    if (!rec->date || warc_parse_iso(rec->date, &ms))
         ms = 0;
-    merge__buf_str(&a->line, "{\"url\":");
-    merge_json_str(&a->line.p, &a->line.len, &a->line.cap, rec->target_uri);
-    merge__buf_str(&a->line, ",\"final_url\":");
-    merge_json_str(&a->line.p, &a->line.len, &a->line.cap, rec->target_uri);
-    merge__buf_printf(&a->line, ",\"depth\":0,\"status\":%d,"
+    warc_buf_str(&a->line, "{\"url\":");
+    warc_json_str(&a->line.p, &a->line.len, &a->line.cap, rec->target_uri);
+    warc_buf_str(&a->line, ",\"final_url\":");
+    warc_json_str(&a->line.p, &a->line.len, &a->line.cap, rec->target_uri);
+    warc_buf_printf(&a->line, ",\"depth\":0,\"status\":%d,"
                       "\"content_type\":", status);
     if (ctype)
-        merge_json_str(&a->line.p, &a->line.len, &a->line.cap, ctype);
+        warc_json_str(&a->line.p, &a->line.len, &a->line.cap, ctype);
     else
-        merge__buf_str(&a->line, "null");
-    merge__buf_printf(&a->line, ",\"length\":%zu,\"digest\":\"%s\","
+        warc_buf_str(&a->line, "null");
+    warc_buf_printf(&a->line, ",\"length\":%zu,\"digest\":\"%s\","
                       "\"fetched_at\":", plen, dig);
     {
         char at[40];
-        merge__iso_time(ms, at, sizeof(at));
-        merge_json_str(&a->line.p, &a->line.len, &a->line.cap, at);
+        warc_iso_time(ms, at, sizeof(at));
+        warc_json_str(&a->line.p, &a->line.len, &a->line.cap, at);
     }
-    merge__buf_str(&a->line, ",\"node\":\"add\",\"source\":");
-    merge_json_str(&a->line.p, &a->line.len, &a->line.cap, a->src);
-    merge__buf_str(&a->line, ",\"duplicate_of\":");
+    warc_buf_str(&a->line, ",\"node\":\"add\",\"source\":");
+    warc_json_str(&a->line.p, &a->line.len, &a->line.cap, a->src);
+    warc_buf_str(&a->line, ",\"duplicate_of\":");
     if (revisit)
-        merge_json_str(&a->line.p, &a->line.len, &a->line.cap,
+        warc_json_str(&a->line.p, &a->line.len, &a->line.cap,
                        refers ? refers : rec->target_uri);
     else
-        merge__buf_str(&a->line, "null");
-    merge__buf_str(&a->line, ",\"truncated\":false");
+        warc_buf_str(&a->line, "null");
+    warc_buf_str(&a->line, ",\"truncated\":false");
     free(refers);
     free(ctype);
 }
 
 /* One record of a foreign file. DC_EDIGEST skips the record. */
-static int add_record(struct merger *m, struct addf *a, struct merge_reader *r,
-                      const struct merge_record *rec)
+static int add_record(struct merger *m, struct addf *a, struct warc_reader *r,
+                      const struct warc_record *rec)
 {
     int page = (strcmp(rec->type, "response") == 0 ||
                 strcmp(rec->type, "revisit") == 0) &&
                rec->target_uri && rec->record_id;
     int rc;
 
-    if (a->gz && !merge__reader_raw_ok(r))
+    if (a->gz && !warc_reader_raw_ok(r))
         return DC_EPARSE;
-    if (merge_record_verify(rec) != DC_OK) {
+    if (warc_record_verify(rec) != DC_OK) {
         warnf(m, "%s: record %s (%s) fails its digest check, skipped",
               a->src, rec->record_id ? rec->record_id : "?", rec->type);
         return DC_OK;
@@ -1172,13 +1172,13 @@ static int add_temp(struct merger *m, const char *name, char *path,
 static int add_file(struct merger *m, size_t k)
 {
     struct addf a = { 0 };
-    struct merge_reader *r;
-    struct merge_record rec;
+    struct warc_reader *r;
+    struct warc_record rec;
     char wpath[PATH_MAX], jpath[PATH_MAX], name[64];
     int rc, bad = 0;
 
     a.src = m->o->adds[k];
-    if (merge_reader_open(&r, a.src) != DC_OK) {
+    if (warc_reader_open(&r, a.src) != DC_OK) {
         warnf(m, "%s: cannot open, skipped", a.src);
         m->st->added_bad++;
         return DC_OK;
@@ -1193,7 +1193,7 @@ static int add_file(struct merger *m, size_t k)
     if (!a.warc || !a.jsonl)
         rc = fail(m, DC_EIO, "%s: cannot create", wpath);
     else
-        while ((rc = merge_reader_next(r, &rec)) == DC_OK &&
+        while ((rc = warc_reader_next(r, &rec)) == DC_OK &&
                (rc = add_record(m, &a, r, &rec)) == DC_OK)
             ;
     if (rc == DC_ENOTFOUND)
@@ -1206,7 +1206,7 @@ static int add_file(struct merger *m, size_t k)
         bad = 1;
         rc = DC_OK;
     }
-    merge_reader_close(&r);
+    warc_reader_close(&r);
     if (a.warc && fclose(a.warc) != 0)
         rc = fail(m, DC_EIO, "%s: write failed", wpath);
     if (a.jsonl && fclose(a.jsonl) != 0)
@@ -1257,7 +1257,7 @@ static int emit_o(struct merger *m, const struct ent *e, const char *url,
                   const char *ref_url, const char *ref_id)
 {
     unsigned char k[32];
-    struct merge__buf v = { 0 };
+    struct warc_buf v = { 0 };
     int rec = (e->flags & F_REC) != 0, rc;
 
     put_be(k, (uint64_t)(uint32_t)e->depth, 4);
@@ -1265,10 +1265,10 @@ static int emit_o(struct merger *m, const struct ent *e, const char *url,
     put_be(k + 5, rec ? e->warc : 0, 4);
     put_be(k + 9, rec ? (uint64_t)e->src_off : 0, 8);
     put_be(k + 17, e->order, 8);
-    merge__buf_add(&v, e, sizeof(*e));
-    merge__buf_add(&v, url, strlen(url) + 1);
-    merge__buf_add(&v, ref_url ? ref_url : "", strlen(ref_url ? ref_url : "") + 1);
-    merge__buf_add(&v, ref_id ? ref_id : "", strlen(ref_id ? ref_id : "") + 1);
+    warc_buf_add(&v, e, sizeof(*e));
+    warc_buf_add(&v, url, strlen(url) + 1);
+    warc_buf_add(&v, ref_url ? ref_url : "", strlen(ref_url ? ref_url : "") + 1);
+    warc_buf_add(&v, ref_id ? ref_id : "", strlen(ref_id ? ref_id : "") + 1);
     rc = xs_add(&m->out, k, 25, v.p, v.len);
     free(v.p);
     return rc;
@@ -1345,16 +1345,16 @@ static int pass_urls(struct merger *m)
 static char *line_field(struct merger *m, const struct ent *e, const char *key)
 {
     char *buf = xmalloc((size_t)e->line_len + 1), *v = NULL;
-    struct merge__jobj o = { 0 };
+    struct warc_jobj o = { 0 };
     int fd = file_fd(m, e->jsonl);
 
     if (fd >= 0 && pread_all(fd, buf, e->line_len, (int64_t)e->line_off) ==
                        DC_OK &&
-        merge__json_parse(buf, e->line_len, &o) == DC_OK) {
+        warc_json_parse(buf, e->line_len, &o) == DC_OK) {
         const char *s = opt_s(&o, key);
         v = s ? xstrdup(s) : NULL;
     }
-    merge__jobj_release(&o);
+    warc_jobj_release(&o);
     free(buf);
     return v;
 }
@@ -1452,7 +1452,7 @@ static int out_close(struct merger *m, struct pass4 *p4)
 static int out_open(struct merger *m, struct pass4 *p4, int depth)
 {
     struct outw *o = &p4->cur;
-    struct merge__buf info = { 0 };
+    struct warc_buf info = { 0 };
     int rc;
 
     if (o->f && o->depth == depth)
@@ -1467,7 +1467,7 @@ static int out_open(struct merger *m, struct pass4 *p4, int depth)
     o->f = fopen(o->tmp, "wb");
     if (!o->f)
         return fail(m, DC_EIO, "%s: %s", o->tmp, strerror(errno));
-    rc = merge__warcinfo(&info, o->name, "dcrawl merge",
+    rc = warc_warcinfo(&info, o->name, "dcrawl merge",
                          "merged output: one copy per URL, content "
                          "duplicates as revisits", 6);
     if (rc == DC_OK && fwrite(info.p, 1, info.len, o->f) != info.len)
@@ -1554,8 +1554,8 @@ static int write_revisit(struct merger *m, struct pass4 *p4, struct ent *e,
     unsigned char *h = xmalloc(HEAD_MAX);
     size_t hl, wl, httpl;
     int64_t clen;
-    struct merge__revisit v = { 0 };
-    struct merge__buf out = { 0 };
+    struct warc_revisit v = { 0 };
+    struct warc_buf out = { 0 };
     char *id = NULL, *date = NULL, *uri = NULL, *ip = NULL, rdate[40];
     int rc = member_read(m, e->warc, e->src_off, h, HEAD_MAX, &hl, &clen);
 
@@ -1569,10 +1569,10 @@ static int write_revisit(struct merger *m, struct pass4 *p4, struct ent *e,
     date = head_get(h, wl, "WARC-Date");
     uri = head_get(h, wl, "WARC-Target-URI");
     ip = head_get(h, wl, "WARC-IP-Address");
-    merge__iso_time(e->refers_ms, rdate, sizeof(rdate));
-    v = (struct merge__revisit){ id, date, uri, ip, e->digest, ref_url,
+    warc_iso_time(e->refers_ms, rdate, sizeof(rdate));
+    v = (struct warc_revisit){ id, date, uri, ip, e->digest, ref_url,
                                  rdate, ref_id, h + wl, httpl };
-    rc = id && date && uri ? merge__revisit_member(&out, 6, &v) : DC_EPARSE;
+    rc = id && date && uri ? warc_revisit_member(&out, 6, &v) : DC_EPARSE;
     if (rc == DC_OK && fwrite(out.p, 1, out.len, p4->cur.f) != out.len)
         rc = fail(m, DC_EIO, "%s: write failed", p4->cur.tmp);
     if (rc == DC_OK) {
@@ -1641,75 +1641,75 @@ static int put_records(struct merger *m, struct pass4 *p4, struct ent *e,
     return rc;
 }
 
-static int is_key(const struct merge__jkv *kv, const char *key)
+static int is_key(const struct warc_jkv *kv, const char *key)
 {
     return strcmp(kv->key, key) == 0;
 }
 
-static void put_num(struct merge__buf *b, int rec, int64_t v)
+static void put_num(struct warc_buf *b, int rec, int64_t v)
 {
     if (rec && v >= 0)
-        merge__buf_printf(b, "%lld", (long long)v);
+        warc_buf_printf(b, "%lld", (long long)v);
     else
-        merge__buf_str(b, "null");
+        warc_buf_str(b, "null");
 }
 
 /* The page's line for pages.jsonl: warc_* fields point into the merged
  * file; "outlinks" becomes "score"; a new revisit gets duplicate_of. */
-static void rewrite_line(const struct merge__jobj *o, const struct ent *e,
+static void rewrite_line(const struct warc_jobj *o, const struct ent *e,
                          int64_t out_off, const char *fname,
-                         const char *ref_url, struct merge__buf *b)
+                         const char *ref_url, struct warc_buf *b)
 {
     int rec = out_off >= 0, first = 1;
     static const char *const drop[] = { "warc_file", "warc_offset",
         "warc_length", "warc_response_length", "warc_record_id", "outlinks",
         "score" };
 
-    merge__buf_str(b, "{");
+    warc_buf_str(b, "{");
     for (size_t i = 0; i < o->n; i++) {
-        const struct merge__jkv *kv = &o->kv[i];
+        const struct warc_jkv *kv = &o->kv[i];
         int skip = 0;
         for (size_t k = 0; k < sizeof(drop) / sizeof(drop[0]); k++)
             skip |= is_key(kv, drop[k]);
         if (skip)
             continue;
         if (!first)
-            merge__buf_str(b, ",");
+            warc_buf_str(b, ",");
         first = 0;
-        merge_json_str(&b->p, &b->len, &b->cap, kv->key);
-        merge__buf_str(b, ":");
+        warc_json_str(&b->p, &b->len, &b->cap, kv->key);
+        warc_buf_str(b, ":");
         if (is_key(kv, "duplicate_of") && (e->flags & F_MKREV))
-            merge_json_str(&b->p, &b->len, &b->cap, ref_url);
+            warc_json_str(&b->p, &b->len, &b->cap, ref_url);
         else
-            merge__buf_add(b, kv->raw, kv->raw_len);
+            warc_buf_add(b, kv->raw, kv->raw_len);
     }
-    merge__buf_str(b, first ? "\"warc_file\":" : ",\"warc_file\":");
+    warc_buf_str(b, first ? "\"warc_file\":" : ",\"warc_file\":");
     if (rec)
-        merge_json_str(&b->p, &b->len, &b->cap, fname);
+        warc_json_str(&b->p, &b->len, &b->cap, fname);
     else
-        merge__buf_str(b, "null");
-    merge__buf_str(b, ",\"warc_offset\":");
+        warc_buf_str(b, "null");
+    warc_buf_str(b, ",\"warc_offset\":");
     put_num(b, rec, out_off);
-    merge__buf_str(b, ",\"warc_length\":");
+    warc_buf_str(b, ",\"warc_length\":");
     put_num(b, rec, e->src_len);
-    merge__buf_str(b, ",\"warc_response_length\":");
+    warc_buf_str(b, ",\"warc_response_length\":");
     put_num(b, rec, e->resp_len);
-    merge__buf_str(b, ",\"warc_record_id\":");
+    warc_buf_str(b, ",\"warc_record_id\":");
     {
-        const struct merge__jkv *id = merge__jobj_get(o, "warc_record_id");
-        if (rec && id && id->type == MJ_STR)
-            merge__buf_add(b, id->raw, id->raw_len);
+        const struct warc_jkv *id = warc_jobj_get(o, "warc_record_id");
+        if (rec && id && id->type == WARC_JSTR)
+            warc_buf_add(b, id->raw, id->raw_len);
         else
-            merge__buf_str(b, "null");
+            warc_buf_str(b, "null");
     }
-    merge__buf_printf(b, ",\"score\":%llu}\n", (unsigned long long)e->score);
+    warc_buf_printf(b, ",\"score\":%llu}\n", (unsigned long long)e->score);
 }
 
 /* The CDXJ line of a page written at out_off, into the sorter C. */
-static int cdx_add(struct merger *m, const struct merge__jobj *o,
+static int cdx_add(struct merger *m, const struct warc_jobj *o,
                    const struct ent *e, int64_t out_off, const char *fname)
 {
-    struct merge__buf b = { 0 };
+    struct warc_buf b = { 0 };
     const char *url = opt_s(o, "final_url"), *ct = opt_s(o, "content_type");
     const char *dig = e->digest;
     char key[4096], ts[40], mime[128] = "unk";
@@ -1717,26 +1717,26 @@ static int cdx_add(struct merger *m, const struct merge__jobj *o,
 
     if (!url)
         url = opt_s(o, "url");
-    merge_surt(url, key, sizeof(key));
-    merge__iso_time(e->ms, ts, sizeof(ts));
+    warc_surt(url, key, sizeof(key));
+    warc_iso_time(e->ms, ts, sizeof(ts));
     if (revisit)
         snprintf(mime, sizeof(mime), "warc/revisit");
     else if (ct)
         snprintf(mime, sizeof(mime), "%.*s", (int)strcspn(ct, "; "), ct);
     if (!strncasecmp(dig, "sha1:", 5))
         dig += 5;
-    merge__buf_printf(&b, "%s %.4s%.2s%.2s%.2s%.2s%.2s {\"url\":", key, ts,
+    warc_buf_printf(&b, "%s %.4s%.2s%.2s%.2s%.2s%.2s {\"url\":", key, ts,
                       ts + 5, ts + 8, ts + 11, ts + 14, ts + 17);
-    merge_json_str(&b.p, &b.len, &b.cap, url);
-    merge__buf_str(&b, ",\"mime\":");
-    merge_json_str(&b.p, &b.len, &b.cap, mime);
-    merge__buf_printf(&b, ",\"status\":\"%d\",\"digest\":", e->status);
-    merge_json_str(&b.p, &b.len, &b.cap, dig);
-    merge__buf_printf(&b, ",\"length\":\"%lld\",\"offset\":\"%lld\","
+    warc_json_str(&b.p, &b.len, &b.cap, url);
+    warc_buf_str(&b, ",\"mime\":");
+    warc_json_str(&b.p, &b.len, &b.cap, mime);
+    warc_buf_printf(&b, ",\"status\":\"%d\",\"digest\":", e->status);
+    warc_json_str(&b.p, &b.len, &b.cap, dig);
+    warc_buf_printf(&b, ",\"length\":\"%lld\",\"offset\":\"%lld\","
                       "\"filename\":", (long long)e->resp_len,
                       (long long)out_off);
-    merge_json_str(&b.p, &b.len, &b.cap, fname);
-    merge__buf_str(&b, "}");
+    warc_json_str(&b.p, &b.len, &b.cap, fname);
+    warc_buf_str(&b, "}");
     rc = xs_add(&m->cdx, b.p, b.len, NULL, 0);
     free(b.p);
     return rc ? fail(m, rc, "sort: cannot write a run") : DC_OK;
@@ -1767,8 +1767,8 @@ static int one_page(struct merger *m, struct pass4 *p4, const struct xrec *x)
 {
     struct ent e;
     const char *url, *ref_url, *ref_id;
-    struct merge__jobj o = { 0 };
-    struct merge__buf b = { 0 };
+    struct warc_jobj o = { 0 };
+    struct warc_buf b = { 0 };
     char *line = NULL;
     int64_t out_off = -1;
     int rc, fd;
@@ -1783,8 +1783,8 @@ static int one_page(struct merger *m, struct pass4 *p4, const struct xrec *x)
     line = xmalloc((size_t)e.line_len + 1);
     fd = file_fd(m, e.jsonl);
     if (fd < 0 || pread_all(fd, line, e.line_len, (int64_t)e.line_off) ||
-        merge__json_parse(line, e.line_len, &o) != DC_OK) {
-        merge__jobj_release(&o);
+        warc_json_parse(line, e.line_len, &o) != DC_OK) {
+        warc_jobj_release(&o);
         free(line);
         return fail(m, DC_EIO, "%s: line at %llu changed during the merge",
                     m->files[e.jsonl].path, (unsigned long long)e.line_off);
@@ -1795,7 +1795,7 @@ static int one_page(struct merger *m, struct pass4 *p4, const struct xrec *x)
     if (rc == DC_OK && out_off >= 0)
         rc = cdx_add(m, &o, &e, out_off, p4->cur.name);
     count_page(m, &e, url);
-    merge__jobj_release(&o);
+    warc_jobj_release(&o);
     free(b.p);
     free(line);
     return rc;
@@ -2026,7 +2026,7 @@ int merge_run_opts(const char *dir, const struct merge_opts *o,
             rc = fail(&m, DC_EIO, "%s: %s", dir, strerror(errno));
         else {
             closedir(d);
-            rc = merge__mkdirs(m.outdir) != DC_OK
+            rc = warc_mkdirs(m.outdir) != DC_OK
                      ? fail(&m, DC_EIO, "%s: cannot create", m.outdir)
                      : DC_OK;
         }

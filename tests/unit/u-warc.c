@@ -28,7 +28,7 @@
 #include "conf.h"
 #include "dedup.h"
 #include "merge.h"
-#include "merge-internal.h"
+#include "warc.h"
 #include "t.h"
 
 #define MS 1700000000123LL /* 2023-11-14T22:13:20.123Z */
@@ -130,7 +130,7 @@ static const char *const plain_links[] = { "http://a.test/x",
                                            "http://a.test/y\n z" };
 
 struct tpage {
-    struct merge_page p;
+    struct warc_page p;
     const char *head;   /* expected stored head, NULL: no records */
     const char *uri;    /* expected WARC-Target-URI */
 };
@@ -187,7 +187,7 @@ static void pages_init(void)
     for (size_t i = 0; i < sizeof(binary); i++)
         binary[i] = (unsigned char)(i * 7);
     for (size_t i = 0; i < NPAGES; i++) {
-        struct merge_page *p = &pages[i].p;
+        struct warc_page *p = &pages[i].p;
         if (strstr(p->url, "/bin"))
             p->body = (const char *)binary;
         p->body_len = p->body ? (strstr(p->url, "/bin") ? sizeof(binary)
@@ -226,9 +226,9 @@ static void test_base(void)
     dedup_sha1_base32("", 0, out);
     CHECK(strcmp(out, "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ") == 0, "%s",
           out);
-    merge__iso_time(MS, out, sizeof(out));
+    warc_iso_time(MS, out, sizeof(out));
     CHECK(strcmp(out, "2023-11-14T22:13:20.123Z") == 0, "%s", out);
-    merge__iso_time(0, out, sizeof(out));
+    warc_iso_time(0, out, sizeof(out));
     CHECK(strcmp(out, "1970-01-01T00:00:00.000Z") == 0, "%s", out);
 }
 
@@ -252,7 +252,7 @@ static void test_iso_parse(void)
     };
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
         int64_t ms = -1;
-        int rc = merge__parse_iso(t[i].s, &ms);
+        int rc = warc_parse_iso(t[i].s, &ms);
         CHECK(rc == t[i].rc, "iso %s: rc %d", t[i].s, rc);
         if (rc == DC_OK)
             CHECK(ms == t[i].ms, "iso %s: %lld", t[i].s, (long long)ms);
@@ -281,7 +281,7 @@ static void test_json_str(void)
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
         char *b = NULL;
         size_t len = 0, cap = 0;
-        merge_json_str(&b, &len, &cap, t[i].in);
+        warc_json_str(&b, &len, &cap, t[i].in);
         CHECK(b && len == strlen(t[i].out) && strcmp(b, t[i].out) == 0,
               "json %zu: got %s want %s", i, b ? b : "(null)", t[i].out);
         free(b);
@@ -323,35 +323,35 @@ static void test_json_parse(void)
         { "{\"a\":\"\x01\"}", DC_EPARSE, NULL, NULL, 0 },
     };
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-        struct merge__jobj o;
-        int rc = merge__json_parse(t[i].in, strlen(t[i].in), &o);
+        struct warc_jobj o;
+        int rc = warc_json_parse(t[i].in, strlen(t[i].in), &o);
         CHECK(rc == t[i].rc, "parse %zu: rc %d", i, rc);
         if (rc == DC_OK) {
             CHECK(o.n == t[i].n, "parse %zu: n %zu", i, o.n);
             if (t[i].key) {
-                const struct merge__jkv *kv = merge__jobj_get(&o, t[i].key);
-                CHECK(kv && kv->type == MJ_STR &&
+                const struct warc_jkv *kv = warc_jobj_get(&o, t[i].key);
+                CHECK(kv && kv->type == WARC_JSTR &&
                           strcmp(kv->str, t[i].str) == 0,
                       "parse %zu: value", i);
             }
         }
-        merge__jobj_release(&o);
+        warc_jobj_release(&o);
     }
     /* the strings of an array, in order, other values skipped */
     {
         const char *line = "{\"a\":[\"x\", 1, \"y\\u00e9\"]}";
-        const struct merge__jkv *kv;
-        struct merge__jobj o;
+        const struct warc_jkv *kv;
+        struct warc_jobj o;
         size_t pos = 0;
         char *v1 = NULL, *v2 = NULL, *v3 = NULL;
         int r1, r2, r3;
-        CHECK(merge__json_parse(line, strlen(line), &o) == DC_OK, "array");
-        kv = merge__jobj_get(&o, "a");
-        CHECK(kv && kv->type == MJ_ARR, "array type");
-        if (kv && kv->type == MJ_ARR) {
-            r1 = merge__json_array_next(kv->raw, kv->raw_len, &pos, &v1);
-            r2 = merge__json_array_next(kv->raw, kv->raw_len, &pos, &v2);
-            r3 = merge__json_array_next(kv->raw, kv->raw_len, &pos, &v3);
+        CHECK(warc_json_parse(line, strlen(line), &o) == DC_OK, "array");
+        kv = warc_jobj_get(&o, "a");
+        CHECK(kv && kv->type == WARC_JARR, "array type");
+        if (kv && kv->type == WARC_JARR) {
+            r1 = warc_json_array_next(kv->raw, kv->raw_len, &pos, &v1);
+            r2 = warc_json_array_next(kv->raw, kv->raw_len, &pos, &v2);
+            r3 = warc_json_array_next(kv->raw, kv->raw_len, &pos, &v3);
             CHECK(r1 == DC_OK && r2 == DC_OK && r3 == DC_ENOTFOUND &&
                       strcmp(v1, "x") == 0 && strcmp(v2, "y\xc3\xa9") == 0,
                   "array strings %d %d %d", r1, r2, r3);
@@ -359,7 +359,7 @@ static void test_json_parse(void)
         free(v1);
         free(v2);
         free(v3);
-        merge__jobj_release(&o);
+        warc_jobj_release(&o);
     }
 }
 
@@ -379,7 +379,7 @@ static void meta_expect(const struct tpage *t, char *out, size_t cap)
 }
 
 /* Check the built bytes of one page independently of the reader. */
-static void check_built(const struct tpage *t, const struct merge_built *b)
+static void check_built(const struct tpage *t, const struct warc_built *b)
 {
     char want[64], *plain = NULL;
     size_t n = 0;
@@ -420,23 +420,23 @@ static void check_built(const struct tpage *t, const struct merge_built *b)
     free(plain);
 }
 
-static void build_all(struct merge_built *b, int level)
+static void build_all(struct warc_built *b, int level)
 {
     for (size_t i = 0; i < NPAGES; i++) {
-        int rc = merge_record_build(&pages[i].p, level, &b[i]);
+        int rc = warc_record_build(&pages[i].p, level, &b[i]);
         CHECK(rc == DC_OK, "build %s: %d", pages[i].p.url, rc);
         check_built(&pages[i], &b[i]);
     }
 }
 
 /* Read one response (and its request) and check them against t. */
-static void check_pair(const struct tpage *t, const struct merge_built *b,
-                       struct merge_reader *r, uint64_t *resp_off,
+static void check_pair(const struct tpage *t, const struct warc_built *b,
+                       struct warc_reader *r, uint64_t *resp_off,
                        uint64_t *req_end)
 {
-    struct merge_record rec;
+    struct warc_record rec;
     size_t hl = strlen(t->head);
-    int rc = merge_reader_next(r, &rec);
+    int rc = warc_reader_next(r, &rec);
 
     CHECK(rc == DC_OK && strcmp(rec.type, "response") == 0, "%s: response",
           t->p.url);
@@ -450,19 +450,19 @@ static void check_pair(const struct tpage *t, const struct merge_built *b,
               memcmp(rec.block, t->head, hl) == 0 &&
               memcmp(rec.block + hl, t->p.body, t->p.body_len) == 0,
           "%s: block", t->p.url);
-    CHECK(merge_record_verify(&rec) == DC_OK, "%s: verify", t->p.url);
+    CHECK(warc_record_verify(&rec) == DC_OK, "%s: verify", t->p.url);
     CHECK(rec.payload_digest && strcmp(rec.payload_digest, b->digest) == 0,
           "%s: payload digest", t->p.url);
-    rc = merge_reader_next(r, &rec);
+    rc = warc_reader_next(r, &rec);
     CHECK(rc == DC_OK && strcmp(rec.type, "request") == 0 &&
               rec.concurrent_to &&
               strcmp(rec.concurrent_to, b->response_id) == 0,
           "%s: request", t->p.url);
     CHECK(rc == DC_OK && rec.block_len == strlen(req_a) &&
               memcmp(rec.block, req_a, rec.block_len) == 0 &&
-              merge_record_verify(&rec) == DC_OK,
+              warc_record_verify(&rec) == DC_OK,
           "%s: request block", t->p.url);
-    rc = merge_reader_next(r, &rec);
+    rc = warc_reader_next(r, &rec);
     {
         char want[512];
         meta_expect(t, want, sizeof(want));
@@ -471,7 +471,7 @@ static void check_pair(const struct tpage *t, const struct merge_built *b,
                   strcmp(rec.concurrent_to, b->response_id) == 0 &&
                   rec.block_len == strlen(want) &&
                   memcmp(rec.block, want, rec.block_len) == 0 &&
-                  merge_record_verify(&rec) == DC_OK,
+                  warc_record_verify(&rec) == DC_OK,
               "%s: metadata %.*s", t->p.url, rc ? 0 : (int)rec.block_len,
               rc ? "" : (const char *)rec.block);
     }
@@ -480,80 +480,80 @@ static void check_pair(const struct tpage *t, const struct merge_built *b,
 }
 
 /* The JSON line of page i. */
-static void check_line(const struct tpage *t, const struct merge_built *b,
+static void check_line(const struct tpage *t, const struct warc_built *b,
                        const char *line, uint64_t off, uint64_t len)
 {
-    struct merge__jobj o;
-    const struct merge__jkv *kv;
-    int rc = merge__json_parse(line, strlen(line), &o);
+    struct warc_jobj o;
+    const struct warc_jkv *kv;
+    int rc = warc_json_parse(line, strlen(line), &o);
 
     CHECK(rc == DC_OK, "%s: json line %s", t->p.url, line);
-    kv = merge__jobj_get(&o, "url");
-    CHECK(kv && kv->type == MJ_STR && strcmp(kv->str, t->p.url) == 0,
+    kv = warc_jobj_get(&o, "url");
+    CHECK(kv && kv->type == WARC_JSTR && strcmp(kv->str, t->p.url) == 0,
           "%s: url", t->p.url);
-    kv = merge__jobj_get(&o, "fetched_at");
-    CHECK(kv && kv->type == MJ_STR &&
+    kv = warc_jobj_get(&o, "fetched_at");
+    CHECK(kv && kv->type == WARC_JSTR &&
               strcmp(kv->str, "2023-11-14T22:13:20.123Z") == 0,
           "%s: fetched_at", t->p.url);
-    kv = merge__jobj_get(&o, "warc_offset");
-    CHECK(kv && (t->head ? kv->type == MJ_NUM && kv->num == (double)off
-                         : kv->type == MJ_NULL),
+    kv = warc_jobj_get(&o, "warc_offset");
+    CHECK(kv && (t->head ? kv->type == WARC_JNUM && kv->num == (double)off
+                         : kv->type == WARC_JNULL),
           "%s: warc_offset", t->p.url);
-    kv = merge__jobj_get(&o, "warc_length");
-    CHECK(kv && (t->head ? kv->type == MJ_NUM && kv->num == (double)len &&
+    kv = warc_jobj_get(&o, "warc_length");
+    CHECK(kv && (t->head ? kv->type == WARC_JNUM && kv->num == (double)len &&
                                len > b->len
-                         : kv->type == MJ_NULL),
+                         : kv->type == WARC_JNULL),
           "%s: warc_length %g want %llu", t->p.url, kv ? kv->num : -1.0,
           (unsigned long long)len);
-    kv = merge__jobj_get(&o, "warc_response_length");
-    CHECK(kv && (t->head ? kv->type == MJ_NUM &&
+    kv = warc_jobj_get(&o, "warc_response_length");
+    CHECK(kv && (t->head ? kv->type == WARC_JNUM &&
                                kv->num == (double)b->response_len &&
                                b->response_len > 0
-                         : kv->type == MJ_NULL),
+                         : kv->type == WARC_JNULL),
           "%s: warc_response_length", t->p.url);
-    kv = merge__jobj_get(&o, "outlinks");
+    kv = warc_jobj_get(&o, "outlinks");
     {
         char *v = NULL;
         size_t pos = 0;
-        int r1 = kv && kv->type == MJ_ARR
-                     ? merge__json_array_next(kv->raw, kv->raw_len, &pos, &v)
+        int r1 = kv && kv->type == WARC_JARR
+                     ? warc_json_array_next(kv->raw, kv->raw_len, &pos, &v)
                      : -1;
         CHECK(t->p.noutlinks ? r1 == DC_OK && strcmp(v, "http://a.test/x") == 0
                              : r1 == DC_ENOTFOUND,
               "%s: outlinks", t->p.url);
         free(v);
     }
-    kv = merge__jobj_get(&o, "error");
-    CHECK(kv && (t->p.error ? kv->type == MJ_STR : kv->type == MJ_NULL),
+    kv = warc_jobj_get(&o, "error");
+    CHECK(kv && (t->p.error ? kv->type == WARC_JSTR : kv->type == WARC_JNULL),
           "%s: error", t->p.url);
-    kv = merge__jobj_get(&o, "digest");
-    CHECK(kv && (t->head ? kv->type == MJ_STR &&
+    kv = warc_jobj_get(&o, "digest");
+    CHECK(kv && (t->head ? kv->type == WARC_JSTR &&
                                strcmp(kv->str, b->digest) == 0
-                         : kv->type == MJ_NULL),
+                         : kv->type == WARC_JNULL),
           "%s: digest", t->p.url);
-    kv = merge__jobj_get(&o, "truncated");
-    CHECK(kv && kv->type == MJ_BOOL && kv->boolean == t->p.truncated,
+    kv = warc_jobj_get(&o, "truncated");
+    CHECK(kv && kv->type == WARC_JBOOL && kv->boolean == t->p.truncated,
           "%s: truncated", t->p.url);
-    kv = merge__jobj_get(&o, "length");
-    CHECK(kv && kv->type == MJ_NUM && kv->num == (double)t->p.body_len,
+    kv = warc_jobj_get(&o, "length");
+    CHECK(kv && kv->type == WARC_JNUM && kv->num == (double)t->p.body_len,
           "%s: length", t->p.url);
-    kv = merge__jobj_get(&o, "warc_file");
-    CHECK(kv && kv->type == MJ_STR &&
+    kv = warc_jobj_get(&o, "warc_file");
+    CHECK(kv && kv->type == WARC_JSTR &&
               strcmp(kv->str, "depth-1/n1-00000.warc.gz") == 0,
           "%s: warc_file", t->p.url);
-    CHECK(merge__jobj_get(&o, "node") && merge__jobj_get(&o, "ip") &&
-              merge__jobj_get(&o, "links_found") &&
-              merge__jobj_get(&o, "links_new") &&
-              merge__jobj_get(&o, "decoded_length") &&
-              merge__jobj_get(&o, "content_type") &&
-              merge__jobj_get(&o, "status") && merge__jobj_get(&o, "depth") &&
-              merge__jobj_get(&o, "final_url") &&
-              merge__jobj_get(&o, "warc_record_id"),
+    CHECK(warc_jobj_get(&o, "node") && warc_jobj_get(&o, "ip") &&
+              warc_jobj_get(&o, "links_found") &&
+              warc_jobj_get(&o, "links_new") &&
+              warc_jobj_get(&o, "decoded_length") &&
+              warc_jobj_get(&o, "content_type") &&
+              warc_jobj_get(&o, "status") && warc_jobj_get(&o, "depth") &&
+              warc_jobj_get(&o, "final_url") &&
+              warc_jobj_get(&o, "warc_record_id"),
           "%s: all keys", t->p.url);
-    merge__jobj_release(&o);
+    warc_jobj_release(&o);
 }
 
-static const struct merge_writer_opts wopts = {
+static const struct warc_writer_opts wopts = {
     "dcrawl/0.1", "depth=2\r\nuser-agent: dcrawl test\n\x01x: y", 0, 6
 };
 
@@ -566,8 +566,8 @@ static void check_range(const char *path, uint64_t off, uint64_t len,
                         const char *id)
 {
     char tmp[] = "/tmp/u-warc-rangeXXXXXX";
-    struct merge_reader *r;
-    struct merge_record rec;
+    struct warc_reader *r;
+    struct warc_record rec;
     unsigned char *d;
     size_t n;
     int fd, rc;
@@ -583,35 +583,35 @@ static void check_range(const char *path, uint64_t off, uint64_t len,
     close(fd);
     spit(tmp, d + off, (size_t)len);
     free(d);
-    CHECK(merge_reader_open(&r, tmp) == DC_OK, "open range");
+    CHECK(warc_reader_open(&r, tmp) == DC_OK, "open range");
     if (r) {
-        rc = merge_reader_next(r, &rec);
+        rc = warc_reader_next(r, &rec);
         CHECK(rc == DC_OK && strcmp(rec.type, "response") == 0 &&
                   rec.offset == 0 && strcmp(rec.record_id, id) == 0 &&
-                  merge_record_verify(&rec) == DC_OK,
+                  warc_record_verify(&rec) == DC_OK,
               "range starts with response %s", id);
-        rc = merge_reader_next(r, &rec);
+        rc = warc_reader_next(r, &rec);
         CHECK(rc == DC_OK && strcmp(rec.type, "request") == 0 &&
                   rec.concurrent_to && strcmp(rec.concurrent_to, id) == 0,
               "range: its request");
-        rc = merge_reader_next(r, &rec);
+        rc = warc_reader_next(r, &rec);
         CHECK(rc == DC_OK && strcmp(rec.type, "metadata") == 0 &&
                   rec.concurrent_to && strcmp(rec.concurrent_to, id) == 0 &&
                   rec.offset + rec.member_len == len,
               "range ends with its metadata");
-        CHECK(merge_reader_next(r, &rec) == DC_ENOTFOUND, "range: nothing else");
+        CHECK(warc_reader_next(r, &rec) == DC_ENOTFOUND, "range: nothing else");
     }
-    merge_reader_close(&r);
+    warc_reader_close(&r);
     unlink(tmp);
 }
 
 /* Write all pages to DIR/depth-1/n1-00000.*, read them back. */
 static void test_write_read(const char *dir)
 {
-    struct merge_built b[NPAGES];
-    struct merge_writer *w;
-    struct merge_reader *r;
-    struct merge_record rec;
+    struct warc_built b[NPAGES];
+    struct warc_writer *w;
+    struct warc_reader *r;
+    struct warc_record rec;
     uint64_t offs[NPAGES] = { 0 }, ends[NPAGES] = { 0 }, end = 0,
              prev_end = 0;
     char path[4096], *lines, *line, *save = NULL;
@@ -619,19 +619,19 @@ static void test_write_read(const char *dir)
     int rc;
 
     build_all(b, 6);
-    rc = merge_writer_open(&w, dir, 1, "n1", &wopts);
+    rc = warc_writer_open(&w, dir, 1, "n1", &wopts);
     CHECK(rc == DC_OK, "writer open %d", rc);
     for (size_t i = 0; i < NPAGES && w; i++)
-        CHECK(merge_writer_append(w, &pages[i].p, &b[i], "n1") == DC_OK,
+        CHECK(warc_writer_append(w, &pages[i].p, &b[i], "n1") == DC_OK,
               "append %zu", i);
-    CHECK(merge_writer_close(&w) == DC_OK && w == NULL, "close");
+    CHECK(warc_writer_close(&w) == DC_OK && w == NULL, "close");
     snprintf(path, sizeof(path), "%s/depth-1/n1-00000.warc.gz", dir);
-    CHECK(merge_reader_open(&r, path) == DC_OK, "open %s", path);
+    CHECK(warc_reader_open(&r, path) == DC_OK, "open %s", path);
     if (!r)
         return;
-    rc = merge_reader_next(r, &rec);
+    rc = warc_reader_next(r, &rec);
     CHECK(rc == DC_OK && strcmp(rec.type, "warcinfo") == 0 &&
-              rec.offset == 0 && merge_record_verify(&rec) == DC_OK &&
+              rec.offset == 0 && warc_record_verify(&rec) == DC_OK &&
               memmem(rec.block, rec.block_len, "WARC File Format 1.1", 20),
           "warcinfo first");
     CHECK(rc == DC_OK && memmem(rec.block, rec.block_len, info_settings,
@@ -641,10 +641,10 @@ static void test_write_read(const char *dir)
     for (size_t i = 0; i < NPAGES; i++)
         if (pages[i].head)
             check_pair(&pages[i], &b[i], r, &offs[i], &ends[i]);
-    CHECK(merge_reader_next(r, &rec) == DC_ENOTFOUND, "clean end");
-    merge_reader_close(&r);
+    CHECK(warc_reader_next(r, &rec) == DC_ENOTFOUND, "clean end");
+    warc_reader_close(&r);
     CHECK(r == NULL, "close NULLs");
-    merge_reader_close(NULL);
+    warc_reader_close(NULL);
 
     /* members are contiguous: response offsets match the built layout */
     for (size_t i = 0; i < NPAGES; i++) {
@@ -679,27 +679,27 @@ static void test_write_read(const char *dir)
         if (pages[i].head)
             check_range(path, offs[i], ends[i] - offs[i], b[i].response_id);
     for (size_t i = 0; i < NPAGES; i++)
-        merge_built_release(&b[i]);
-    merge_built_release(NULL);
+        warc_built_release(&b[i]);
+    warc_built_release(NULL);
 }
 
 static void test_build_errors(void)
 {
-    struct merge_page p = { 0 };
-    struct merge_built b;
+    struct warc_page p = { 0 };
+    struct warc_built b;
 
-    CHECK(merge_record_build(&p, 6, &b) == DC_EINVAL && b.len == 0,
+    CHECK(warc_record_build(&p, 6, &b) == DC_EINVAL && b.len == 0,
           "no url");
     p.url = "http://x.test/";
     p.status = 500;
     p.error = "timeout";
-    CHECK(merge_record_build(&p, 6, &b) == DC_OK && b.len == 0 && !b.data,
+    CHECK(warc_record_build(&p, 6, &b) == DC_OK && b.len == 0 && !b.data,
           "error page");
     p.error = NULL;
     for (int level = 0; level <= 9; level += 9) {
-        CHECK(merge_record_build(&p, level, &b) == DC_OK && b.len > 0,
+        CHECK(warc_record_build(&p, level, &b) == DC_OK && b.len > 0,
               "no head, level %d", level);
-        merge_built_release(&b);
+        warc_built_release(&b);
     }
 }
 
@@ -718,65 +718,65 @@ static int count_files(const char *dir, const char *suffix)
 
 static void test_rotation(const char *dir)
 {
-    struct merge_writer_opts o = wopts;
-    struct merge_built b;
-    struct merge_writer *w;
+    struct warc_writer_opts o = wopts;
+    struct warc_built b;
+    struct warc_writer *w;
 
     o.max_bytes = 1500;
     for (int round = 0; round < 2; round++) {
-        CHECK(merge_writer_open(&w, dir, 0, "rot", &o) == DC_OK, "open");
+        CHECK(warc_writer_open(&w, dir, 0, "rot", &o) == DC_OK, "open");
         for (int i = 0; i < 4 && w; i++) {
-            CHECK(merge_record_build(&pages[0].p, 6, &b) == DC_OK, "build");
-            CHECK(merge_writer_append(w, &pages[0].p, &b, NULL) == DC_OK,
+            CHECK(warc_record_build(&pages[0].p, 6, &b) == DC_OK, "build");
+            CHECK(warc_writer_append(w, &pages[0].p, &b, NULL) == DC_OK,
                   "append");
-            merge_built_release(&b);
+            warc_built_release(&b);
         }
-        merge_writer_close(&w);
+        warc_writer_close(&w);
     }
     /* each file passes 1500 bytes after its second page: 2 pages a file */
     CHECK(count_files(dir, ".warc.gz") == 4 && count_files(dir, ".jsonl") == 4,
           "rotated into %d files", count_files(dir, ".warc.gz"));
     for (int i = 0; i < 4; i++) {
         char path[4096];
-        struct merge_reader *r;
-        struct merge_record rec;
+        struct warc_reader *r;
+        struct warc_record rec;
         int k = 0, rc;
         snprintf(path, sizeof(path), "%s/depth-0/rot-%05d.warc.gz", dir, i);
-        if (merge_reader_open(&r, path) != DC_OK)
+        if (warc_reader_open(&r, path) != DC_OK)
             continue;
-        while ((rc = merge_reader_next(r, &rec)) == DC_OK && k < 100) {
+        while ((rc = warc_reader_next(r, &rec)) == DC_OK && k < 100) {
             CHECK(k != 0 || strcmp(rec.type, "warcinfo") == 0, "info first");
             k++;
         }
         CHECK(rc == DC_ENOTFOUND && k == 7, "%s: %d records", path, k);
-        merge_reader_close(&r);
+        warc_reader_close(&r);
     }
-    CHECK(merge_writer_open(&w, dir, 0, "a/b", &o) == DC_EINVAL, "bad node");
-    CHECK(merge_writer_close(&w) == DC_OK, "close NULL");
+    CHECK(warc_writer_open(&w, dir, 0, "a/b", &o) == DC_EINVAL, "bad node");
+    CHECK(warc_writer_close(&w) == DC_OK, "close NULL");
 }
 
 /* Records read until the first non-OK code; the code in *end. */
 static int read_count(const char *path, int *end, int verify_bad[1])
 {
-    struct merge_reader *r;
-    struct merge_record rec;
+    struct warc_reader *r;
+    struct warc_record rec;
     int n = 0, rc;
 
     if (verify_bad)
         *verify_bad = 0;
-    rc = merge_reader_open(&r, path);
+    rc = warc_reader_open(&r, path);
     if (rc) {
         *end = rc;
         return 0;
     }
-    while ((rc = merge_reader_next(r, &rec)) == DC_OK && n < 100000) {
-        if (verify_bad && merge_record_verify(&rec) != DC_OK)
+    while ((rc = warc_reader_next(r, &rec)) == DC_OK && n < 100000) {
+        if (verify_bad && warc_record_verify(&rec) != DC_OK)
             (*verify_bad)++;
         n++;
     }
     *end = rc;
-    CHECK(merge_reader_next(r, &rec) == rc, "sticky end code");
-    merge_reader_close(&r);
+    CHECK(warc_reader_next(r, &rec) == rc, "sticky end code");
+    warc_reader_close(&r);
     return n;
 }
 
@@ -890,7 +890,7 @@ static void test_samples(void)
         const char *file;
         const char *types; /* expected types, space separated */
         int end;           /* the reader's final code */
-        int verify_fail;   /* records failing merge_record_verify */
+        int verify_fail;   /* records failing warc_record_verify */
         int shared;        /* records share gzip members (no raw copy) */
     } t[] = {
         { "example.warc", "warcinfo warcinfo response request revisit request",
@@ -930,22 +930,22 @@ static void test_samples(void)
     };
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
         char path[4096], types[512] = "";
-        struct merge_reader *r;
-        struct merge_record rec;
+        struct warc_reader *r;
+        struct warc_record rec;
         int rc, fails = 0, k = 0, raw_refused = 0;
         snprintf(path, sizeof(path), "%s/conformance/warc/samples/%s",
                  DC_SHARED_DIR, t[i].file);
-        rc = merge_reader_open(&r, path);
+        rc = warc_reader_open(&r, path);
         CHECK(rc == DC_OK, "open %s", path);
         if (rc)
             continue;
-        while ((rc = merge_reader_next(r, &rec)) == DC_OK && k++ < 1000) {
+        while ((rc = warc_reader_next(r, &rec)) == DC_OK && k++ < 1000) {
             FILE *null = fopen("/dev/null", "wb");
             size_t l = strlen(types);
             snprintf(types + l, sizeof(types) - l, "%s%s", l ? " " : "",
                      rec.type);
-            fails += merge_record_verify(&rec) != DC_OK;
-            raw_refused += merge_reader_copy_raw(r, null) == DC_EINVAL;
+            fails += warc_record_verify(&rec) != DC_OK;
+            raw_refused += warc_reader_copy_raw(r, null) == DC_EINVAL;
             if (rec.target_uri && strstr(t[i].file, "wget"))
                 CHECK(rec.target_uri[0] != '<', "wget uri %s",
                       rec.target_uri);
@@ -965,32 +965,32 @@ static void test_samples(void)
         if (t[i].shared)
             CHECK(raw_refused == k && k > 0, "%s: shared member copy refused",
                   t[i].file);
-        merge_reader_close(&r);
+        warc_reader_close(&r);
     }
 }
 
 /* ------------------------------------------------------------ merging */
 
 static void write_node(const char *dir, int depth, const char *node,
-                       struct merge_page *p, size_t n)
+                       struct warc_page *p, size_t n)
 {
-    struct merge_writer *w;
-    struct merge_built b;
+    struct warc_writer *w;
+    struct warc_built b;
 
-    if (merge_writer_open(&w, dir, depth, node, &wopts) != DC_OK)
+    if (warc_writer_open(&w, dir, depth, node, &wopts) != DC_OK)
         return;
     for (size_t i = 0; i < n; i++) {
-        CHECK(merge_record_build(&p[i], 6, &b) == DC_OK, "build");
-        CHECK(merge_writer_append(w, &p[i], &b, node) == DC_OK, "append");
-        merge_built_release(&b);
+        CHECK(warc_record_build(&p[i], 6, &b) == DC_OK, "build");
+        CHECK(warc_writer_append(w, &p[i], &b, node) == DC_OK, "append");
+        warc_built_release(&b);
     }
-    merge_writer_close(&w);
+    warc_writer_close(&w);
 }
 
-static struct merge_page mpage(const char *url, int64_t ms, int depth,
+static struct warc_page mpage(const char *url, int64_t ms, int depth,
                                const char *body)
 {
-    struct merge_page p = { 0 };
+    struct warc_page p = { 0 };
 
     p.url = url;
     p.fetched_ms = ms;
@@ -1018,26 +1018,26 @@ static int read_pages(const char *path, struct mline *ml, int max)
     int n = 0;
 
     while (f && n < max && fgets(buf, sizeof(buf), f)) {
-        struct merge__jobj o;
-        const struct merge__jkv *kv;
+        struct warc_jobj o;
+        const struct warc_jkv *kv;
         memset(&ml[n], 0, sizeof(ml[n]));
         ml[n].off = ml[n].len = -1;
-        if (merge__json_parse(buf, strlen(buf), &o) == DC_OK) {
-            if ((kv = merge__jobj_get(&o, "url")) && kv->type == MJ_STR)
+        if (warc_json_parse(buf, strlen(buf), &o) == DC_OK) {
+            if ((kv = warc_jobj_get(&o, "url")) && kv->type == WARC_JSTR)
                 snprintf(ml[n].url, 128, "%s", kv->str);
-            if ((kv = merge__jobj_get(&o, "digest")) && kv->type == MJ_STR)
+            if ((kv = warc_jobj_get(&o, "digest")) && kv->type == WARC_JSTR)
                 snprintf(ml[n].body_digest, 64, "%s", kv->str);
-            if ((kv = merge__jobj_get(&o, "warc_file")) && kv->type == MJ_STR)
+            if ((kv = warc_jobj_get(&o, "warc_file")) && kv->type == WARC_JSTR)
                 snprintf(ml[n].file, 128, "%s", kv->str);
-            if ((kv = merge__jobj_get(&o, "warc_record_id")) &&
-                kv->type == MJ_STR)
+            if ((kv = warc_jobj_get(&o, "warc_record_id")) &&
+                kv->type == WARC_JSTR)
                 snprintf(ml[n].id, 64, "%s", kv->str);
-            if ((kv = merge__jobj_get(&o, "warc_offset")) && kv->type == MJ_NUM)
+            if ((kv = warc_jobj_get(&o, "warc_offset")) && kv->type == WARC_JNUM)
                 ml[n].off = kv->num;
-            if ((kv = merge__jobj_get(&o, "warc_length")) && kv->type == MJ_NUM)
+            if ((kv = warc_jobj_get(&o, "warc_length")) && kv->type == WARC_JNUM)
                 ml[n].len = kv->num;
         }
-        merge__jobj_release(&o);
+        warc_jobj_release(&o);
         n++;
     }
     if (f)
@@ -1049,17 +1049,17 @@ static int read_pages(const char *path, struct mline *ml, int max)
 static void check_merged(const char *path, struct mline *ml, int n,
                          int want_responses)
 {
-    struct merge_reader *r;
-    struct merge_record rec;
+    struct warc_reader *r;
+    struct warc_record rec;
     char last_resp[64] = "";
     int rc, resp = 0, req = 0, k = 0;
 
-    CHECK(merge_reader_open(&r, path) == DC_OK, "open %s", path);
+    CHECK(warc_reader_open(&r, path) == DC_OK, "open %s", path);
     if (!r)
         return;
-    while ((rc = merge_reader_next(r, &rec)) == DC_OK && k < 1000) {
+    while ((rc = warc_reader_next(r, &rec)) == DC_OK && k < 1000) {
         CHECK(k > 0 || strcmp(rec.type, "warcinfo") == 0, "warcinfo first");
-        CHECK(merge_record_verify(&rec) == DC_OK, "merged verify");
+        CHECK(warc_record_verify(&rec) == DC_OK, "merged verify");
         if (strcmp(rec.type, "response") == 0) {
             int found = 0;
             resp++;
@@ -1083,39 +1083,39 @@ static void check_merged(const char *path, struct mline *ml, int n,
     CHECK(rc == DC_ENOTFOUND, "merged end %d", rc);
     CHECK(resp == want_responses && req == want_responses,
           "%s: %d responses %d requests", path, resp, req);
-    merge_reader_close(&r);
+    warc_reader_close(&r);
 }
 
 static size_t response_offset(const char *path)
 {
-    struct merge_reader *r;
-    struct merge_record rec;
+    struct warc_reader *r;
+    struct warc_record rec;
     size_t off = 0;
 
-    if (merge_reader_open(&r, path) != DC_OK)
+    if (warc_reader_open(&r, path) != DC_OK)
         return 0;
-    for (int k = 0; k < 10 && merge_reader_next(r, &rec) == DC_OK; k++)
+    for (int k = 0; k < 10 && warc_reader_next(r, &rec) == DC_OK; k++)
         if (strcmp(rec.type, "response") == 0)
             off = (size_t)rec.offset;
-    merge_reader_close(&r);
+    warc_reader_close(&r);
     return off;
 }
 
 static void test_merge(const char *dir, const char *tmp)
 {
-    struct merge_page a[] = {
+    struct warc_page a[] = {
         mpage("http://m.test/1", 1000, 0, "old body"),
         mpage("http://m.test/2", 2000, 0, "two"),
     };
-    struct merge_page b[] = {
+    struct warc_page b[] = {
         mpage("http://m.test/1", 5000, 0, "new body"),
         mpage("http://m.test/3", 3000, 0, "three"),
     };
-    struct merge_page c[] = {
+    struct warc_page c[] = {
         mpage("http://m.test/4", 4000, 1, "four"),
         mpage("http://m.test/5", 4000, 1, NULL),
     };
-    struct merge_page torn[] = {
+    struct warc_page torn[] = {
         mpage("http://m.test/6", 6000, 1, "six"),
     };
     struct merge_stats st;
@@ -1276,18 +1276,18 @@ static int same_bytes(const char *path, double off, double len,
  */
 static void test_merge_fast(const char *dir)
 {
-    struct merge_page f[] = {
+    struct warc_page f[] = {
         mpage("http://f.test/1", 1000, 0, "one"),
         mpage("http://f.test/2", 1001, 0, "two two"),
         mpage("http://f.test/3", 1002, 0, "three"),
         mpage("http://f.test/4", 1003, 0, "four"),
     };
-    struct merge_page g[] = {
+    struct warc_page g[] = {
         mpage("http://f.test/g1", 2000, 1, "g one"),
         mpage("http://f.test/g2", 2001, 1, "g two"),
         mpage("http://f.test/g3", 2002, 1, "g three"),
     };
-    struct merge_page h[] = {
+    struct warc_page h[] = {
         mpage("http://f.test/h1", 3000, 1, "h one"),
         mpage("http://f.test/h2", 3001, 1, "h two"),
     };
@@ -1385,7 +1385,7 @@ static void test_surt(void)
     };
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
         char out[256];
-        size_t n = merge_surt(t[i].url, out, sizeof(out));
+        size_t n = warc_surt(t[i].url, out, sizeof(out));
         CHECK(strcmp(out, t[i].want) == 0 && n == strlen(t[i].want),
               "surt %s: %s", t[i].url, out);
     }
@@ -1404,22 +1404,22 @@ static int read_plines(const char *path, struct pline *pl, int max)
     int n = 0;
 
     while (f && n < max && fgets(buf, sizeof(buf), f)) {
-        struct merge__jobj o;
-        const struct merge__jkv *kv;
+        struct warc_jobj o;
+        const struct warc_jkv *kv;
         memset(&pl[n], 0, sizeof(pl[n]));
         pl[n].score = -1;
-        if (merge__json_parse(buf, strlen(buf), &o) == DC_OK) {
-            if ((kv = merge__jobj_get(&o, "url")) && kv->type == MJ_STR)
+        if (warc_json_parse(buf, strlen(buf), &o) == DC_OK) {
+            if ((kv = warc_jobj_get(&o, "url")) && kv->type == WARC_JSTR)
                 snprintf(pl[n].url, 128, "%s", kv->str);
-            if ((kv = merge__jobj_get(&o, "digest")) && kv->type == MJ_STR)
+            if ((kv = warc_jobj_get(&o, "digest")) && kv->type == WARC_JSTR)
                 snprintf(pl[n].digest, 64, "%s", kv->str);
-            if ((kv = merge__jobj_get(&o, "duplicate_of")) &&
-                kv->type == MJ_STR)
+            if ((kv = warc_jobj_get(&o, "duplicate_of")) &&
+                kv->type == WARC_JSTR)
                 snprintf(pl[n].dup, 128, "%s", kv->str);
-            if ((kv = merge__jobj_get(&o, "score")) && kv->type == MJ_NUM)
+            if ((kv = warc_jobj_get(&o, "score")) && kv->type == WARC_JNUM)
                 pl[n].score = kv->num;
         }
-        merge__jobj_release(&o);
+        warc_jobj_release(&o);
         n++;
     }
     if (f)
@@ -1453,35 +1453,35 @@ static int check_cdxj(const char *mdir)
     while (f && fgets(line, sizeof(line), f) && n < 10000) {
         char key[2048], ts[32], surt[2048], wpath[4096], rec[4096];
         const char *js = strchr(line, '{');
-        struct merge__jobj o;
-        const struct merge__jkv *url, *off, *len, *fn;
+        struct warc_jobj o;
+        const struct warc_jkv *url, *off, *len, *fn;
         n++;
         CHECK(strcmp(prev, line) <= 0, "cdxj sorted at line %d", n);
         snprintf(prev, sizeof(prev), "%s", line);
         CHECK(js && sscanf(line, "%2047s %31s", key, ts) == 2 &&
                   strlen(ts) == 14 && strspn(ts, "0123456789") == 14,
               "cdxj line %d: %s", n, line);
-        if (!js || merge__json_parse(js, strlen(js), &o) != DC_OK) {
+        if (!js || warc_json_parse(js, strlen(js), &o) != DC_OK) {
             CHECK(0, "cdxj json %d", n);
             continue;
         }
-        url = merge__jobj_get(&o, "url");
-        off = merge__jobj_get(&o, "offset");
-        len = merge__jobj_get(&o, "length");
-        fn = merge__jobj_get(&o, "filename");
-        CHECK(url && off && len && fn && url->type == MJ_STR &&
-                  off->type == MJ_STR && len->type == MJ_STR &&
-                  fn->type == MJ_STR && merge__jobj_get(&o, "mime") &&
-                  merge__jobj_get(&o, "status") &&
-                  merge__jobj_get(&o, "digest"),
+        url = warc_jobj_get(&o, "url");
+        off = warc_jobj_get(&o, "offset");
+        len = warc_jobj_get(&o, "length");
+        fn = warc_jobj_get(&o, "filename");
+        CHECK(url && off && len && fn && url->type == WARC_JSTR &&
+                  off->type == WARC_JSTR && len->type == WARC_JSTR &&
+                  fn->type == WARC_JSTR && warc_jobj_get(&o, "mime") &&
+                  warc_jobj_get(&o, "status") &&
+                  warc_jobj_get(&o, "digest"),
               "cdxj fields %d", n);
-        if (url && off && len && fn && url->type == MJ_STR &&
-            off->type == MJ_STR && len->type == MJ_STR &&
-            fn->type == MJ_STR) {
+        if (url && off && len && fn && url->type == WARC_JSTR &&
+            off->type == WARC_JSTR && len->type == WARC_JSTR &&
+            fn->type == WARC_JSTR) {
             size_t total, plen;
             unsigned char *d;
             long o0 = atol(off->str), l0 = atol(len->str);
-            merge_surt(url->str, surt, sizeof(surt));
+            warc_surt(url->str, surt, sizeof(surt));
             CHECK(strcmp(surt, key) == 0, "cdxj key %s for %s", key,
                   url->str);
             snprintf(wpath, sizeof(wpath), "%s/%s", mdir, fn->str);
@@ -1512,14 +1512,14 @@ static int check_cdxj(const char *mdir)
             }
             free(d);
         }
-        merge__jobj_release(&o);
+        warc_jobj_release(&o);
     }
     if (f)
         fclose(f);
     return n;
 }
 
-static void with_links(struct merge_page *p, const char *const *l, size_t n)
+static void with_links(struct warc_page *p, const char *const *l, size_t n)
 {
     p->outlinks = l;
     p->noutlinks = n;
@@ -1557,21 +1557,21 @@ static void test_policies(const char *base)
         struct merge_opts o = { 0 };
         struct merge_stats st;
         struct pline pl[32];
-        struct merge_page x[] = {
+        struct warc_page x[] = {
             mpage("http://p.test/x1", 1000, 0, "x1"),
             mpage("http://p.test/x2", 1000, 0, "x2"),
             mpage("http://p.test/x3", 1000, 0, "x3"),
             mpage("http://p.test/x1", 1500, 0, "x1"), /* URL duplicate */
             mpage("http://p.test/n", 1000, 0, "n old"),
         };
-        struct merge_page y[] = {
+        struct warc_page y[] = {
             mpage("http://p.test/a-long-path", 2000, 1, same),
             mpage("http://p.test/s", 2100, 1, same),
             mpage("http://p.test/mid", 2200, 1, same),
             mpage("http://p.test/r", 2300, 1, same),
             mpage("http://p.test/n", 3000, 1, "n new"),
         };
-        struct merge_page z[] = {
+        struct warc_page z[] = {
             mpage("http://p.test/n", 2000, 1, "n mid"),
             mpage("http://p.test/y", 2000, 1, "y"),
         };
@@ -1629,21 +1629,21 @@ static void test_policies(const char *base)
         /* the merged WARC: one response, three revisits of it */
         snprintf(path, sizeof(path), "%s/depth-1.warc.gz", mdir);
         {
-            struct merge_reader *r;
-            struct merge_record rec;
+            struct warc_reader *r;
+            struct warc_record rec;
             int k = 0;
-            if (merge_reader_open(&r, path) == DC_OK) {
-                while (merge_reader_next(r, &rec) == DC_OK && k++ < 1000) {
+            if (warc_reader_open(&r, path) == DC_OK) {
+                while (warc_reader_next(r, &rec) == DC_OK && k++ < 1000) {
                     int is_dup = rec.payload_digest &&
                                  strcmp(rec.payload_digest, same_digest) == 0;
-                    CHECK(merge_record_verify(&rec) == DC_OK,
+                    CHECK(warc_record_verify(&rec) == DC_OK,
                           "policy %zu: merged record verifies", i);
                     if (is_dup && strcmp(rec.type, "revisit") == 0) {
                         const unsigned char *h;
                         size_t hl;
                         char want[200];
                         nrev++;
-                        merge__reader_head(r, &rec, &h, &hl);
+                        warc_reader_head(r, &rec, &h, &hl);
                         snprintf(want, sizeof(want),
                                  "WARC-Refers-To-Target-URI: %s\r\n",
                                  t[i].kept);
@@ -1657,7 +1657,7 @@ static void test_policies(const char *base)
                               rec.target_uri);
                     }
                 }
-                merge_reader_close(&r);
+                warc_reader_close(&r);
             }
         }
         CHECK(nresp == 1 && nrev == 3, "policy %zu: %d responses %d revisits",
@@ -1706,7 +1706,7 @@ static void test_add_samples(const char *base)
     }
     snprintf(dir, sizeof(dir), "%s/add", base);
     snprintf(mdir, sizeof(mdir), "%s/merged", dir);
-    merge__mkdirs(dir);
+    warc_mkdirs(dir);
     o.adds = adds;
     o.nadds = N;
     wf = open_memstream(&warn, &wlen);
@@ -1742,7 +1742,7 @@ static void keep_merged(const char *mdir, const char *keep)
     char src[4096], dst[700];
 
     snprintf(dst, sizeof(dst), "%s/merged", keep);
-    merge__mkdirs(dst);
+    warc_mkdirs(dst);
     for (size_t i = 0; i < 3; i++) {
         size_t n;
         unsigned char *d;
@@ -1768,7 +1768,7 @@ int main(void)
     }
     snprintf(dir, sizeof(dir), "%s", keep && *keep ? keep : tmp);
     if (keep && *keep)
-        merge__mkdirs(dir);
+        warc_mkdirs(dir);
     /* the merge input holds a torn file on purpose: keep only the output */
     snprintf(mdir, sizeof(mdir), "%s/merge", bad);
     snprintf(rdir, sizeof(rdir), "%s/rotate", dir);
