@@ -63,8 +63,8 @@ struct addf {
     FILE *warc, *jsonl;
     char warc_rel[64];
     int64_t pos;
-    struct warc_buf page;  /* the current page's members */
-    struct warc_buf line;  /* its JSON line, without range fields */
+    struct warc_buf page;    /* the current page's members */
+    struct warc_buf line;    /* its JSON line, without range fields */
     char *id;                /* its response id */
     int64_t resp_len;
     size_t pages;
@@ -74,10 +74,12 @@ static int add_flush(struct addf *a)
 {
     if (!a->id)
         return DC_OK;
-    warc_buf_printf(&a->line, ",\"warc_file\":\"%s\",\"warc_offset\":%lld,"
-                      "\"warc_length\":%zu,\"warc_response_length\":%lld,"
-                      "\"warc_record_id\":", a->warc_rel, (long long)a->pos,
-                      a->page.len, (long long)a->resp_len);
+    warc_buf_printf(&a->line,
+                    ",\"warc_file\":\"%s\",\"warc_offset\":%lld,"
+                    "\"warc_length\":%zu,\"warc_response_length\":%lld,"
+                    "\"warc_record_id\":",
+                    a->warc_rel, (long long)a->pos, a->page.len,
+                    (long long)a->resp_len);
     warc_json_str(&a->line.p, &a->line.len, &a->line.cap, a->id);
     warc_buf_str(&a->line, ",\"outlinks\":[]}\n");
     if (fwrite(a->page.p, 1, a->page.len, a->warc) != a->page.len ||
@@ -105,7 +107,7 @@ static int add_member(struct addf *a, struct warc_reader *r,
     if (!a->gz) {
         warc_reader_head(r, rec, &h, &hl);
         return warc_record_member(&a->page, 6, h, hl, rec->block,
-                                    rec->block_len);
+                                  rec->block_len);
     }
     mf = open_memstream(&raw, &rl);
     if (!mf)
@@ -154,7 +156,7 @@ static void add_line(struct addf *a, struct warc_reader *r,
         if (sp)
             status = atoi(sp + 1);
         ctype = merge__head_get(rec->block, http ? http : rec->block_len,
-                         "Content-Type");
+                                "Content-Type");
     }
     pay = rec->block + http;
     plen = rec->block_len - http;
@@ -169,14 +171,18 @@ static void add_line(struct addf *a, struct warc_reader *r,
     warc_json_str(&a->line.p, &a->line.len, &a->line.cap, rec->target_uri);
     warc_buf_str(&a->line, ",\"final_url\":");
     warc_json_str(&a->line.p, &a->line.len, &a->line.cap, rec->target_uri);
-    warc_buf_printf(&a->line, ",\"depth\":0,\"status\":%d,"
-                      "\"content_type\":", status);
+    warc_buf_printf(&a->line,
+                    ",\"depth\":0,\"status\":%d,"
+                    "\"content_type\":",
+                    status);
     if (ctype)
         warc_json_str(&a->line.p, &a->line.len, &a->line.cap, ctype);
     else
         warc_buf_str(&a->line, "null");
-    warc_buf_printf(&a->line, ",\"length\":%zu,\"digest\":\"%s\","
-                      "\"fetched_at\":", plen, dig);
+    warc_buf_printf(&a->line,
+                    ",\"length\":%zu,\"digest\":\"%s\","
+                    "\"fetched_at\":",
+                    plen, dig);
     {
         char at[40];
         warc_iso_time(ms, at, sizeof(at));
@@ -187,7 +193,7 @@ static void add_line(struct addf *a, struct warc_reader *r,
     warc_buf_str(&a->line, ",\"duplicate_of\":");
     if (revisit)
         warc_json_str(&a->line.p, &a->line.len, &a->line.cap,
-                       refers ? refers : rec->target_uri);
+                      refers ? refers : rec->target_uri);
     else
         warc_buf_str(&a->line, "null");
     warc_buf_str(&a->line, ",\"truncated\":false");
@@ -208,7 +214,7 @@ static int add_record(struct merger *m, struct addf *a, struct warc_reader *r,
         return DC_EPARSE;
     if (warc_record_verify(rec) != DC_OK) {
         merge__warn(m, "%s: record %s (%s) fails its digest check, skipped",
-              a->src, rec->record_id ? rec->record_id : "?", rec->type);
+                    a->src, rec->record_id ? rec->record_id : "?", rec->type);
         return DC_OK;
     }
     if (page) {
@@ -283,9 +289,9 @@ int merge__add_file(struct merger *m, size_t k)
         rc = add_flush(&a);
     else if (!m->fatal) {
         merge__warn(m, "%s: %s, file skipped", a.src,
-              rc == DC_EPARSE && a.gz
-                  ? "not a WARC with one gzip member per record"
-                  : dc_strerror(rc));
+                    rc == DC_EPARSE && a.gz
+                        ? "not a WARC with one gzip member per record"
+                        : dc_strerror(rc));
         bad = 1;
         rc = DC_OK;
     }

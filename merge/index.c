@@ -21,7 +21,8 @@ int merge__cdx_add(struct merger *m, const struct warc_jobj *o,
                    const struct ent *e, int64_t out_off, const char *fname)
 {
     struct warc_buf b = { 0 };
-    const char *url = merge__opt_s(o, "final_url"), *ct = merge__opt_s(o, "content_type");
+    const char *url = merge__opt_s(o, "final_url"),
+               *ct = merge__opt_s(o, "content_type");
     const char *dig = e->digest;
     char key[4096], ts[40], mime[128] = "unk";
     int revisit = (e->flags & (F_MKREV | F_REVISIT)) != 0, rc;
@@ -37,15 +38,16 @@ int merge__cdx_add(struct merger *m, const struct warc_jobj *o,
     if (!strncasecmp(dig, "sha1:", 5))
         dig += 5;
     warc_buf_printf(&b, "%s %.4s%.2s%.2s%.2s%.2s%.2s {\"url\":", key, ts,
-                      ts + 5, ts + 8, ts + 11, ts + 14, ts + 17);
+                    ts + 5, ts + 8, ts + 11, ts + 14, ts + 17);
     warc_json_str(&b.p, &b.len, &b.cap, url);
     warc_buf_str(&b, ",\"mime\":");
     warc_json_str(&b.p, &b.len, &b.cap, mime);
     warc_buf_printf(&b, ",\"status\":\"%d\",\"digest\":", e->status);
     warc_json_str(&b.p, &b.len, &b.cap, dig);
-    warc_buf_printf(&b, ",\"length\":\"%lld\",\"offset\":\"%lld\","
-                      "\"filename\":", (long long)e->resp_len,
-                      (long long)out_off);
+    warc_buf_printf(&b,
+                    ",\"length\":\"%lld\",\"offset\":\"%lld\","
+                    "\"filename\":",
+                    (long long)e->resp_len, (long long)out_off);
     warc_json_str(&b.p, &b.len, &b.cap, fname);
     warc_buf_str(&b, "}");
     rc = merge__xs_add(&m->cdx, b.p, b.len, NULL, 0);

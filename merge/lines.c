@@ -53,8 +53,8 @@ static int magic_at(struct merger *m, uint32_t w, int64_t off)
     unsigned char b[3];
     int fd = merge__file_fd(m, w);
 
-    return fd >= 0 && merge__pread_all(fd, b, 3, off) == DC_OK && b[0] == 0x1f &&
-           b[1] == 0x8b && b[2] == 0x08;
+    return fd >= 0 && merge__pread_all(fd, b, 3, off) == DC_OK &&
+           b[0] == 0x1f && b[1] == 0x8b && b[2] == 0x08;
 }
 
 /* One line waiting to be located by inflating (older output). */
@@ -82,8 +82,8 @@ static int emit_u(struct merger *m, const struct ent *e, const char *url,
     memcpy(k, url, ul + 1);
     /* lines of a request before "skipped" lines, whatever their times */
     k[ul + 1] = (e->flags & F_SKIP) ? 1 : 0;
-    merge__put_be((unsigned char *)k + ul + 2, ~(uint64_t)(e->ms + (INT64_C(1) << 62)),
-           8);
+    merge__put_be((unsigned char *)k + ul + 2,
+                  ~(uint64_t)(e->ms + (INT64_C(1) << 62)), 8);
     merge__put_be((unsigned char *)k + ul + 10, ~e->order, 8);
     rc = merge__xs_add(&m->u, k, ul + 18, e, sizeof(*e));
     free(k);
@@ -96,7 +96,8 @@ static int emit_u(struct merger *m, const struct ent *e, const char *url,
         free(lk);
     }
     return rc ? merge__fail(m, rc, "sort: cannot write a run in %s",
-                     m->u.tmpdir) : DC_OK;
+                            m->u.tmpdir)
+              : DC_OK;
 }
 
 static char **parse_links(const struct warc_jobj *o, size_t *n)
@@ -134,7 +135,8 @@ static void free_links(char **v, size_t n)
 static int line_range(struct merger *m, struct scan *sc,
                       const struct warc_jobj *o, struct ent *e)
 {
-    const char *wf = merge__opt_s(o, "warc_file"), *id = merge__opt_s(o, "warc_record_id");
+    const char *wf = merge__opt_s(o, "warc_file"),
+               *id = merge__opt_s(o, "warc_record_id");
     char path[PATH_MAX];
     int64_t size;
 
@@ -195,7 +197,8 @@ static int line_scan(struct merger *m, struct scan *sc, const char *line,
     e.order = m->order++;
     e.depth = sc->dir_depth;
     depth = warc_jobj_get(&o, "depth");
-    if (depth && depth->type == WARC_JNUM && depth->num >= 0 && depth->num <= 1e6)
+    if (depth && depth->type == WARC_JNUM && depth->num >= 0 &&
+        depth->num <= 1e6)
         e.depth = (int32_t)depth->num;
     st = warc_jobj_get(&o, "status");
     if (st && st->type == WARC_JNUM && st->num >= 0 && st->num < 1000)
@@ -248,7 +251,7 @@ static void locate_in(struct merger *m, struct scan *sc, uint32_t w)
 
     if (warc_reader_open(&r, m->files[w].path) != DC_OK) {
         merge__warn(m, "%s: cannot open, its pages lose their records",
-              m->files[w].path);
+                    m->files[w].path);
         return;
     }
     while ((rc = warc_reader_next(r, &rec)) == DC_OK) {
@@ -280,7 +283,7 @@ static void locate_in(struct merger *m, struct scan *sc, uint32_t w)
         m->st->torn++;
     } else if (rc != DC_ENOTFOUND) {
         merge__warn(m, "%s: %s, rest of the file skipped", m->files[w].path,
-              dc_strerror(rc));
+                    dc_strerror(rc));
     }
     warc_reader_close(&r);
 }
@@ -300,8 +303,10 @@ static int flush_pending(struct merger *m, struct scan *sc)
     for (size_t i = 0; i < sc->npend; i++) {
         struct pending *p = &sc->pend[i];
         if (!(p->e.flags & F_REC))
-            merge__warn(m, "%s: response %s not found in %s, page kept without "
-                  "records", p->url, p->id, m->files[p->e.warc].path);
+            merge__warn(m,
+                        "%s: response %s not found in %s, page kept without "
+                        "records",
+                        p->url, p->id, m->files[p->e.warc].path);
         if (rc == DC_OK)
             rc = emit_u(m, &p->e, p->url, p->links, p->nlinks);
         free(p->url);
@@ -343,7 +348,7 @@ int merge__read_jsonl(struct merger *m, const char *path, int dir_depth,
         if (len > LINE_MAX_BYTES ||
             (rc = line_scan(m, &sc, line, len, at, &why)) == DC_EPARSE) {
             merge__warn(m, "%s:%llu: %s, line skipped", path,
-                  (unsigned long long)lineno, why);
+                        (unsigned long long)lineno, why);
             rc = DC_OK;
         }
     }

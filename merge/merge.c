@@ -1,6 +1,6 @@
 /*
- * merge.c: the merge driver: merging every node's per-depth output into one copy per URL and
- * one full copy per payload, in bounded memory.
+ * merge.c: the merge driver: merging every node's per-depth output into one
+ * copy per URL and one full copy per payload, in bounded memory.
  *
  * Input: DIR/depth-D/NAME.jsonl (one JSON object per fetched URL) and the
  * WARC byte ranges those lines name (warc_file, warc_offset, warc_length,
@@ -158,7 +158,8 @@ int merge__pread_all(int fd, void *buf, size_t n, int64_t off)
     size_t got = 0;
 
     while (got < n) {
-        ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)off + (off_t)got);
+        ssize_t r =
+            pread(fd, (char *)buf + got, n - got, (off_t)off + (off_t)got);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)

@@ -64,8 +64,9 @@ static int out_open(struct merger *m, struct pass4 *p4, int depth)
     if (!o->f)
         return merge__fail(m, DC_EIO, "%s: %s", o->tmp, strerror(errno));
     rc = warc_warcinfo(&info, o->name, "dcrawl merge",
-                         "merged output: one copy per URL, content "
-                         "duplicates as revisits", 6);
+                       "merged output: one copy per URL, content "
+                       "duplicates as revisits",
+                       6);
     if (rc == DC_OK && fwrite(info.p, 1, info.len, o->f) != info.len)
         rc = merge__fail(m, DC_EIO, "%s: write failed", o->tmp);
     o->pos = (int64_t)info.len;
@@ -82,12 +83,13 @@ static int copy_bytes(struct merger *m, struct pass4 *p4, uint32_t w,
     int fd = merge__file_fd(m, w);
 
     if (fd < 0)
-        return merge__fail(m, DC_EIO, "%s: %s", m->files[w].path, strerror(errno));
+        return merge__fail(m, DC_EIO, "%s: %s", m->files[w].path,
+                           strerror(errno));
     while (len > 0) {
         size_t want = len < (int64_t)COPY_CHUNK ? (size_t)len : COPY_CHUNK;
         if (merge__pread_all(fd, p4->buf, want, off))
             return merge__fail(m, DC_EIO, "%s: read failed at %lld",
-                        m->files[w].path, (long long)off);
+                               m->files[w].path, (long long)off);
         if (fwrite(p4->buf, 1, want, p4->cur.f) != want)
             return merge__fail(m, DC_EIO, "%s: write failed", p4->cur.tmp);
         off += (int64_t)want;
@@ -167,7 +169,7 @@ static int write_revisit(struct merger *m, struct pass4 *p4, struct ent *e,
     ip = merge__head_get(h, wl, "WARC-IP-Address");
     warc_iso_time(e->refers_ms, rdate, sizeof(rdate));
     v = (struct warc_revisit){ id, date, uri, ip, e->digest, ref_url,
-                                 rdate, ref_id, h + wl, httpl };
+                               rdate, ref_id, h + wl, httpl };
     rc = id && date && uri ? warc_revisit_member(&out, 6, &v) : DC_EPARSE;
     if (rc == DC_OK && fwrite(out.p, 1, out.len, p4->cur.f) != out.len)
         rc = merge__fail(m, DC_EIO, "%s: write failed", p4->cur.tmp);
@@ -220,7 +222,7 @@ static int put_records(struct merger *m, struct pass4 *p4, struct ent *e,
         rc = write_revisit(m, p4, e, ref_url, ref_id);
         if (rc == DC_EPARSE) {
             merge__warn(m, "%s: response at %lld unreadable, page copied as is",
-                  m->files[e->warc].path, (long long)e->src_off);
+                        m->files[e->warc].path, (long long)e->src_off);
             e->flags &= ~(uint32_t)F_MKREV;
         } else {
             if (rc == DC_OK)
@@ -315,10 +317,12 @@ static void count_page(struct merger *m, const struct ent *e,
         m->st->status[0]++;
     if (e->flags & F_TORN) {
         m->st->torn++;
-        merge__warn(m, "%s: %s: records at %lld, %lld bytes, run past the end of "
-              "%s: torn record, skipped", m->files[e->jsonl].path, url,
-              (long long)e->src_off, (long long)e->src_len,
-              e->warc != NOFILE ? m->files[e->warc].path : "?");
+        merge__warn(m,
+                    "%s: %s: records at %lld, %lld bytes, run past the end of "
+                    "%s: torn record, skipped",
+                    m->files[e->jsonl].path, url, (long long)e->src_off,
+                    (long long)e->src_len,
+                    e->warc != NOFILE ? m->files[e->warc].path : "?");
     }
 }
 
@@ -345,8 +349,9 @@ static int one_page(struct merger *m, struct pass4 *p4, const struct xrec *x)
         warc_json_parse(line, e.line_len, &o) != DC_OK) {
         warc_jobj_release(&o);
         free(line);
-        return merge__fail(m, DC_EIO, "%s: line at %llu changed during the merge",
-                    m->files[e.jsonl].path, (unsigned long long)e.line_off);
+        return merge__fail(
+            m, DC_EIO, "%s: line at %llu changed during the merge",
+            m->files[e.jsonl].path, (unsigned long long)e.line_off);
     }
     rewrite_line(&o, &e, out_off, p4->cur.name, ref_url, &b);
     if (fwrite(b.p, 1, b.len, p4->pages) != b.len)

@@ -60,7 +60,8 @@ static int emit_o(struct merger *m, const struct ent *e, const char *url,
     merge__put_be(k + 17, e->order, 8);
     warc_buf_add(&v, e, sizeof(*e));
     warc_buf_add(&v, url, strlen(url) + 1);
-    warc_buf_add(&v, ref_url ? ref_url : "", strlen(ref_url ? ref_url : "") + 1);
+    warc_buf_add(&v, ref_url ? ref_url : "",
+                 strlen(ref_url ? ref_url : "") + 1);
     warc_buf_add(&v, ref_id ? ref_id : "", strlen(ref_id ? ref_id : "") + 1);
     rc = merge__xs_add(&m->out, k, 25, v.p, v.len);
     free(v.p);
@@ -141,8 +142,8 @@ static char *line_field(struct merger *m, const struct ent *e, const char *key)
     struct warc_jobj o = { 0 };
     int fd = merge__file_fd(m, e->jsonl);
 
-    if (fd >= 0 && merge__pread_all(fd, buf, e->line_len, (int64_t)e->line_off) ==
-                       DC_OK &&
+    if (fd >= 0 &&
+        merge__pread_all(fd, buf, e->line_len, (int64_t)e->line_off) == DC_OK &&
         warc_json_parse(buf, e->line_len, &o) == DC_OK) {
         const char *s = merge__opt_s(&o, key);
         v = s ? xstrdup(s) : NULL;

@@ -217,7 +217,6 @@ static void xrec_of(const char *r, struct xrec *x)
     x->vl = v;
 }
 
-
 int merge__xs_next(struct xcursor *c, struct xrec *x)
 {
     struct xsort *s = c->s;

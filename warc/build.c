@@ -184,7 +184,8 @@ static int build_records(const struct warc_page *p, int level,
     r.payload_digest = b->digest;
     r.truncated = revisit ? 0 : p->truncated;
     if (revisit) {
-        r.profile = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+        r.profile =
+            "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
         warc_iso_time(p->dup_of_ms, odate, sizeof(odate));
         r.refers_uri = p->dup_of_uri;
         r.refers_date = odate;
@@ -207,12 +208,12 @@ static int build_records(const struct warc_page *p, int level,
     r.payload_digest = NULL;
     r.truncated = 0;
     r.len = p->request_len;
-    return warc__rec_member(out, level, &r, p->request, p->request_len, NULL, 0);
+    return warc__rec_member(out, level, &r, p->request, p->request_len, NULL,
+                            0);
 }
 
 int warc__metadata_member(struct warc_buf *out, int level,
-                          const struct warc_page *p,
-                          const struct warc_built *b)
+                          const struct warc_page *p, const struct warc_built *b)
 {
     struct warc_buf blk = { 0 };
     struct warc__rec_head r = { 0 };
@@ -223,13 +224,14 @@ int warc__metadata_member(struct warc_buf *out, int level,
         if (p->outlinks[i] && p->outlinks[i][0])
             warc__add_uri_field(&blk, "outlink", p->outlinks[i]);
     warc_buf_printf(&blk, "links-found: %zu\r\nlinks-new: %zu\r\n",
-                      p->links_found, p->links_new);
-    warc_buf_printf(&blk, "noise-links-seen: %zu\r\n"
-                      "noise-dropped-block: %zu\r\n"
-                      "noise-dropped-cluster: %zu\r\n"
-                      "noise-refused-budget: %zu\r\n",
-                      p->noise_seen, p->noise_block, p->noise_cluster,
-                      p->noise_budget);
+                    p->links_found, p->links_new);
+    warc_buf_printf(&blk,
+                    "noise-links-seen: %zu\r\n"
+                    "noise-dropped-block: %zu\r\n"
+                    "noise-dropped-cluster: %zu\r\n"
+                    "noise-refused-budget: %zu\r\n",
+                    p->noise_seen, p->noise_block, p->noise_cluster,
+                    p->noise_budget);
     warc__record_id(id, sizeof(id));
     warc_iso_time(p->fetched_ms, date, sizeof(date));
     dedup_sha1_base32(blk.p, blk.len, dig);
@@ -248,7 +250,7 @@ int warc__metadata_member(struct warc_buf *out, int level,
 }
 
 int warc_record_build(const struct warc_page *p, int gzip_level,
-                       struct warc_built *out)
+                      struct warc_built *out)
 {
     struct warc_buf data = { 0 };
     int rc;

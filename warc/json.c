@@ -366,8 +366,7 @@ static int jp_array(struct jp *j)
     }
 }
 
-int warc_json_array_next(const char *raw, size_t len, size_t *pos,
-                           char **out)
+int warc_json_array_next(const char *raw, size_t len, size_t *pos, char **out)
 {
     struct jp j = { raw + *pos, raw + len };
     struct warc_jkv e;
@@ -517,8 +516,7 @@ void warc_jobj_release(struct warc_jobj *o)
     memset(o, 0, sizeof(*o));
 }
 
-const struct warc_jkv *warc_jobj_get(const struct warc_jobj *o,
-                                         const char *key)
+const struct warc_jkv *warc_jobj_get(const struct warc_jobj *o, const char *key)
 {
     /* the last occurrence wins, as in most JSON readers */
     for (size_t i = o->n; i-- > 0;)

@@ -76,8 +76,7 @@ struct warc_reader {
 
 /* ---------------------------------------------------------- low level */
 
-static int read_in(struct warc_reader *r, void *dst, size_t cap,
-                   size_t *got)
+static int read_in(struct warc_reader *r, void *dst, size_t cap, size_t *got)
 {
     ssize_t n;
 
@@ -671,8 +670,8 @@ static int digest_check(const char *spec, const void *data, size_t len)
 
 /* Does the block start with an HTTP status or request line? */
 void warc_reader_head(const struct warc_reader *r,
-                        const struct warc_record *rec,
-                        const unsigned char **head, size_t *len)
+                      const struct warc_record *rec, const unsigned char **head,
+                      size_t *len)
 {
     *head = r->buf + r->pos;
     *len = rec->block ? (size_t)(rec->block - *head) : 0;
@@ -696,8 +695,8 @@ static int looks_http(const unsigned char *b, size_t n)
 }
 
 /* The payload: for HTTP messages what follows the header block. */
-static void payload_of(const struct warc_record *rec,
-                       const unsigned char **p, size_t *n)
+static void payload_of(const struct warc_record *rec, const unsigned char **p,
+                       size_t *n)
 {
     size_t h;
 
@@ -724,7 +723,8 @@ int warc_record_verify(const struct warc_record *rec)
     if (!rec || (!rec->block && rec->block_len))
         return DC_EINVAL;
     if (rec->block_digest) {
-        rc = digest_check(rec->block_digest, rec->block ? (const void *)rec->block : "",
+        rc = digest_check(rec->block_digest,
+                          rec->block ? (const void *)rec->block : "",
                           rec->block_len);
         if (rc)
             return rc;
@@ -733,5 +733,6 @@ int warc_record_verify(const struct warc_record *rec)
     if (!rec->payload_digest || strcmp(rec->type, "revisit") == 0)
         return DC_OK;
     payload_of(rec, &pay, &plen);
-    return digest_check(rec->payload_digest, plen ? (const void *)pay : "", plen);
+    return digest_check(rec->payload_digest, plen ? (const void *)pay : "",
+                        plen);
 }

@@ -187,7 +187,7 @@ static struct gz_cache *gz_cache_get(void)
 }
 
 int warc__gzip_member(struct warc_buf *out, int level,
-                       const struct warc__part *parts, size_t nparts)
+                      const struct warc__part *parts, size_t nparts)
 {
     struct gz_cache *gc = gz_cache_get();
     size_t total = 0, off = 0, bound, n;
@@ -234,8 +234,7 @@ int warc__gzip_member(struct warc_buf *out, int level,
 
 /* "name: URI" with the URI made safe for a header line: controls, space,
  * DEL and non-ASCII bytes percent-encoded. Nothing for an empty URI. */
-void warc__add_uri_field(struct warc_buf *h, const char *name,
-                         const char *u)
+void warc__add_uri_field(struct warc_buf *h, const char *name, const char *u)
 {
     if (!u || !*u)
         return;
@@ -288,8 +287,8 @@ static void rec_head_write(struct warc_buf *h, const struct warc__rec_head *r)
 
 /* One record as one gzip member: header, block (two pieces), CRLF CRLF. */
 int warc__rec_member(struct warc_buf *out, int level,
-                     const struct warc__rec_head *r, const void *b1,
-                     size_t n1, const void *b2, size_t n2)
+                     const struct warc__rec_head *r, const void *b1, size_t n1,
+                     const void *b2, size_t n2)
 {
     struct warc_buf h = { 0 };
     struct warc__part parts[4];
@@ -306,8 +305,7 @@ int warc__rec_member(struct warc_buf *out, int level,
 }
 
 /* Header values from free text: one line, no control characters. */
-static void add_text_field(struct warc_buf *b, const char *name,
-                           const char *v)
+static void add_text_field(struct warc_buf *b, const char *name, const char *v)
 {
     warc_buf_printf(b, "%s: ", name);
     for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
@@ -348,7 +346,7 @@ static void add_settings(struct warc_buf *b, const char *text)
 }
 
 int warc_warcinfo(struct warc_buf *out, const char *filename,
-                    const char *software, const char *settings, int level)
+                  const char *software, const char *settings, int level)
 {
     struct warc_buf blk = { 0 };
     struct warc__rec_head r = { 0 };
@@ -379,7 +377,7 @@ int warc_warcinfo(struct warc_buf *out, const char *filename,
 }
 
 int warc_revisit_member(struct warc_buf *out, int level,
-                          const struct warc_revisit *v)
+                        const struct warc_revisit *v)
 {
     struct warc__rec_head r = { 0 };
     char bdig[DEDUP_SHA1_STRLEN + 8];
@@ -393,7 +391,8 @@ int warc_revisit_member(struct warc_buf *out, int level,
     r.ctype = "application/http;msgtype=response";
     r.block_digest = bdig;
     r.payload_digest = v->payload_digest;
-    r.profile = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+    r.profile =
+        "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
     r.refers_uri = v->refers_uri;
     r.refers_date = v->refers_date;
     r.refers_id = v->refers_id;
@@ -401,9 +400,8 @@ int warc_revisit_member(struct warc_buf *out, int level,
     return warc__rec_member(out, level, &r, v->head, v->head_len, NULL, 0);
 }
 
-int warc_record_member(struct warc_buf *out, int level,
-                         const void *head, size_t head_len,
-                         const void *block, size_t block_len)
+int warc_record_member(struct warc_buf *out, int level, const void *head,
+                       size_t head_len, const void *block, size_t block_len)
 {
     struct warc__part parts[3];
 

@@ -49,13 +49,12 @@ struct warc__rec_head {
 /* One record as one gzip member appended to out: r's header block, the
  * block (two pieces, b1 then b2; either may be empty), CRLF CRLF. */
 int warc__rec_member(struct warc_buf *out, int level,
-                     const struct warc__rec_head *r, const void *b1,
-                     size_t n1, const void *b2, size_t n2);
+                     const struct warc__rec_head *r, const void *b1, size_t n1,
+                     const void *b2, size_t n2);
 
 /* Append "name: URI\r\n" with controls, space, DEL and non-ASCII bytes of
  * the URI percent-encoded; nothing for a NULL or empty URI. */
-void warc__add_uri_field(struct warc_buf *h, const char *name,
-                         const char *u);
+void warc__add_uri_field(struct warc_buf *h, const char *name, const char *u);
 
 /* The metadata record of page p whose response is b->response_id
  * (outlinks, link and noise counts), appended to out (build.c). */

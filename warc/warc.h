@@ -125,7 +125,7 @@ struct warc_built {
  * Reentrant. Returns DC_OK, or DC_EINVAL for a page without url.
  */
 int warc_record_build(const struct warc_page *p, int gzip_level,
-                       struct warc_built *out);
+                      struct warc_built *out);
 void warc_built_release(struct warc_built *b);
 
 struct warc_writer;
@@ -140,13 +140,13 @@ struct warc_writer_opts {
 /* Open the writer for one depth of one node under dir (created if needed);
  * files are created lazily on first append. */
 int warc_writer_open(struct warc_writer **w, const char *dir, int depth,
-                      const char *node_id, const struct warc_writer_opts *o);
+                     const char *node_id, const struct warc_writer_opts *o);
 /* Append built records, p's metadata record (when b has records) and p's
  * JSON line; p->... plus b->digest go into the JSON line with the file name
  * and offset. Flushes both files at the end of
  * each page so a crash leaves at most one torn record. */
 int warc_writer_append(struct warc_writer *w, const struct warc_page *p,
-                        const struct warc_built *b, const char *node_id);
+                       const struct warc_built *b, const char *node_id);
 /* Close files, free, NULL the pointer; NULL ok. Returns the first write
  * error seen, if any. */
 int warc_writer_close(struct warc_writer **w);
@@ -248,8 +248,8 @@ struct warc_jobj {
 /* Parse one JSON object whose values are strings, numbers, booleans,
  * null or arrays of those (WARC_JARR: only raw/raw_len are set; read its
  * strings with warc_json_array_next) from line[0..len). Surrounding
- * white space allowed. DC_OK or DC_EPARSE; o is filled (raw pointers into line) and must be
- * released with warc_jobj_release even on error. */
+ * white space allowed. DC_OK or DC_EPARSE; o is filled (raw pointers into line)
+ * and must be released with warc_jobj_release even on error. */
 int warc_json_parse(const char *line, size_t len, struct warc_jobj *o);
 void warc_jobj_release(struct warc_jobj *o);
 /* The value of key, or NULL. */
@@ -259,8 +259,7 @@ const struct warc_jkv *warc_jobj_get(const struct warc_jobj *o,
 /* The next string of the array raw[0..len) (a WARC_JARR value) after
  * position *pos (0 to start): DC_OK with *out malloc'd, DC_ENOTFOUND at the
  * end, DC_EPARSE. Non-string elements are skipped. */
-int warc_json_array_next(const char *raw, size_t len, size_t *pos,
-                         char **out);
+int warc_json_array_next(const char *raw, size_t len, size_t *pos, char **out);
 
 /* ------------------------------------------------------ record building */
 
@@ -277,15 +276,14 @@ int warc_revisit_member(struct warc_buf *out, int level,
 
 /* Every record of a page, recompressed: one gzip member of header + block
  * + CRLF CRLF (for foreign files whose records share members). */
-int warc_record_member(struct warc_buf *out, int level,
-                       const void *head, size_t head_len,
-                       const void *block, size_t block_len);
+int warc_record_member(struct warc_buf *out, int level, const void *head,
+                       size_t head_len, const void *block, size_t block_len);
 
 /* The current record's WARC header block (decompressed), and whether its
  * gzip member holds it alone (copy_raw would succeed). */
 void warc_reader_head(const struct warc_reader *r,
-                      const struct warc_record *rec,
-                      const unsigned char **head, size_t *len);
+                      const struct warc_record *rec, const unsigned char **head,
+                      size_t *len);
 int warc_reader_raw_ok(const struct warc_reader *r);
 
 #endif

@@ -65,7 +65,7 @@ int warc_mkdirs(const char *path)
 }
 
 int warc_writer_open(struct warc_writer **w, const char *dir, int depth,
-                      const char *node_id, const struct warc_writer_opts *o)
+                     const char *node_id, const struct warc_writer_opts *o)
 {
     char sub[PATH_MAX];
     struct warc_writer *x;
@@ -276,7 +276,7 @@ static void page_json(struct warc_buf *j, const struct warc_page *p,
         if (i)
             warc_buf_str(j, ",");
         warc_json_str(&j->p, &j->len, &j->cap,
-                       p->outlinks[i] ? p->outlinks[i] : "");
+                      p->outlinks[i] ? p->outlinks[i] : "");
     }
     warc_buf_str(j, "]}\n");
 }
@@ -324,7 +324,7 @@ static int append_page(struct warc_writer *w, const struct warc_page *p,
 }
 
 int warc_writer_append(struct warc_writer *w, const struct warc_page *p,
-                        const struct warc_built *b, const char *node_id)
+                       const struct warc_built *b, const char *node_id)
 {
     int rc;
 
