@@ -168,12 +168,58 @@ static int line_range(struct merger *m, struct scan *sc,
     return 0;
 }
 
+/* The line's fields the later passes need, into e (depth defaults to
+ * dir_depth, the depth of the folder the line was read from). */
+static void line_fields(const struct warc_jobj *o, int dir_depth,
+                        struct ent *e)
+{
+    const struct warc_jkv *depth, *st, *tr;
+    const char *dig;
+
+    e->depth = dir_depth;
+    depth = warc_jobj_get(o, "depth");
+    if (depth && depth->type == WARC_JNUM && depth->num >= 0 &&
+        depth->num <= 1e6)
+        e->depth = (int32_t)depth->num;
+    st = warc_jobj_get(o, "status");
+    if (st && st->type == WARC_JNUM && st->num >= 0 && st->num < 1000)
+        e->status = (int32_t)st->num;
+    tr = warc_jobj_get(o, "truncated");
+    if (tr && tr->type == WARC_JBOOL && tr->boolean)
+        e->flags |= F_TRUNC;
+    if (merge__opt_s(o, "duplicate_of"))
+        e->flags |= F_REVISIT;
+    if (merge__opt_s(o, "skipped"))
+        e->flags |= F_SKIP;
+    dig = merge__opt_s(o, "digest");
+    if (dig && strlen(dig) < sizeof(e->digest))
+        memcpy(e->digest, dig, strlen(dig) + 1);
+}
+
+/* Keep a line to be located by inflating; takes links. */
+static void pend_add(struct scan *sc, const struct ent *e, const char *url,
+                     const char *id, char **links, size_t nlinks)
+{
+    struct pending *p;
+
+    if (sc->npend == sc->cappend) {
+        void *t = sc->pend;
+        xgrow(&t, &sc->cappend, sc->npend + 1, sizeof(*sc->pend));
+        sc->pend = t;
+    }
+    p = &sc->pend[sc->npend++];
+    p->e = *e;
+    p->url = xstrdup(url);
+    p->id = xstrdup(id);
+    p->links = links;
+    p->nlinks = nlinks;
+}
+
 static int line_scan(struct merger *m, struct scan *sc, const char *line,
                      size_t len, uint64_t off, const char **why)
 {
     struct warc_jobj o;
-    const struct warc_jkv *depth, *st, *tr;
-    const char *url, *at, *dig;
+    const char *url, *at;
     struct ent e;
     char **links = NULL;
     size_t nlinks = 0;
@@ -195,40 +241,13 @@ static int line_scan(struct merger *m, struct scan *sc, const char *line,
     e.line_off = off;
     e.line_len = (uint32_t)len;
     e.order = m->order++;
-    e.depth = sc->dir_depth;
-    depth = warc_jobj_get(&o, "depth");
-    if (depth && depth->type == WARC_JNUM && depth->num >= 0 &&
-        depth->num <= 1e6)
-        e.depth = (int32_t)depth->num;
-    st = warc_jobj_get(&o, "status");
-    if (st && st->type == WARC_JNUM && st->num >= 0 && st->num < 1000)
-        e.status = (int32_t)st->num;
-    tr = warc_jobj_get(&o, "truncated");
-    if (tr && tr->type == WARC_JBOOL && tr->boolean)
-        e.flags |= F_TRUNC;
-    if (merge__opt_s(&o, "duplicate_of"))
-        e.flags |= F_REVISIT;
-    if (merge__opt_s(&o, "skipped"))
-        e.flags |= F_SKIP;
-    dig = merge__opt_s(&o, "digest");
-    if (dig && strlen(dig) < sizeof(e.digest))
-        memcpy(e.digest, dig, strlen(dig) + 1);
+    line_fields(&o, sc->dir_depth, &e);
     links = parse_links(&o, &nlinks);
     locate = line_range(m, sc, &o, &e);
     rc = DC_OK;
     if (locate) {
-        struct pending *p;
-        if (sc->npend == sc->cappend) {
-            void *t = sc->pend;
-            xgrow(&t, &sc->cappend, sc->npend + 1, sizeof(*sc->pend));
-            sc->pend = t;
-        }
-        p = &sc->pend[sc->npend++];
-        p->e = e;
-        p->url = xstrdup(url);
-        p->id = xstrdup(merge__opt_s(&o, "warc_record_id"));
-        p->links = links;
-        p->nlinks = nlinks;
+        pend_add(sc, &e, url, merge__opt_s(&o, "warc_record_id"), links,
+                 nlinks);
         links = NULL;
     } else {
         rc = emit_u(m, &e, url, links, nlinks);
