@@ -217,8 +217,7 @@ int warc__metadata_member(struct warc_buf *out, int level,
 {
     struct warc_buf blk = { 0 };
     struct warc__rec_head r = { 0 };
-    char id[64], date[40], dig[DEDUP_SHA1_STRLEN + 8];
-    int rc;
+    char id[64], date[40];
 
     for (size_t i = 0; i < p->noutlinks; i++)
         if (p->outlinks[i] && p->outlinks[i][0])
@@ -234,19 +233,13 @@ int warc__metadata_member(struct warc_buf *out, int level,
                     p->noise_budget);
     warc__record_id(id, sizeof(id));
     warc_iso_time(p->fetched_ms, date, sizeof(date));
-    dedup_sha1_base32(blk.p, blk.len, dig);
     r.type = "metadata";
     r.id = id;
     r.date = date;
     r.uri = p->final_url && *p->final_url ? p->final_url : p->url;
     r.concurrent = b->response_id;
     r.refers_id = b->response_id;
-    r.ctype = "application/warc-fields";
-    r.block_digest = dig;
-    r.len = blk.len;
-    rc = warc__rec_member(out, level, &r, blk.p, blk.len, NULL, 0);
-    free(blk.p);
-    return rc;
+    return warc__fields_member(out, level, &r, &blk);
 }
 
 int warc_record_build(const struct warc_page *p, int gzip_level,

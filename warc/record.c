@@ -345,13 +345,28 @@ static void add_settings(struct warc_buf *b, const char *text)
     }
 }
 
+int warc__fields_member(struct warc_buf *out, int level,
+                        struct warc__rec_head *r, struct warc_buf *blk)
+{
+    char dig[DEDUP_SHA1_STRLEN + 8];
+    int rc;
+
+    dedup_sha1_base32(blk->p ? blk->p : "", blk->len, dig);
+    r->ctype = "application/warc-fields";
+    r->block_digest = dig;
+    r->len = blk->len;
+    rc = warc__rec_member(out, level, r, blk->p, blk->len, NULL, 0);
+    free(blk->p);
+    memset(blk, 0, sizeof(*blk));
+    return rc;
+}
+
 int warc_warcinfo(struct warc_buf *out, const char *filename,
                   const char *software, const char *settings, int level)
 {
     struct warc_buf blk = { 0 };
     struct warc__rec_head r = { 0 };
-    char id[64], date[40], digest[DEDUP_SHA1_STRLEN + 8];
-    int rc;
+    char id[64], date[40];
 
     add_text_field(&blk, "software", software && *software ? software
                                                             : "dcrawl");
@@ -363,17 +378,11 @@ int warc_warcinfo(struct warc_buf *out, const char *filename,
         add_settings(&blk, settings);
     warc__record_id(id, sizeof(id));
     warc_iso_time(dc_now_ms(), date, sizeof(date));
-    dedup_sha1_base32(blk.p, blk.len, digest);
     r.type = "warcinfo";
     r.id = id;
     r.date = date;
     r.filename = filename;
-    r.ctype = "application/warc-fields";
-    r.block_digest = digest;
-    r.len = blk.len;
-    rc = warc__rec_member(out, level, &r, blk.p, blk.len, NULL, 0);
-    free(blk.p);
-    return rc;
+    return warc__fields_member(out, level, &r, &blk);
 }
 
 int warc_revisit_member(struct warc_buf *out, int level,

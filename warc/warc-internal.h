@@ -52,6 +52,11 @@ int warc__rec_member(struct warc_buf *out, int level,
                      const struct warc__rec_head *r, const void *b1, size_t n1,
                      const void *b2, size_t n2);
 
+/* One application/warc-fields record: r (type, id, date, uri, ...) with
+ * the block blk, whose digest and length it fills in; frees blk. */
+int warc__fields_member(struct warc_buf *out, int level,
+                        struct warc__rec_head *r, struct warc_buf *blk);
+
 /* Append "name: URI\r\n" with controls, space, DEL and non-ASCII bytes of
  * the URI percent-encoded; nothing for a NULL or empty URI. */
 void warc__add_uri_field(struct warc_buf *h, const char *name, const char *u);

@@ -186,6 +186,18 @@ static void json_key(struct warc_buf *j, const char *key)
     warc_buf_printf(j, "%s\"%s\":", j->len > 1 ? "," : "", key);
 }
 
+static void json_zu(struct warc_buf *j, const char *key, size_t v)
+{
+    json_key(j, key);
+    warc_buf_printf(j, "%zu", v);
+}
+
+static void json_bool(struct warc_buf *j, const char *key, int v)
+{
+    json_key(j, key);
+    warc_buf_str(j, v ? "true" : "false");
+}
+
 static void json_strval(struct warc_buf *j, const char *key, const char *v)
 {
     json_key(j, key);
@@ -211,36 +223,26 @@ static void page_json_fetch(struct warc_buf *j, const struct warc_page *p,
     json_key(j, "status");
     warc_buf_printf(j, "%d", p->status);
     json_strval(j, "content_type", p->content_type);
-    json_key(j, "length");
-    warc_buf_printf(j, "%zu", p->body_len);
-    json_key(j, "decoded_length");
-    warc_buf_printf(j, "%zu", p->decoded_len);
+    json_zu(j, "length", p->body_len);
+    json_zu(j, "decoded_length", p->decoded_len);
     json_strval(j, "digest", rec ? b->digest : NULL);
     json_strval(j, "fetched_at", at);
     json_strval(j, "node", node);
-    json_key(j, "links_found");
-    warc_buf_printf(j, "%zu", p->links_found);
-    json_key(j, "links_new");
-    warc_buf_printf(j, "%zu", p->links_new);
-    json_key(j, "noise_seen");
-    warc_buf_printf(j, "%zu", p->noise_seen);
-    json_key(j, "noise_dropped_block");
-    warc_buf_printf(j, "%zu", p->noise_block);
-    json_key(j, "noise_dropped_cluster");
-    warc_buf_printf(j, "%zu", p->noise_cluster);
-    json_key(j, "noise_refused_budget");
-    warc_buf_printf(j, "%zu", p->noise_budget);
+    json_zu(j, "links_found", p->links_found);
+    json_zu(j, "links_new", p->links_new);
+    json_zu(j, "noise_seen", p->noise_seen);
+    json_zu(j, "noise_dropped_block", p->noise_block);
+    json_zu(j, "noise_dropped_cluster", p->noise_cluster);
+    json_zu(j, "noise_refused_budget", p->noise_budget);
     json_strval(j, "ip", p->ip);
     json_strval(j, "error", p->error);
     json_strval(j, "skipped", p->skipped);
     json_strval(j, "duplicate_of", p->dup_of_uri);
-    json_key(j, "truncated");
-    warc_buf_str(j, p->truncated ? "true" : "false");
+    json_bool(j, "truncated", p->truncated);
     json_strval(j, "redirect_to", p->redirect_to);
     json_strval(j, "canonical", p->canonical);
     json_strval(j, "refresh", p->refresh);
-    json_key(j, "noindex");
-    warc_buf_str(j, p->noindex ? "true" : "false");
+    json_bool(j, "noindex", p->noindex);
 }
 
 /* The page's JSON line: the fetch, then where its records are, then its
