@@ -62,6 +62,12 @@
  * members (not one member per record), is reported and skipped entirely;
  * a record failing its digest check is reported and skipped.
  *
+ * Files: merge.c (this driver: the merger's state, the passes in order,
+ * publishing), sort.c (the external sort), lines.c (pass 1), foreign.c
+ * (adds), policy.c (passes 2 and 3), output.c (pass 4), index.c (pass 5);
+ * merge-internal.h holds what they share. Records, JSON lines and SURT keys
+ * come from warc/ (warc.h).
+ *
  * Not thread safe; warnings go to the caller's FILE.
  */
 #include <dirent.h>
