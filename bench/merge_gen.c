@@ -1,6 +1,6 @@
 /*
  * merge_gen.c: a synthetic crawl output for bench/merge.sh, written through
- * the real writer (merge_record_build + merge_writer_append), so the files
+ * the real writer (warc_record_build + warc_writer_append), so the files
  * are exactly what nodes write.
  *
  *   merge_gen DIR NODE MB [SEED]
@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "conf.h"
-#include "merge.h"
+#include "warc.h"
 
 static uint64_t rs = 88172645463325252ull;
 
@@ -57,8 +57,8 @@ static size_t make_body(char *b, size_t want)
 
 int main(int argc, char **argv)
 {
-    struct merge_writer_opts o = { "merge_gen", "synthetic", 1 << 30, 1 };
-    struct merge_writer *w[3] = { NULL, NULL, NULL };
+    struct warc_writer_opts o = { "merge_gen", "synthetic", 1 << 30, 1 };
+    struct warc_writer *w[3] = { NULL, NULL, NULL };
     static char body[70000], dup_body[70000], head[256];
     char url[128], links[20][128];
     const char *lp[20];
@@ -77,14 +77,14 @@ int main(int argc, char **argv)
     for (int d = 0; d < 3; d++) {
         char id[32];
         snprintf(id, sizeof(id), "gen%d", node);
-        if (merge_writer_open(&w[d], argv[1], d, id, &o)) {
+        if (warc_writer_open(&w[d], argv[1], d, id, &o)) {
             fprintf(stderr, "merge_gen: cannot open writer\n");
             return 1;
         }
     }
     for (i = 0; written < limit; i++) {
-        struct merge_page p = { 0 };
-        struct merge_built b;
+        struct warc_page p = { 0 };
+        struct warc_built b;
         int d = (int)(i % 3);
         uint64_t u = (uint64_t)node * 100000000ull + i;
         if (i % 50 == 49) /* a URL another node fetched too */
@@ -123,16 +123,16 @@ int main(int argc, char **argv)
         p.outlinks = lp;
         p.noutlinks = 20;
         p.links_found = 20;
-        if (merge_record_build(&p, 1, &b) ||
-            merge_writer_append(w[d], &p, &b, NULL)) {
+        if (warc_record_build(&p, 1, &b) ||
+            warc_writer_append(w[d], &p, &b, NULL)) {
             fprintf(stderr, "merge_gen: write failed\n");
             return 1;
         }
         written += b.len;
-        merge_built_release(&b);
+        warc_built_release(&b);
     }
     for (int d = 0; d < 3; d++)
-        if (merge_writer_close(&w[d]))
+        if (warc_writer_close(&w[d]))
             return 1;
     printf("%llu pages, %llu bytes\n", (unsigned long long)i,
            (unsigned long long)written);

@@ -10,7 +10,7 @@
  *   content digests                         fingerprints, WARC build
  *                                           │
  *                                           v
- *                          merge_writer_append (per-depth WARC + JSONL)
+ *                          warc_writer_append (per-depth WARC + JSONL)
  *
  * The main thread owns the curl multi handle, the Redis connection
  * (frontier), the dedup cache and the writers; worker threads only turn a

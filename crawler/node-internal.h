@@ -16,7 +16,7 @@
 
 #include "conf.h"
 #include "frontier.h"
-#include "merge.h"
+#include "warc.h"
 #include "noise.h"
 
 /* -------------------------------------------------------------- fetch */
@@ -92,7 +92,7 @@ struct work_job {
     int depth;
     int follow;          /* extract links for admission (depth < max) */
     /* out */
-    struct merge_built built;
+    struct warc_built built;
     struct work_links links;
     size_t links_found, links_rejected, decoded_len;
     size_t links_new_count; /* set by the node after admission */
@@ -111,8 +111,8 @@ struct work_job {
     int decode_truncated; /* decoding stopped at fetch.max_bytes */
 };
 void work_job_free(struct work_job *j);
-/* The merge_page view of a job (pointers into the job). */
-void work_job_page(const struct work_job *j, struct merge_page *pg);
+/* The warc_page view of a job (pointers into the job). */
+void work_job_page(const struct work_job *j, struct warc_page *pg);
 
 struct workers;
 typedef void (*workers_wake_fn)(void *ud);

@@ -57,7 +57,7 @@
 #include "dc-limits.h"
 #include "dedup.h"
 #include "frontier.h"
-#include "merge.h"
+#include "warc.h"
 #include "node-internal.h"
 #include "noise.h"
 #include "parser.h"
@@ -119,7 +119,7 @@ struct node {
     struct redirects *redir; /* hops behind queued redirect targets */
     struct polite *polite;        /* when leased transfers may start */
     struct parser_scope *scope;   /* which links are followed */
-    struct merge_writer *writers[MAX_DEPTH + 1];
+    struct warc_writer *writers[MAX_DEPTH + 1];
     char agent[64];
     int level, maxd;
     int kick;      /* leases were completed: try to pop at once */
@@ -248,7 +248,7 @@ static void start_robots(struct node *n, struct robots_entry *e, int depth)
 }
 
 static void release_parked(struct node *n, struct robots_entry *e, int stop);
-static struct merge_writer *writer_for(struct node *n, int depth);
+static struct warc_writer *writer_for(struct node *n, int depth);
 
 /*
  * A URL given up without a request gets a JSON line too (status 0, no
@@ -260,8 +260,8 @@ static struct merge_writer *writer_for(struct node *n, int depth);
 static void skip_url(struct node *n, struct frontier_lease *l, const char *why,
                      const char *error, int outcome)
 {
-    struct merge_page pg;
-    struct merge_writer *w = writer_for(n, l->depth);
+    struct warc_page pg;
+    struct warc_writer *w = writer_for(n, l->depth);
     int rc;
 
     memset(&pg, 0, sizeof(pg));
@@ -270,7 +270,7 @@ static void skip_url(struct node *n, struct frontier_lease *l, const char *why,
     pg.fetched_ms = dc_now_ms();
     pg.skipped = why;
     pg.error = error && *error ? error : NULL;
-    rc = w ? merge_writer_append(w, &pg, NULL, n->id) : DC_EIO;
+    rc = w ? warc_writer_append(w, &pg, NULL, n->id) : DC_EIO;
     if (rc) {
         if (!n->write_rc)
             n->write_rc = rc;
@@ -697,9 +697,9 @@ static int admit_links(struct node *n, struct work_job **jobs, size_t njobs)
     return DC_OK;
 }
 
-static struct merge_writer *writer_for(struct node *n, int depth)
+static struct warc_writer *writer_for(struct node *n, int depth)
 {
-    struct merge_writer_opts wo;
+    struct warc_writer_opts wo;
     char settings[256];
     if (depth < 0 || depth > MAX_DEPTH)
         return NULL;
@@ -712,7 +712,7 @@ static struct merge_writer *writer_for(struct node *n, int depth)
     wo.settings = settings;
     wo.max_bytes = n->c->output_warc_max_bytes;
     wo.gzip_level = n->c->output_gzip_level;
-    if (merge_writer_open(&n->writers[depth], n->o->out_dir, depth, n->id,
+    if (warc_writer_open(&n->writers[depth], n->o->out_dir, depth, n->id,
                           &wo) != DC_OK)
         return NULL;
     return n->writers[depth];
@@ -720,8 +720,8 @@ static struct merge_writer *writer_for(struct node *n, int depth)
 
 static int write_job(struct node *n, struct work_job *j)
 {
-    struct merge_page pg;
-    struct merge_writer *w = writer_for(n, j->depth);
+    struct warc_page pg;
+    struct warc_writer *w = writer_for(n, j->depth);
     struct fetch_result *r = j->res;
     const char **links;
     size_t i;
@@ -745,15 +745,15 @@ static int write_job(struct node *n, struct work_job *j)
     if (j->dup_of_uri) { /* archive as a revisit of the first copy */
         pg.dup_of_uri = j->dup_of_uri;
         pg.dup_of_ms = j->dup_of_ms;
-        merge_built_release(&j->built);
-        rc = merge_record_build(&pg, n->c->output_gzip_level, &j->built);
+        warc_built_release(&j->built);
+        rc = warc_record_build(&pg, n->c->output_gzip_level, &j->built);
         if (rc) {
             free(links);
             return rc;
         }
         n->st->content_dups++;
     }
-    rc = merge_writer_append(w, &pg, &j->built, n->id);
+    rc = warc_writer_append(w, &pg, &j->built, n->id);
     free(links);
     n->st->pages++;
     n->st->bytes += r->body_len;
@@ -1018,7 +1018,7 @@ static int node_teardown(struct node *n)
 {
     int rc = DC_OK, i;
     for (i = 0; i <= MAX_DEPTH; i++) {
-        int r = merge_writer_close(&n->writers[i]);
+        int r = warc_writer_close(&n->writers[i]);
         if (r && !rc)
             rc = r;
     }

@@ -2,7 +2,7 @@
  * workers.c: the CPU side of a page, on a pool of threads so the node's
  * main thread only moves bytes and talks to Redis. For each fetched page a
  * worker:
- *   1. builds its WARC records (SHA-1 digests, gzip: merge_record_build);
+ *   1. builds its WARC records (SHA-1 digests, gzip: warc_record_build);
  *   2. decodes the content-coding (gzip/deflate, capped at fetch.max_bytes
  *      so a compression bomb ends at the cap);
  *   3. if its media type is one of parse.content_types and its links are
@@ -84,7 +84,7 @@ void work_job_free(struct work_job *j)
     free(j->lease.entry);
     free(j->lease.url);
     free(j->lease.host);
-    merge_built_release(&j->built);
+    warc_built_release(&j->built);
     free(j->dup_of_uri);
     free(j->links.blob);
     free(j->links.off);
@@ -223,7 +223,7 @@ static void extract_links(struct work_job *j, struct parser *p,
     }
 }
 
-void work_job_page(const struct work_job *j, struct merge_page *pg)
+void work_job_page(const struct work_job *j, struct warc_page *pg)
 {
     const struct fetch_result *r = j->res;
     memset(pg, 0, sizeof(*pg));
@@ -335,13 +335,13 @@ static void to_utf8(const struct fetch_result *r, const struct conf *c,
 static void process(struct work_job *j, struct parser *p, const struct conf *c)
 {
     struct fetch_result *r = j->res;
-    struct merge_page pg;
+    struct warc_page pg;
     char *dec = NULL, *u8 = NULL;
     const char *body;
     size_t len = r->body_len;
 
     work_job_page(j, &pg);
-    merge_record_build(&pg, c->output_gzip_level, &j->built);
+    warc_record_build(&pg, c->output_gzip_level, &j->built);
     j->decoded_len = len;
     if (r->status >= 300 && r->status < 400) {
         redirect(j, c);

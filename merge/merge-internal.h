@@ -1,122 +1,196 @@
 /*
- * merge-internal.h: helpers shared by the files of the merge module.
+ * merge-internal.h: what the files of the merge module share: the external
+ * sorter, the merger's state (struct merger), the per-line record the passes
+ * carry (struct ent), and each pass's entry point.
  *
  * Code outside of the merge module should use only the public functions
  * defined in "merge.h", and should *not* include this file.
  *
- * Contents: a growable byte buffer, digests (SHA-1 as "sha1:" + base32),
- * random record ids, ISO 8601 time stamps, gzip members, the warcinfo
- * record, and a parser for flat JSON objects (one JSON line of pages.jsonl).
- * Everything here is reentrant; nothing prints.
+ * Errors: a pass records the first fatal error with merge__fail (it keeps the
+ * message in the caller's err buffer) and returns its code; warnings go
+ * through merge__warn to the caller's FILE. Nothing else prints.
  */
 #ifndef DC_MERGE_INTERNAL_H
 #define DC_MERGE_INTERNAL_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "merge.h"
+#include "warc.h"
 
-/* Limits for reading hostile input. */
-#define MERGE_HEADER_MAX ((size_t)64 * 1024)      /* WARC header block */
-#define MERGE_RECORD_MAX ((uint64_t)1 << 30)      /* one record block */
+#define LINE_MAX_BYTES (1u << 24)
+#define COPY_CHUNK ((size_t)1 << 20)
+#define RANGE_MAX ((int64_t)1 << 53) /* exact in a JSON number (double) */
+#define NOFILE UINT32_MAX
+#define HEAD_MAX ((size_t)256 << 10) /* WARC + HTTP head of a response */
 
-/* Growable byte buffer; zero-initialize, free p when done. */
-struct merge__buf {
-    char *p;
+/* ------------------------------------------------ external sort (sort.c) */
+
+/*
+ * Records are [u32 klen][u32 vlen][key][value], compared by memcmp of the
+ * keys (shorter first on a tie). Keys are built so that this order is the
+ * wanted one (big-endian numbers, NUL after strings). Fill a sorter with
+ * merge__xs_add, then merge__xs_finish, then read it in order with a
+ * struct xcursor; merge__xs_free removes its run files.
+ */
+struct run;
+
+struct xsort {
+    const char *tmpdir;
+    const char *tag;
+    size_t budget;
+    char *buf;
     size_t len, cap;
+    char **ptr;        /* records of buf, sorted */
+    size_t n, capptr;
+    char **paths;      /* spilled runs */
+    size_t nruns;
+    struct run *runs;  /* reading */
+    size_t *heap, nheap;
+    size_t mem_next;   /* next in-memory record when nothing spilled */
+    int reading;
+    uint64_t *spills;
 };
-void merge__buf_add(struct merge__buf *b, const void *data, size_t n);
-void merge__buf_str(struct merge__buf *b, const char *s);
-void merge__buf_printf(struct merge__buf *b, const char *fmt, ...)
+
+struct xrec {
+    const char *k, *v;
+    size_t kl, vl;
+};
+
+/* A reader of a finished sorter: merge__xs_next hands out its records. */
+struct xcursor {
+    struct xsort *s;
+    char *hold;
+    size_t cap;
+};
+
+/* Add key k[0..kl) with value v[0..vl); spills a sorted run to tmpdir when
+ * the buffer passes its budget. DC_OK or DC_EIO. */
+int merge__xs_add(struct xsort *s, const void *k, size_t kl, const void *v,
+                  size_t vl);
+/* Done adding: sort what is in memory, or spill it and open every run. */
+int merge__xs_finish(struct xsort *s);
+/* The next record in order into *x, valid until the next call (the run's
+ * buffer is copied to c->hold first, so x survives the refill). 1, or 0 at
+ * the end. */
+int merge__xs_next(struct xcursor *c, struct xrec *x);
+void merge__xs_free(struct xsort *s);
+/* v as a big-endian number of `bytes` bytes at p (sort keys). */
+void merge__put_be(unsigned char *p, uint64_t v, int bytes);
+
+/* ------------------------------------------------- the state (merge.c) */
+
+enum {
+    F_REC = 1,      /* has a record range */
+    F_TORN = 2,     /* range past the end of its file */
+    F_REVISIT = 4,  /* the line is a content duplicate already */
+    F_TRUNC = 8,    /* truncated body */
+    F_MKREV = 16,   /* decision: write as a revisit of refers_* */
+    F_INFL = 32,    /* located by inflating */
+    F_SKIP = 64     /* never requested: a "skipped" line (robots.txt) */
+};
+
+/* What the passes carry per line (the sort values). */
+struct ent {
+    uint32_t jsonl, warc;
+    uint32_t line_len, flags;
+    int32_t depth, status;
+    uint64_t line_off, order, score;
+    int64_t src_off, src_len, resp_len; /* -1: unknown */
+    int64_t ms, refers_ms;
+    char digest[48];
+};
+
+struct file {
+    char *path;
+    int foreign;        /* a synthetic .jsonl: warc_file is under outdir */
+    int64_t size;       /* -1 until stat'ed; -2 missing */
+};
+
+struct merger {
+    const char *dir, *outdir;
+    const struct merge_opts *o;
+    FILE *warn;
+    struct merge_stats *st;
+    struct file *files;
+    size_t nfiles, capfiles;
+    struct xsort u, l, d, out, cdx;
+    uint64_t order;
+    char *err;
+    size_t errlen;
+    int fatal;
+    int cache_fd;       /* one open file for preads */
+    uint32_t cache_idx;
+    uint32_t last_file;  /* file_add's last answer */
+    char **temps;       /* synthetic files under outdir, removed at the end */
+    size_t ntemps;
+};
+
+void merge__warn(struct merger *m, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Record the first fatal error (rc and its message); returns rc. */
+int merge__fail(struct merger *m, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The index of path in the file table, added when new. */
+uint32_t merge__file_add(struct merger *m, const char *path, int foreign);
+/* File i's size, -2 when it is missing (stat'ed once). */
+int64_t merge__file_size(struct merger *m, uint32_t i);
+/* An fd for file i (one kept open at a time), or -1. */
+int merge__file_fd(struct merger *m, uint32_t i);
+/* Read exactly n bytes at off. DC_OK or DC_EIO. */
+int merge__pread_all(int fd, void *buf, size_t n, int64_t off);
 
-/* Digests are formatted by dedup (dedup_sha1_base32, dedup_sha1_format:
- * "sha1:" + 32 base32 characters), the one place the format lives. */
+/* ------------------------------------------------------------ the passes */
 
-/* A new random (version 4) "<urn:uuid:...>" id; out holds >= 48 bytes. */
-void merge__record_id(char *out, size_t cap);
+/* A line's non-empty string value, or NULL (lines.c). */
+const char *merge__opt_s(const struct warc_jobj *o, const char *key);
+/* Pass 1 (lines.c): every DIR/depth-N/ *.jsonl into the sorters U and L. */
+int merge__read_lines(struct merger *m);
+/* Pass 1 for one .jsonl file at depth dir_depth (-1: take the line's). */
+int merge__read_jsonl(struct merger *m, const char *path, int dir_depth,
+                      int foreign);
 
-/* ms since the epoch as "YYYY-MM-DDTHH:MM:SS.mmmZ" (UTC); cap >= 32. */
-void merge__iso_time(int64_t ms, char *out, size_t cap);
-/* Parse "YYYY-MM-DDTHH:MM:SS[.fraction]Z" into ms; DC_OK or DC_EPARSE. */
-int merge__parse_iso(const char *s, int64_t *ms);
+/* Foreign files (foreign.c): o->adds[k] as a synthetic .jsonl + WARC. */
+int merge__add_file(struct merger *m, size_t k);
+/* The value of header `name` in a header block, malloc'd, or NULL. */
+char *merge__head_get(const unsigned char *h, size_t n, const char *name);
+/* Length of the HTTP head in b[0..n) (through CRLF CRLF), or 0. */
+size_t merge__http_head_len(const unsigned char *b, size_t n);
 
-/* Append one gzip member holding the concatenation of parts to out. */
-struct merge__part {
-    const void *data;
-    size_t len;
-};
-int merge__gzip_member(struct merge__buf *out, int level,
-                       const struct merge__part *parts, size_t nparts);
+/* Pass 2 (policy.c): latest line per URL, scores; into D or O. */
+int merge__pass_urls(struct merger *m);
+/* Pass 3 (policy.c): one full response per payload digest; into O. */
+int merge__pass_content(struct merger *m);
 
-/* Build the gzip member of a warcinfo record for file name `filename`. */
-int merge__warcinfo(struct merge__buf *out, const char *filename,
-                    const char *software, const char *settings, int level);
-
-/* mkdir -p path (mode 0777 before umask). DC_OK, DC_EINVAL, DC_EIO. */
-int merge__mkdirs(const char *path);
-
-/* ------------------------------------------------------ flat JSON objects */
-
-enum merge__jtype { MJ_NULL, MJ_BOOL, MJ_NUM, MJ_STR, MJ_ARR };
-
-struct merge__jkv {
-    char *key;              /* decoded key (owned) */
-    enum merge__jtype type;
-    char *str;              /* decoded string value (MJ_STR), owned */
-    double num;             /* MJ_NUM */
-    int boolean;            /* MJ_BOOL */
-    const char *raw;        /* the value's JSON text inside the line */
-    size_t raw_len;
-};
-
-struct merge__jobj {
-    struct merge__jkv *kv;
-    size_t n, cap;
+/* Pass 4 (output.c): the merged WARC files and pages.jsonl. */
+struct outw {
+    int depth;
+    FILE *f;
+    int64_t pos;
+    char name[64], tmp[PATH_MAX], final[PATH_MAX];
 };
 
-/* Parse one JSON object whose values are strings, numbers, booleans,
- * null or arrays of those (MJ_ARR: only raw/raw_len are set; read its
- * strings with merge__json_array_next) from line[0..len). Surrounding white space allowed.
- * DC_OK or DC_EPARSE; o is filled (raw pointers into line) and must be
- * released with merge__jobj_release even on error. */
-int merge__json_parse(const char *line, size_t len, struct merge__jobj *o);
-void merge__jobj_release(struct merge__jobj *o);
-/* The value of key, or NULL. */
-const struct merge__jkv *merge__jobj_get(const struct merge__jobj *o,
-                                         const char *key);
-
-/* The next string of the array raw[0..len) (an MJ_ARR value) after
- * position *pos (0 to start): DC_OK with *out malloc'd, DC_ENOTFOUND at the
- * end, DC_EPARSE. Non-string elements are skipped. */
-int merge__json_array_next(const char *raw, size_t len, size_t *pos,
-                           char **out);
-
-/* ------------------------------------------------------ record building */
-
-/* The gzip member of a revisit record (profile identical-payload-digest)
- * whose block is the HTTP header block head[0..head_len). */
-struct merge__revisit {
-    const char *id, *date, *uri, *ip, *payload_digest;
-    const char *refers_uri, *refers_date, *refers_id;
-    const void *head;
-    size_t head_len;
+struct pass4 {
+    struct outw cur;
+    FILE *pages;
+    char ptmp[PATH_MAX];
+    unsigned char *buf;
+    char **done;        /* finished outputs: "tmp\0final" pairs */
+    size_t ndone;
 };
-int merge__revisit_member(struct merge__buf *out, int level,
-                          const struct merge__revisit *v);
 
-/* Every record of a page, recompressed: one gzip member of header + block
- * + CRLF CRLF (for foreign files whose records share members). */
-int merge__record_member(struct merge__buf *out, int level,
-                         const void *head, size_t head_len,
-                         const void *block, size_t block_len);
+int merge__pass_output(struct merger *m, struct pass4 *p4);
+/* Rename every output into place when ok, else remove it (output.c). */
+int merge__publish(struct merger *m, struct pass4 *p4, int ok);
 
-/* The current record's WARC header block (decompressed), and whether its
- * gzip member holds it alone (copy_raw would succeed). */
-void merge__reader_head(const struct merge_reader *r,
-                        const struct merge_record *rec,
-                        const unsigned char **head, size_t *len);
-int merge__reader_raw_ok(const struct merge_reader *r);
+/* Pass 5 (index.c): a page's CDXJ line into C (called by pass 4), then
+ * index.cdxj and summary.json. */
+int merge__cdx_add(struct merger *m, const struct warc_jobj *o,
+                   const struct ent *e, int64_t out_off, const char *fname);
+int merge__write_index(struct merger *m);
+int merge__write_summary(struct merger *m);
 
 #endif

@@ -1,10 +1,10 @@
 /*
- * warc-read.c: reading WARC files record by record, and checking digests.
+ * reader.c: reading WARC files record by record, and checking digests.
  *
  * Input is hostile: any file may be torn, corrupt or crafted. The reader
  * keeps a window of decompressed bytes (buf[pos..len)) and never holds more
  * than one record plus one gzip member's worth of data: a header block is
- * capped at MERGE_HEADER_MAX, a record block at MERGE_RECORD_MAX, and so is
+ * capped at WARC_HEADER_MAX, a record block at WARC_RECORD_MAX, and so is
  * what a single gzip member may inflate to (a "zip bomb" gives DC_ETOOBIG).
  *
  * Compressed files (.warc.gz, detected by the gzip magic) are inflated one
@@ -12,7 +12,7 @@
  * (from zlib's total_in at Z_STREAM_END) and the range of decompressed bytes
  * it produced. A record is usually exactly one member (what this crawler
  * and most tools write) and then its offset and member_len describe that
- * member, which merge_reader_copy_raw() can copy unchanged. Foreign files
+ * member, which warc_reader_copy_raw() can copy unchanged. Foreign files
  * may put several records in one member, or split a record across members:
  * those records are still read, with offset/member_len of the member where
  * the record starts, but copy_raw refuses them (DC_EINVAL). Plain .warc
@@ -29,7 +29,7 @@
  * accepted, and a WARC-Target-URI wrapped in <...> (a known wget bug) is
  * unwrapped.
  *
- * A struct merge_reader belongs to one thread.
+ * A struct warc_reader belongs to one thread.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,10 +42,10 @@
 #include <zlib.h>
 
 #include "conf.h"
-#include "merge-internal.h"
+#include "warc-internal.h"
 
 #define IN_CHUNK 65536
-#define WINDOW_MAX (MERGE_HEADER_MAX + MERGE_RECORD_MAX + 64)
+#define WINDOW_MAX (WARC_HEADER_MAX + WARC_RECORD_MAX + 64)
 
 struct member {
     uint64_t comp_start, comp_end;   /* compressed byte range in the file */
@@ -53,7 +53,7 @@ struct member {
     int torn;                        /* no end of stream before EOF */
 };
 
-struct merge_reader {
+struct warc_reader {
     int fd;
     int gz;
     z_stream zs;
@@ -76,8 +76,7 @@ struct merge_reader {
 
 /* ---------------------------------------------------------- low level */
 
-static int read_in(struct merge_reader *r, void *dst, size_t cap,
-                   size_t *got)
+static int read_in(struct warc_reader *r, void *dst, size_t cap, size_t *got)
 {
     ssize_t n;
 
@@ -93,7 +92,7 @@ static int read_in(struct merge_reader *r, void *dst, size_t cap,
 }
 
 /* Drop consumed bytes from the window and members behind it. */
-static void compact(struct merge_reader *r)
+static void compact(struct warc_reader *r)
 {
     size_t keep = 0;
 
@@ -109,7 +108,7 @@ static void compact(struct merge_reader *r)
     r->nmem = keep;
 }
 
-static int room(struct merge_reader *r, size_t want)
+static int room(struct warc_reader *r, size_t want)
 {
     void *t = r->buf;
 
@@ -122,7 +121,7 @@ static int room(struct merge_reader *r, size_t want)
     return DC_OK;
 }
 
-static void add_member(struct merge_reader *r, const struct member *m)
+static void add_member(struct warc_reader *r, const struct member *m)
 {
     if (r->nmem == r->capmem) {
         void *t = r->mem;
@@ -133,7 +132,7 @@ static void add_member(struct merge_reader *r, const struct member *m)
 }
 
 /* Plain file: append the next chunk of the file to the window. */
-static int load_plain(struct merge_reader *r)
+static int load_plain(struct warc_reader *r)
 {
     size_t got;
     int rc = room(r, IN_CHUNK);
@@ -150,7 +149,7 @@ static int load_plain(struct merge_reader *r)
 }
 
 /* Feed more compressed input; 0 bytes means end of file. */
-static int gz_feed(struct merge_reader *r, size_t *got)
+static int gz_feed(struct warc_reader *r, size_t *got)
 {
     int rc = read_in(r, r->in, sizeof(r->in), got);
 
@@ -160,7 +159,7 @@ static int gz_feed(struct merge_reader *r, size_t *got)
 }
 
 /* Inflate one whole gzip member into the window. */
-static int load_gz(struct merge_reader *r)
+static int load_gz(struct warc_reader *r)
 {
     struct member m = { 0 };
     size_t got = 0;
@@ -203,7 +202,7 @@ static int load_gz(struct merge_reader *r)
     return DC_OK;
 }
 
-static int load_more(struct merge_reader *r)
+static int load_more(struct warc_reader *r)
 {
     compact(r);
     return r->gz ? load_gz(r) : load_plain(r);
@@ -211,9 +210,9 @@ static int load_more(struct merge_reader *r)
 
 /* ---------------------------------------------------------- open/close */
 
-int merge_reader_open(struct merge_reader **rp, const char *path)
+int warc_reader_open(struct warc_reader **rp, const char *path)
 {
-    struct merge_reader *r;
+    struct warc_reader *r;
     unsigned char magic[2];
     ssize_t n;
 
@@ -240,7 +239,7 @@ int merge_reader_open(struct merge_reader **rp, const char *path)
     return DC_OK;
 }
 
-static void rec_clear(struct merge_reader *r)
+static void rec_clear(struct warc_reader *r)
 {
     for (size_t i = 0; i < sizeof(r->fields) / sizeof(r->fields[0]); i++) {
         free(r->fields[i]);
@@ -249,9 +248,9 @@ static void rec_clear(struct merge_reader *r)
     r->have_rec = 0;
 }
 
-void merge_reader_close(struct merge_reader **rp)
+void warc_reader_close(struct warc_reader **rp)
 {
-    struct merge_reader *r;
+    struct warc_reader *r;
 
     if (!rp || !*rp)
         return;
@@ -287,7 +286,7 @@ static size_t head_end(const unsigned char *p, size_t n)
 }
 
 /* Skip blank lines before a record; DC_ENOTFOUND at the end. */
-static int skip_blank(struct merge_reader *r)
+static int skip_blank(struct warc_reader *r)
 {
     for (int rounds = 0;; rounds++) {
         while (r->pos < r->len &&
@@ -304,15 +303,15 @@ static int skip_blank(struct merge_reader *r)
 }
 
 /* Make the window hold a whole header block; sets *hlen. */
-static int want_head(struct merge_reader *r, size_t *hlen)
+static int want_head(struct warc_reader *r, size_t *hlen)
 {
     for (;;) {
         size_t avail = r->len - r->pos;
-        size_t n = avail < MERGE_HEADER_MAX ? avail : MERGE_HEADER_MAX;
+        size_t n = avail < WARC_HEADER_MAX ? avail : WARC_HEADER_MAX;
         *hlen = head_end(r->buf + r->pos, n);
         if (*hlen)
             return DC_OK;
-        if (avail >= MERGE_HEADER_MAX)
+        if (avail >= WARC_HEADER_MAX)
             return DC_EPARSE;
         if (r->done) {
             int warc = avail >= 5 && memcmp(r->buf + r->pos, "WARC/", 5) == 0;
@@ -328,7 +327,7 @@ static int want_head(struct merge_reader *r, size_t *hlen)
 }
 
 /* Make the window hold n bytes from pos. */
-static int want_bytes(struct merge_reader *r, uint64_t n, int strict)
+static int want_bytes(struct warc_reader *r, uint64_t n, int strict)
 {
     while (r->len - r->pos < n) {
         if (r->done)
@@ -357,7 +356,7 @@ static char *trimmed(const char *s, size_t n)
 }
 
 /* One "Name: value" line. */
-static int head_field(struct merge_reader *r, struct merge_record *rec,
+static int head_field(struct warc_reader *r, struct warc_record *rec,
                       const char *line, size_t n, uint64_t *clen, int *has_cl)
 {
     const char *colon = memchr(line, ':', n);
@@ -373,9 +372,9 @@ static int head_field(struct merge_reader *r, struct merge_record *rec,
     } else if (nl == 14 && strncasecmp(line, "Content-Length", 14) == 0) {
         char *e;
         unsigned long long x = strtoull(v, &e, 10);
-        if (!*v || *e || v[0] == '-' || v[0] == '+' || x > MERGE_RECORD_MAX) {
+        if (!*v || *e || v[0] == '-' || v[0] == '+' || x > WARC_RECORD_MAX) {
             free(v);
-            return x > MERGE_RECORD_MAX && !*e ? DC_ETOOBIG : DC_EPARSE;
+            return x > WARC_RECORD_MAX && !*e ? DC_ETOOBIG : DC_EPARSE;
         }
         *clen = x;
         *has_cl = 1;
@@ -395,7 +394,7 @@ static int head_field(struct merge_reader *r, struct merge_record *rec,
 }
 
 /* Parse the header block at buf[pos..pos+hlen). */
-static int parse_head(struct merge_reader *r, struct merge_record *rec,
+static int parse_head(struct warc_reader *r, struct warc_record *rec,
                       size_t hlen, uint64_t *clen)
 {
     const char *p = (const char *)r->buf + r->pos, *end = p + hlen;
@@ -450,7 +449,7 @@ static size_t trailer(const unsigned char *p, size_t n)
 }
 
 /* Where the record [start, end) sits in the file. */
-static int locate(struct merge_reader *r, uint64_t start, uint64_t end)
+static int locate(struct warc_reader *r, uint64_t start, uint64_t end)
 {
     const struct member *m = NULL;
 
@@ -476,7 +475,7 @@ static int locate(struct merge_reader *r, uint64_t start, uint64_t end)
     return DC_OK;
 }
 
-static void fill_record(struct merge_reader *r, struct merge_record *rec,
+static void fill_record(struct warc_reader *r, struct warc_record *rec,
                         size_t hlen, uint64_t clen)
 {
     fix_uri(r->fields[F_URI]);
@@ -492,7 +491,7 @@ static void fill_record(struct merge_reader *r, struct merge_record *rec,
     rec->member_len = r->rec_len;
 }
 
-static int read_record(struct merge_reader *r, struct merge_record *rec)
+static int read_record(struct warc_reader *r, struct warc_record *rec)
 {
     size_t hlen, tail;
     uint64_t clen = 0, start, end;
@@ -522,7 +521,7 @@ static int read_record(struct merge_reader *r, struct merge_record *rec)
     return DC_OK;
 }
 
-int merge_reader_next(struct merge_reader *r, struct merge_record *rec)
+int warc_reader_next(struct warc_reader *r, struct warc_record *rec)
 {
     int rc;
 
@@ -543,7 +542,7 @@ int merge_reader_next(struct merge_reader *r, struct merge_record *rec)
     return rc;
 }
 
-int merge_reader_copy_raw(struct merge_reader *r, FILE *f)
+int warc_reader_copy_raw(struct warc_reader *r, FILE *f)
 {
     unsigned char chunk[IN_CHUNK];
     uint64_t off, left;
@@ -569,41 +568,25 @@ int merge_reader_copy_raw(struct merge_reader *r, FILE *f)
 
 /* ------------------------------------------------------------ digests */
 
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
+/* The value of digit c in alphabet (its index), or -1. Hex and base32 are
+ * case-insensitive (fold); base64url's '-' and '_' stand for '+' and '/'. */
+static const char HEX_DIGITS[] = "0123456789abcdef";
+static const char B32_DIGITS[] = "abcdefghijklmnopqrstuvwxyz234567";
+static const char B64_DIGITS[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-static int b32val(int c)
+static int digit_val(int c, const char *alphabet, int fold)
 {
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a';
-    if (c >= '2' && c <= '7')
-        return c - '2' + 26;
-    return -1;
-}
+    const char *p;
 
-static int b64val(int c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+' || c == '-')
-        return 62;
-    if (c == '/' || c == '_')
-        return 63;
-    return -1;
+    if (fold && c >= 'A' && c <= 'Z')
+        c += 'a' - 'A';
+    else if (c == '-')
+        c = '+';
+    else if (c == '_')
+        c = '/';
+    p = c ? strchr(alphabet, c) : NULL;
+    return p ? (int)(p - alphabet) : -1;
 }
 
 /* Decode len characters of base32 (bits 5) or base64 (bits 6) into
@@ -616,8 +599,8 @@ static int radix_decode(const char *v, size_t len, int bits_per,
     int bits = 0;
 
     for (size_t i = 0; i < len; i++) {
-        int x = bits_per == 5 ? b32val((unsigned char)v[i])
-                              : b64val((unsigned char)v[i]);
+        int x = bits_per == 5 ? digit_val((unsigned char)v[i], B32_DIGITS, 1)
+                              : digit_val((unsigned char)v[i], B64_DIGITS, 0);
         if (x < 0)
             return -1;
         acc = (acc << bits_per) | (uint32_t)x;
@@ -641,7 +624,8 @@ static int digest_decode(const char *v, unsigned char *out, size_t n)
 
     if (len == 2 * n) {
         for (i = 0; i < n; i++) {
-            int hi = hexval(v[2 * i]), lo = hexval(v[2 * i + 1]);
+            int hi = digit_val((unsigned char)v[2 * i], HEX_DIGITS, 1);
+            int lo = digit_val((unsigned char)v[2 * i + 1], HEX_DIGITS, 1);
             if (hi < 0 || lo < 0)
                 break;
             out[i] = (unsigned char)(hi << 4 | lo);
@@ -685,15 +669,15 @@ static int digest_check(const char *spec, const void *data, size_t len)
 }
 
 /* Does the block start with an HTTP status or request line? */
-void merge__reader_head(const struct merge_reader *r,
-                        const struct merge_record *rec,
-                        const unsigned char **head, size_t *len)
+void warc_reader_head(const struct warc_reader *r,
+                      const struct warc_record *rec, const unsigned char **head,
+                      size_t *len)
 {
     *head = r->buf + r->pos;
     *len = rec->block ? (size_t)(rec->block - *head) : 0;
 }
 
-int merge__reader_raw_ok(const struct merge_reader *r)
+int warc_reader_raw_ok(const struct warc_reader *r)
 {
     return r && r->have_rec && r->raw_ok;
 }
@@ -711,8 +695,8 @@ static int looks_http(const unsigned char *b, size_t n)
 }
 
 /* The payload: for HTTP messages what follows the header block. */
-static void payload_of(const struct merge_record *rec,
-                       const unsigned char **p, size_t *n)
+static void payload_of(const struct warc_record *rec, const unsigned char **p,
+                       size_t *n)
 {
     size_t h;
 
@@ -730,7 +714,7 @@ static void payload_of(const struct merge_record *rec,
     *n = h ? rec->block_len - h : 0;
 }
 
-int merge_record_verify(const struct merge_record *rec)
+int warc_record_verify(const struct warc_record *rec)
 {
     const unsigned char *pay;
     size_t plen;
@@ -739,7 +723,8 @@ int merge_record_verify(const struct merge_record *rec)
     if (!rec || (!rec->block && rec->block_len))
         return DC_EINVAL;
     if (rec->block_digest) {
-        rc = digest_check(rec->block_digest, rec->block ? (const void *)rec->block : "",
+        rc = digest_check(rec->block_digest,
+                          rec->block ? (const void *)rec->block : "",
                           rec->block_len);
         if (rc)
             return rc;
@@ -748,5 +733,6 @@ int merge_record_verify(const struct merge_record *rec)
     if (!rec->payload_digest || strcmp(rec->type, "revisit") == 0)
         return DC_OK;
     payload_of(rec, &pay, &plen);
-    return digest_check(rec->payload_digest, plen ? (const void *)pay : "", plen);
+    return digest_check(rec->payload_digest, plen ? (const void *)pay : "",
+                        plen);
 }

@@ -1,6 +1,7 @@
 /*
  * json.c: JSON for the page lines: writing strings (RFC 8259 escaping) and
- * parsing one flat object back (merge_run reads the nodes' .jsonl lines).
+ * parsing one flat object back (merge_run reads the nodes' .jsonl lines),
+ * and the growable byte buffer (struct warc_buf) they are built in.
  *
  * Writing: '"' and '\\' are escaped, control characters become \u00XX
  * (\n, \r, \t, \b, \f by their short forms), valid UTF-8 passes through and
@@ -15,8 +16,7 @@
  * keeps a pointer to its raw JSON text so a line can be re-emitted with a
  * few values replaced and the rest untouched.
  *
- * Also here: the growable byte buffer (struct merge__buf) and SURT keys
- * for the CDXJ index (merge_surt). All reentrant.
+ * All reentrant.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,12 +25,12 @@
 #include <strings.h>
 
 #include "conf.h"
-#include "merge-internal.h"
+#include "warc.h"
 
 /* --------------------------------------------------------------- buffer */
 
 /* Room for n more bytes and a terminating NUL. */
-static void buf_reserve(struct merge__buf *b, size_t n)
+static void buf_reserve(struct warc_buf *b, size_t n)
 {
     void *t = b->p;
 
@@ -40,7 +40,7 @@ static void buf_reserve(struct merge__buf *b, size_t n)
     b->p = t;
 }
 
-void merge__buf_add(struct merge__buf *b, const void *data, size_t n)
+void warc_buf_add(struct warc_buf *b, const void *data, size_t n)
 {
     buf_reserve(b, n);
     if (n)
@@ -49,12 +49,12 @@ void merge__buf_add(struct merge__buf *b, const void *data, size_t n)
     b->p[b->len] = '\0';
 }
 
-void merge__buf_str(struct merge__buf *b, const char *s)
+void warc_buf_str(struct warc_buf *b, const char *s)
 {
-    merge__buf_add(b, s, strlen(s));
+    warc_buf_add(b, s, strlen(s));
 }
 
-void merge__buf_printf(struct merge__buf *b, const char *fmt, ...)
+void warc_buf_printf(struct warc_buf *b, const char *fmt, ...)
 {
     va_list ap;
     char small[256];
@@ -66,7 +66,7 @@ void merge__buf_printf(struct merge__buf *b, const char *fmt, ...)
     if (n < 0)
         return;
     if ((size_t)n < sizeof(small)) {
-        merge__buf_add(b, small, (size_t)n);
+        warc_buf_add(b, small, (size_t)n);
         return;
     }
     buf_reserve(b, (size_t)n);
@@ -119,32 +119,32 @@ static const char *short_escape(unsigned char c)
     }
 }
 
-void merge_json_str(char **buf, size_t *len, size_t *cap, const char *s)
+void warc_json_str(char **buf, size_t *len, size_t *cap, const char *s)
 {
-    struct merge__buf b = { *buf, *len, *cap };
+    struct warc_buf b = { *buf, *len, *cap };
     const unsigned char *p = (const unsigned char *)(s ? s : "");
 
-    merge__buf_add(&b, "\"", 1);
+    warc_buf_add(&b, "\"", 1);
     while (*p) {
         const char *e = short_escape(*p);
         size_t n;
 
         if (e) {
-            merge__buf_str(&b, e);
+            warc_buf_str(&b, e);
             p++;
         } else if (*p < 0x20) {
-            merge__buf_printf(&b, "\\u%04x", *p);
+            warc_buf_printf(&b, "\\u%04x", *p);
             p++;
         } else if ((n = utf8_valid_len(p)) != 0) {
             /* the checks above stop at the terminating NUL (not 10xxxxxx) */
-            merge__buf_add(&b, p, n);
+            warc_buf_add(&b, p, n);
             p += n;
         } else {
-            merge__buf_str(&b, "\\ufffd");
+            warc_buf_str(&b, "\\ufffd");
             p++;
         }
     }
-    merge__buf_add(&b, "\"", 1);
+    warc_buf_add(&b, "\"", 1);
     *buf = b.p;
     *len = b.len;
     *cap = b.cap;
@@ -185,7 +185,7 @@ static int hex4(const char *s, const char *end, unsigned *out)
     return 0;
 }
 
-static void put_utf8(struct merge__buf *b, unsigned cp)
+static void put_utf8(struct warc_buf *b, unsigned cp)
 {
     unsigned char o[4];
     size_t n;
@@ -209,11 +209,11 @@ static void put_utf8(struct merge__buf *b, unsigned cp)
         o[3] = (unsigned char)(0x80 | (cp & 0x3f));
         n = 4;
     }
-    merge__buf_add(b, o, n);
+    warc_buf_add(b, o, n);
 }
 
 /* A \u escape at j->s (just after the "\u"); handles surrogate pairs. */
-static int jp_uescape(struct jp *j, struct merge__buf *b)
+static int jp_uescape(struct jp *j, struct warc_buf *b)
 {
     unsigned cp, lo;
 
@@ -232,7 +232,7 @@ static int jp_uescape(struct jp *j, struct merge__buf *b)
     return DC_OK;
 }
 
-static int jp_escape(struct jp *j, struct merge__buf *b)
+static int jp_escape(struct jp *j, struct warc_buf *b)
 {
     static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
     const char *f;
@@ -246,7 +246,7 @@ static int jp_escape(struct jp *j, struct merge__buf *b)
     f = memchr(from, *j->s, sizeof(from) - 1);
     if (!f)
         return DC_EPARSE;
-    merge__buf_add(b, &to[f - from], 1);
+    warc_buf_add(b, &to[f - from], 1);
     j->s++;
     return DC_OK;
 }
@@ -254,11 +254,11 @@ static int jp_escape(struct jp *j, struct merge__buf *b)
 /* A string at j->s (on the opening quote); *out is malloc'd. */
 static int jp_string(struct jp *j, char **out)
 {
-    struct merge__buf b = { 0 };
+    struct warc_buf b = { 0 };
     int rc = DC_EPARSE;
 
     j->s++;
-    merge__buf_add(&b, "", 0);
+    warc_buf_add(&b, "", 0);
     while (j->s < j->end) {
         unsigned char c = (unsigned char)*j->s;
         if (c == '"') {
@@ -274,7 +274,7 @@ static int jp_string(struct jp *j, char **out)
                 break;
             continue;
         }
-        merge__buf_add(&b, &c, 1);
+        warc_buf_add(&b, &c, 1);
         j->s++;
     }
     free(b.p);
@@ -332,12 +332,12 @@ static int jp_word(struct jp *j, const char *w)
     return DC_OK;
 }
 
-static int jp_scalar(struct jp *j, struct merge__jkv *kv);
+static int jp_scalar(struct jp *j, struct warc_jkv *kv);
 
 /* An array of scalars: checked and skipped; the raw text is its value. */
 static int jp_array(struct jp *j)
 {
-    struct merge__jkv e;
+    struct warc_jkv e;
     int rc;
 
     j->s++;
@@ -366,11 +366,10 @@ static int jp_array(struct jp *j)
     }
 }
 
-int merge__json_array_next(const char *raw, size_t len, size_t *pos,
-                           char **out)
+int warc_json_array_next(const char *raw, size_t len, size_t *pos, char **out)
 {
     struct jp j = { raw + *pos, raw + len };
-    struct merge__jkv e;
+    struct warc_jkv e;
 
     *out = NULL;
     if (*pos == 0) {
@@ -395,20 +394,20 @@ int merge__json_array_next(const char *raw, size_t len, size_t *pos,
             return DC_EPARSE;
         }
         *pos = (size_t)(j.s - raw);
-        if (e.type == MJ_STR) {
+        if (e.type == WARC_JSTR) {
             *out = e.str;
             return DC_OK;
         }
     }
 }
 
-static int jp_value(struct jp *j, struct merge__jkv *kv)
+static int jp_value(struct jp *j, struct warc_jkv *kv)
 {
     const char *start = j->s;
     int rc;
 
     if (j->s < j->end && *j->s == '[') {
-        kv->type = MJ_ARR;
+        kv->type = WARC_JARR;
         rc = jp_array(j);
         kv->raw = start;
         kv->raw_len = (size_t)(j->s - start);
@@ -417,7 +416,7 @@ static int jp_value(struct jp *j, struct merge__jkv *kv)
     return jp_scalar(j, kv);
 }
 
-static int jp_scalar(struct jp *j, struct merge__jkv *kv)
+static int jp_scalar(struct jp *j, struct warc_jkv *kv)
 {
     const char *start = j->s;
     int rc;
@@ -426,21 +425,21 @@ static int jp_scalar(struct jp *j, struct merge__jkv *kv)
         return DC_EPARSE;
     switch (*j->s) {
     case '"':
-        kv->type = MJ_STR;
+        kv->type = WARC_JSTR;
         rc = jp_string(j, &kv->str);
         break;
     case 't':
     case 'f':
-        kv->type = MJ_BOOL;
+        kv->type = WARC_JBOOL;
         kv->boolean = *j->s == 't';
         rc = jp_word(j, kv->boolean ? "true" : "false");
         break;
     case 'n':
-        kv->type = MJ_NULL;
+        kv->type = WARC_JNULL;
         rc = jp_word(j, "null");
         break;
     default:
-        kv->type = MJ_NUM;
+        kv->type = WARC_JNUM;
         rc = jp_number(j, &kv->num);
         break;
     }
@@ -449,9 +448,9 @@ static int jp_scalar(struct jp *j, struct merge__jkv *kv)
     return rc;
 }
 
-static int jp_member(struct jp *j, struct merge__jobj *o)
+static int jp_member(struct jp *j, struct warc_jobj *o)
 {
-    struct merge__jkv *kv;
+    struct warc_jkv *kv;
 
     jp_ws(j);
     if (j->s >= j->end || *j->s != '"')
@@ -473,7 +472,7 @@ static int jp_member(struct jp *j, struct merge__jobj *o)
     return jp_value(j, kv);
 }
 
-int merge__json_parse(const char *line, size_t len, struct merge__jobj *o)
+int warc_json_parse(const char *line, size_t len, struct warc_jobj *o)
 {
     struct jp j = { line, line + len };
 
@@ -505,7 +504,7 @@ int merge__json_parse(const char *line, size_t len, struct merge__jobj *o)
     return j.s == j.end ? DC_OK : DC_EPARSE;
 }
 
-void merge__jobj_release(struct merge__jobj *o)
+void warc_jobj_release(struct warc_jobj *o)
 {
     if (!o)
         return;
@@ -517,149 +516,11 @@ void merge__jobj_release(struct merge__jobj *o)
     memset(o, 0, sizeof(*o));
 }
 
-const struct merge__jkv *merge__jobj_get(const struct merge__jobj *o,
-                                         const char *key)
+const struct warc_jkv *warc_jobj_get(const struct warc_jobj *o, const char *key)
 {
     /* the last occurrence wins, as in most JSON readers */
     for (size_t i = o->n; i-- > 0;)
         if (strcmp(o->kv[i].key, key) == 0)
             return &o->kv[i];
     return NULL;
-}
-
-/* ------------------------------------------------------------ SURT keys */
-
-struct sbuf {
-    char *out;
-    size_t cap, n;
-};
-
-static void sb_add(struct sbuf *b, const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++, b->n++) {
-        if (b->n + 1 < b->cap) {
-            char c = s[i];
-            b->out[b->n] = c >= 'A' && c <= 'Z' ? (char)(c + 32) : c;
-        }
-    }
-    if (b->cap)
-        b->out[b->n < b->cap ? b->n : b->cap - 1] = '\0';
-}
-
-/* host[0..n) reversed by labels, comma-joined, without a "www" label. */
-static void surt_host(struct sbuf *b, const char *host, size_t n)
-{
-    size_t end = n, first = 1;
-
-    if (n > 4 && strncasecmp(host, "www.", 4) == 0) {
-        host += 4;
-        end = n - 4;
-    }
-    while (end > 0) {
-        size_t start = end;
-        while (start > 0 && host[start - 1] != '.')
-            start--;
-        if (!first)
-            sb_add(b, ",", 1);
-        first = 0;
-        sb_add(b, host + start, end - start);
-        end = start ? start - 1 : 0;
-    }
-}
-
-static int cmp_arg(const void *a, const void *b)
-{
-    const char *x = *(const char *const *)a, *y = *(const char *const *)b;
-    size_t lx = strcspn(x, "&"), ly = strcspn(y, "&");
-    int c = strncmp(x, y, lx < ly ? lx : ly);
-
-    return c ? c : (lx > ly) - (lx < ly);
-}
-
-/* The query's arguments in sorted order. */
-static void surt_query(struct sbuf *b, const char *q, size_t n)
-{
-    char *copy = xstrndup(q, n);
-    const char **arg = xmalloc((n + 1) * sizeof(*arg));
-    size_t na = 0, first = 1;
-
-    for (char *p = copy;; p++) {
-        arg[na++] = p;
-        p += strcspn(p, "&");
-        if (!*p)
-            break;
-    }
-    qsort(arg, na, sizeof(*arg), cmp_arg);
-    sb_add(b, "?", 1);
-    for (size_t i = 0; i < na; i++) {
-        size_t l = strcspn(arg[i], "&");
-        if (!l)
-            continue;
-        if (!first)
-            sb_add(b, "&", 1);
-        first = 0;
-        sb_add(b, arg[i], l);
-    }
-    free(arg);
-    free(copy);
-}
-
-size_t merge_surt(const char *url, char *out, size_t cap)
-{
-    struct sbuf b = { out, cap, 0 };
-    const char *p = strstr(url, "://"), *auth, *host_end, *path;
-    size_t alen, hlen;
-    int https;
-
-    if (cap)
-        out[0] = '\0';
-    if (!p) {
-        sb_add(&b, url, strcspn(url, "#"));
-        return b.n;
-    }
-    https = (size_t)(p - url) == 5 && strncasecmp(url, "https", 5) == 0;
-    auth = p + 3;
-    alen = strcspn(auth, "/?#");
-    path = auth + alen;
-    if (memchr(auth, '@', alen)) { /* drop user info */
-        const char *at = auth;
-        while (memchr(at, '@', alen - (size_t)(at - auth)))
-            at = (const char *)memchr(at, '@', alen - (size_t)(at - auth)) + 1;
-        alen -= (size_t)(at - auth);
-        auth = at;
-    }
-    host_end = auth + alen;
-    for (const char *c = auth + alen; c > auth && c[-1] != ']'; c--)
-        if (c[-1] == ':') {
-            host_end = c - 1;
-            break;
-        }
-    hlen = (size_t)(host_end - auth);
-    if ((hlen && auth[0] == '[') || strspn(auth, "0123456789.") >= hlen)
-        sb_add(&b, auth, hlen);
-    else
-        surt_host(&b, auth, hlen);
-    if (host_end < auth + alen) {
-        const char *port = host_end + 1;
-        size_t pl = (size_t)(auth + alen - port);
-        if (!(pl == 2 && !https && !strncmp(port, "80", 2)) &&
-            !(pl == 3 && https && !strncmp(port, "443", 3)) && pl) {
-            sb_add(&b, ":", 1);
-            sb_add(&b, port, pl);
-        }
-    }
-    sb_add(&b, ")", 1);
-    {
-        size_t plen = strcspn(path, "?#");
-        if (!plen)
-            sb_add(&b, "/", 1);
-        sb_add(&b, path, plen);
-        if (path[plen] == '?') {
-            const char *q = path + plen + 1;
-            size_t ql = strcspn(q, "#");
-            if (ql)
-                surt_query(&b, q, ql);
-        }
-    }
-    return b.n;
 }
