@@ -1,7 +1,7 @@
 /*
- * cmd-status.c: `dcrawl status` (help text in main.c): the live picture of a
- * crawl from its Redis (frontier_status) as a table or one JSON object,
- * once or every SECONDS with --watch until SIGINT/SIGTERM.
+ * cmd-status.c: `dcrawl status` (options and help: parse_args): the live
+ * picture of a crawl from its Redis (frontier_status) as a table or one
+ * JSON object, once or every SECONDS with --watch until SIGINT/SIGTERM.
  *
  * Exit status: 0 shown (or watch ended by a signal), 1 Redis error
  * (unreachable, error reply), 2 usage error.
@@ -18,7 +18,8 @@
 #include "crawler.h"
 #include "frontier.h"
 
-#define WATCH_DEFAULT_S 2.0
+#define WATCH_DEFAULT_S "2" /* seconds, when --watch has no value */
+#define WATCH_MIN_S 0.1
 #define WATCH_MAX_S 86400.0
 
 static volatile sig_atomic_t stop_flag;
@@ -345,51 +346,39 @@ struct status_opts {
     double interval;
 };
 
-/* "--watch [SECONDS]": the value is taken when the next word is a number. */
-static int parse_watch(struct status_opts *o, int argc, char **argv, int *i)
-{
-    char *end;
-    double v;
-
-    o->watch = 1;
-    o->interval = WATCH_DEFAULT_S;
-    if (*i + 1 >= argc || argv[*i + 1][0] == '-')
-        return 0;
-    errno = 0;
-    v = strtod(argv[*i + 1], &end);
-    if (*end || errno || !(v >= 0.1 && v <= WATCH_MAX_S)) {
-        fprintf(stderr, "dcrawl status: --watch takes seconds from 0.1 to "
-                        "%.0f, not '%s'\n", WATCH_MAX_S, argv[*i + 1]);
-        return -1;
-    }
-    o->interval = v;
-    ++*i;
-    return 0;
-}
-
 static int parse_args(struct status_opts *o, struct cli_conf *cc, int argc,
                       char **argv)
 {
-    int k;
+    const struct opt opts[] = {
+        OPT_STRING_ROW(0, "redis", &o->redis, "URL",
+                       "the crawl's Redis (or redis.url / DCRAWL_REDIS_URL)"),
+        OPT_FLAG_ROW(0, "json", &o->json,
+                     "one JSON object per frame (fields: README, Status)"),
+        {OPT_DOUBLE, "watch", 0, &o->interval, "SECONDS",
+         "show it again every SECONDS (default 2) until\n"
+         "SIGINT/SIGTERM; --json --watch prints JSON lines",
+         WATCH_MIN_S, WATCH_MAX_S, WATCH_DEFAULT_S, NULL},
+        OPT_CONF_ROWS(cc),
+        OPT_END_ROW,
+    };
+    const struct opt_cmd cmd = {
+        "status",
+        "usage: dcrawl status --redis URL [--json] [--watch [SECONDS]] [options]\n",
+        "Reads the crawl's Redis (nothing is written) and shows the nodes (live,\n"
+        "or dead while their figures remain: id, host, state, partitions owned,\n"
+        "transfers in flight, pages, pages/s, age of the last heartbeat), the\n"
+        "partitions (owned, and those with pending work but no owner), per depth\n"
+        "the hosts with queued URLs (ready / waiting on politeness / at their\n"
+        "connection limit) and the URLs queued, in flight, done, failed and\n"
+        "skipped, and a stalls line: hosts waiting on politeness vs nodes with no\n"
+        "work. Exit status 0, 1 on a Redis error, 2 on bad usage.\n",
+        opts};
+    int rc = opt_parse(&cmd, argc, argv);
 
-    for (int i = 1; i < argc; i++) {
-        if ((k = cli_conf_arg(cc, argc, argv, &i))) {
-            if (k < 0)
-                return -1;
-        } else if (!strcmp(argv[i], "--redis") && i + 1 < argc) {
-            o->redis = argv[++i];
-        } else if (!strcmp(argv[i], "--json")) {
-            o->json = 1;
-        } else if (!strcmp(argv[i], "--watch")) {
-            if (parse_watch(o, argc, argv, &i))
-                return -1;
-        } else {
-            fprintf(stderr, "dcrawl status: unknown option or missing value: "
-                            "%s (see dcrawl status --help)\n", argv[i]);
-            return -1;
-        }
-    }
-    return 0;
+    if (rc != OPT_RUN)
+        opt_release(&cmd);
+    o->watch = o->interval > 0;
+    return rc;
 }
 
 /* ---- the command ---- */
@@ -446,9 +435,12 @@ int cmd_status(int argc, char **argv)
     char shown[1024];
     int rc, clear;
 
-    if (parse_args(&o, &cc, argc, argv))
-        return 2;
-    if (cli_conf_apply(&cc, &c))
+    rc = parse_args(&o, &cc, argc, argv);
+    if (rc != OPT_RUN)
+        return rc;
+    rc = cli_conf_apply(&cc, &c);
+    free(cc.sets.v);
+    if (rc)
         return 2;
     if (!o.redis || !*o.redis)
         o.redis = c.redis_url;

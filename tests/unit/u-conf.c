@@ -179,7 +179,7 @@ static void test_default_fields(void)
 
     conf_init(&c);
     CHECK(
-        !strcmp(c.crawl_user_agent, "dcrawl/0.1 (+https://example.org/dcrawl)"),
+        !strcmp(c.crawl_user_agent, "dcrawl/" DCRAWL_VERSION " (+https://example.org/dcrawl)"),
         "ua");
     CHECK(c.crawl_depth == 3 && !strcmp(c.crawl_node_id, ""), "depth/node");
     CHECK(c.politeness_delay == 1.0 && c.politeness_host_connections == 1,
