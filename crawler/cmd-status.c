@@ -268,30 +268,42 @@ static void json_node(FILE *o, const struct frontier_status *st,
     fputc('}', o);
 }
 
+/* Several int fields in a row, the last without a comma. */
+struct json_field {
+    const char *name;
+    int64_t v;
+};
+#define JSON_INTS(o, ...)                                                   \
+    json_ints(o, (const struct json_field[]){__VA_ARGS__},                  \
+              sizeof((const struct json_field[]){__VA_ARGS__}) /            \
+                  sizeof(struct json_field))
+
+static void json_ints(FILE *o, const struct json_field *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        json_int(o, f[i].name, f[i].v, i + 1 < n);
+}
+
 static void json_depth(FILE *o, const struct frontier_status_depth *d)
 {
-    json_int(o, "hosts", d->hosts, 1);
-    json_int(o, "hosts_ready", d->hosts_ready, 1);
-    json_int(o, "hosts_politeness", d->hosts_polite, 1);
-    json_int(o, "hosts_busy", d->hosts_busy, 1);
-    json_int(o, "queued", d->queued, 1);
-    json_int(o, "inflight", d->inflight, 1);
-    json_int(o, "done", d->done, 1);
-    json_int(o, "failed", d->failed, 1);
-    json_int(o, "skipped", d->skipped, 0);
+    JSON_INTS(o, {"hosts", d->hosts}, {"hosts_ready", d->hosts_ready},
+              {"hosts_politeness", d->hosts_polite},
+              {"hosts_busy", d->hosts_busy}, {"queued", d->queued},
+              {"inflight", d->inflight}, {"done", d->done},
+              {"failed", d->failed}, {"skipped", d->skipped});
 }
 
 static void json_stalls(FILE *o, const struct frontier_status *st)
 {
     fputs("\"stalls\":{", o);
-    json_int(o, "hosts_politeness", st->total.hosts_polite, 1);
-    json_int(o, "hosts_busy", st->total.hosts_busy, 1);
-    json_int(o, "hosts_ready", st->total.hosts_ready, 1);
-    json_int(o, "nodes_fetching", (int64_t)nodes_in_state(st, "fetching"), 1);
-    json_int(o, "nodes_politeness", (int64_t)nodes_in_state(st, "politeness"), 1);
-    json_int(o, "nodes_idle", (int64_t)nodes_in_state(st, "idle"), 1);
-    json_int(o, "nodes_level_wait", (int64_t)nodes_in_state(st, "level-wait"), 1);
-    json_int(o, "nodes_draining", (int64_t)nodes_in_state(st, "draining"), 0);
+    JSON_INTS(o, {"hosts_politeness", st->total.hosts_polite},
+              {"hosts_busy", st->total.hosts_busy},
+              {"hosts_ready", st->total.hosts_ready},
+              {"nodes_fetching", (int64_t)nodes_in_state(st, "fetching")},
+              {"nodes_politeness", (int64_t)nodes_in_state(st, "politeness")},
+              {"nodes_idle", (int64_t)nodes_in_state(st, "idle")},
+              {"nodes_level_wait", (int64_t)nodes_in_state(st, "level-wait")},
+              {"nodes_draining", (int64_t)nodes_in_state(st, "draining")});
     fputs("}", o);
 }
 
@@ -308,11 +320,10 @@ static void print_json(FILE *o, const struct frontier_status *st,
     fputs(",\"partition_by\":", o);
     json_str(o, st->partition_by[0] ? st->partition_by : NULL);
     fputs(",\"partitions\":{", o);
-    json_int(o, "total", st->partitions, 1);
-    json_int(o, "used", st->parts_used, 1);
-    json_int(o, "owned", st->parts_owned, 1);
-    json_int(o, "owner_unknown", st->parts_owner_unknown, 1);
-    json_int(o, "unowned_pending", st->parts_unowned_pending, 0);
+    JSON_INTS(o, {"total", st->partitions}, {"used", st->parts_used},
+              {"owned", st->parts_owned},
+              {"owner_unknown", st->parts_owner_unknown},
+              {"unowned_pending", st->parts_unowned_pending});
     fprintf(o, "},\"nodes_live\":%zu,\"nodes\":[", st->nlive);
     for (size_t i = 0; i < st->nnodes; i++) {
         if (i)
@@ -328,11 +339,11 @@ static void print_json(FILE *o, const struct frontier_status *st,
     fputs("],\"total\":{", o);
     json_depth(o, &st->total);
     fputs("},", o);
-    json_int(o, "admitted", st->admitted, 1);
-    json_int(o, "seen", st->seen, 1);
-    json_int(o, "budget_refused", st->budget, 1);
-    json_int(o, "leases_unread", st->leases_unread, 1);
-    json_int(o, "leases_unknown_node", st->leases_other, 1);
+    JSON_INTS(o, {"admitted", st->admitted}, {"seen", st->seen},
+              {"budget_refused", st->budget},
+              {"leases_unread", st->leases_unread},
+              {"leases_unknown_node", st->leases_other});
+    fputc(',', o);
     json_stalls(o, st);
     fprintf(o, ",\"roundtrips\":%llu}\n", (unsigned long long)st->roundtrips);
 }
