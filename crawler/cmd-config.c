@@ -51,10 +51,8 @@ int cmd_config(int argc, char **argv)
     struct config_print p = {&c, 0};
 
     rc = opt_parse(&cmd, argc, argv);
-    if (rc != OPT_RUN) {
-        opt_release(&cmd);
+    if (rc != OPT_RUN)
         return rc;
-    }
     rc = cli_conf_apply(&cc, &c);
     opt_release(&cmd);
     if (rc)

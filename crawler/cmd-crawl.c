@@ -58,8 +58,6 @@ static int parse_args(struct crawl_args *a, int argc, char **argv)
 
     if (rc == OPT_RUN && (!a->out || (!a->seeds && !a->urls.n)))
         rc = opt_usage_error(&cmd, "give --out DIR and --seeds FILE or URLs");
-    if (rc != OPT_RUN)
-        opt_release(&cmd);
     return rc;
 }
 

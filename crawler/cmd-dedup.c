@@ -275,8 +275,6 @@ static int parse_args(struct dedup_args *a, int argc, char **argv)
 
     a->jobs = 1;
     rc = opt_parse(&cmd, argc, argv);
-    if (rc != OPT_RUN)
-        opt_release(&cmd);
     return rc;
 }
 

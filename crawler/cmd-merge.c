@@ -59,8 +59,6 @@ static int parse_args(struct merge_args *a, int argc, char **argv)
         rc = opt_usage_error(&cmd, "unknown --keep policy: %s", a->keep);
     if (rc == OPT_RUN && !a->dir)
         rc = opt_usage_error(&cmd, "give the crawl's output DIR");
-    if (rc != OPT_RUN)
-        opt_release(&cmd);
     return rc;
 }
 

@@ -41,8 +41,6 @@ static int parse_args(struct node_opts *o, struct cli_conf *cc,
 
     if (rc == OPT_RUN && !o->out_dir)
         rc = opt_usage_error(&cmd, "give --out DIR");
-    if (rc != OPT_RUN)
-        opt_release(&cmd);
     return rc;
 }
 

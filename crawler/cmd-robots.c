@@ -146,8 +146,6 @@ static int parse_args(struct robots_args *a, int argc, char **argv)
     if (rc == OPT_RUN && (!a->source || !*a->source))
         rc = opt_usage_error(&cmd, "give a robots.txt FILE or a URL, then the "
                                    "URLs to check");
-    if (rc != OPT_RUN)
-        opt_release(&cmd);
     return rc;
 }
 

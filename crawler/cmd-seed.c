@@ -38,10 +38,8 @@ static int parse_args(struct seed_args *a, int argc, char **argv)
 
     if (rc == OPT_RUN && !a->files.n)
         rc = opt_usage_error(&cmd, "give a seed file or -");
-    if (rc != OPT_RUN) {
-        opt_release(&cmd);
+    if (rc != OPT_RUN)
         return rc;
-    }
     if (a->depth)
         cli_conf_kv(&a->cc, "crawl.depth", a->depth);
     return OPT_RUN;

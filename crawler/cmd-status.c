@@ -386,8 +386,6 @@ static int parse_args(struct status_opts *o, struct cli_conf *cc, int argc,
         opts};
     int rc = opt_parse(&cmd, argc, argv);
 
-    if (rc != OPT_RUN)
-        opt_release(&cmd);
     o->watch = o->interval > 0;
     return rc;
 }

@@ -1,6 +1,6 @@
 /*
- * crawler.h: the dcrawl binary: the CLI (main.c, cmd-*.c) and the node that
- * moves a URL from the frontier to the output:
+ * crawler.h: the dcrawl binary: the CLI (main.c, cmd-*.c, options.c) and
+ * the node that moves a URL from the frontier to the output:
  *
  *   frontier_pop ──> robots check ──> fetch (libcurl multi, main thread)
  *        ^                                  │

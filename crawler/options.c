@@ -5,6 +5,7 @@
  * -h/--help is looked for only where an option may stand, after the rows
  * (a row could never be named help). Errors are one line plus the usage
  * text on stderr and OPT_USAGE; nothing is stored past the first error.
+ * Whenever the command is to stop (help, error) the lists are freed here.
  */
 #include <errno.h>
 #include <math.h>
@@ -42,6 +43,7 @@ int opt_usage_error(const struct opt_cmd *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     rc = verror(cmd, fmt, ap);
     va_end(ap);
+    opt_release(cmd);
     return rc;
 }
 
@@ -98,10 +100,11 @@ static int store(struct opt_state *s, const struct opt *o, const char *val)
     case OPT_INT:
     case OPT_DOUBLE:
         if (parse_number(o, val, &d))
-            return opt_usage_error(s->cmd, "%s wants %s in %.15g..%.15g, not '%s'",
-                                   opt_label(o, label, sizeof(label)),
-                                   o->kind == OPT_INT ? "an integer" : "a number",
-                                   o->min, o->max, val);
+            return opt_usage_error(
+                s->cmd, "%s wants %s in %.15g..%.15g, not '%s'",
+                opt_label(o, label, sizeof(label)),
+                o->kind == OPT_INT ? "an integer" : "a number", o->min, o->max,
+                val);
         if (o->kind == OPT_INT)
             *(int *)o->dst = (int)d;
         else
@@ -141,6 +144,7 @@ static int take_value(struct opt_state *s, const struct opt *o,
 static int show_help(const struct opt_cmd *cmd)
 {
     opt_help(cmd, stdout);
+    opt_release(cmd);
     return 0;
 }
 
@@ -221,8 +225,8 @@ static void help_row(FILE *out, const struct opt *o)
     if (o->name)
         n += snprintf(label + n, sizeof(label) - (size_t)n, "--%s", o->name);
     if (o->kind != OPT_FLAG)
-        snprintf(label + n, sizeof(label) - (size_t)n, o->dflt ? " [%s]" : " %s",
-                 o->arg);
+        snprintf(label + n, sizeof(label) - (size_t)n,
+                 o->dflt ? " [%s]" : " %s", o->arg);
     if (strlen(label) >= HELP_COL - 1)
         fprintf(out, "  %s\n%*s", label, HELP_COL + 2, "");
     else

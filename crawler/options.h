@@ -16,8 +16,10 @@
  *   Positionals are rows too (OPT_ARG: one word, OPT_ARGS: every remaining
  *   word, in a growing list: no limit on their number).
  *
- * Memory: lists (OPT_LIST, OPT_ARGS) grow on the heap; opt_release frees
- * them. The words themselves stay argv's.
+ * Memory: lists (OPT_LIST, OPT_ARGS) grow on the heap; the caller frees
+ * them (opt_release, or free(list.v)) once the command ran. When parsing
+ * stops the command (help, usage error) they are freed already. The words
+ * themselves stay argv's.
  *
  * Internal to crawler/ (like crawler.h): not a library for other modules.
  */
@@ -95,14 +97,16 @@ struct opt_cmd {
 
 /* Parse argv[1..argc) (argv[0] is the command name) into cmd's rows.
  * Returns OPT_RUN, or the status to exit with: 0 after printing the help
- * to stdout, OPT_USAGE after printing the error and the usage line. */
+ * to stdout, OPT_USAGE after printing the error and the usage line; then
+ * the lists are already freed (opt_release). */
 int opt_parse(const struct opt_cmd *cmd, int argc, char **argv);
 
 /* The help: usage, about, one line per option (and -h, --help). */
 void opt_help(const struct opt_cmd *cmd, FILE *out);
 
-/* "dcrawl CMD: <message>" and the usage line on stderr; returns
- * OPT_USAGE. For checks that rows cannot express (required options). */
+/* "dcrawl CMD: <message>" and the usage line on stderr, opt_release(cmd);
+ * returns OPT_USAGE. For checks that rows cannot express (required
+ * options). */
 int opt_usage_error(const struct opt_cmd *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
