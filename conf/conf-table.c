@@ -59,7 +59,7 @@
 
 const struct conf_opt conf__opts[] = {
     OPT_STRING("crawl.user_agent", crawl_user_agent,
-               "dcrawl/0.1 (+https://example.org/dcrawl)", 6, 512,
+               "dcrawl/" DCRAWL_VERSION " (+https://example.org/dcrawl)", 6, 512,
                "User-Agent sent with every request; the product token must "
                "stay `dcrawl`, put a page about your crawl in the comment"),
     OPT_INT("crawl.depth", crawl_depth, "3", 0, DC_DEPTH_MAX,
@@ -213,6 +213,8 @@ const struct conf_opt conf__opts[] = {
 };
 
 const size_t conf__nopts = sizeof(conf__opts) / sizeof(conf__opts[0]);
+_Static_assert(sizeof(conf__opts) / sizeof(conf__opts[0]) <= CONF_KEYS_MAX,
+               "struct conf's origin[] is too small: raise CONF_KEYS_MAX");
 
 const struct conf_opt *conf__find(const char *s, size_t len)
 {

@@ -19,6 +19,10 @@
  * --set and conf_set take `section.key=value` with the whitespace around
  * key and value dropped and no quote handling (the shell quotes).
  *
+ * Each key's origin (default, file and line, environment, --set, a
+ * command's own option) is recorded when a value is accepted, for
+ * conf_origin.
+ *
  * Errors: every failure returns DC_ECONFIG (DC_EIO for an unreadable file)
  * with a one-line message in the caller's buffer; keys applied before the
  * failing one stay applied. A struct conf is built by one thread, then only
@@ -68,21 +72,44 @@ void conf_release(struct conf *c)
     }
 }
 
-int conf_set_kv(struct conf *c, const char *key, const char *value, char *err,
-                size_t errlen)
+/* A NULL argument: DC_EINVAL with "missing WHAT" in err. */
+static int missing(char *err, size_t errlen, const char *what)
 {
+    conf__seterr(err, errlen, "missing %s", what);
+    return DC_EINVAL;
+}
+
+/* Parse text into o's field and record where it came from. */
+static int set_from(struct conf *c, const struct conf_opt *o, const char *text,
+                    const struct conf_origin *from, char *err, size_t errlen)
+{
+    int rc = conf__parse(o, c, text, err, errlen);
+
+    if (rc == DC_OK)
+        c->origin[o - conf__opts] = *from;
+    return rc;
+}
+
+static int set_kv_from(struct conf *c, const char *key, const char *value,
+                       enum conf_source source, char *err, size_t errlen)
+{
+    const struct conf_origin from = {source, 0, NULL};
     const struct conf_opt *o;
 
-    if (!c || !key || !value) {
-        conf__seterr(err, errlen, "missing key or value");
-        return DC_EINVAL;
-    }
+    if (!c || !key || !value)
+        return missing(err, errlen, "key or value");
     o = conf__find(key, strlen(key));
     if (!o) {
         conf__seterr(err, errlen, "unknown key %.128s", key);
         return DC_ECONFIG;
     }
-    return conf__parse(o, c, value, err, errlen);
+    return set_from(c, o, value, &from, err, errlen);
+}
+
+int conf_set_kv(struct conf *c, const char *key, const char *value, char *err,
+                size_t errlen)
+{
+    return set_kv_from(c, key, value, CONF_FROM_OPTION, err, errlen);
 }
 
 static const char *skip_space(const char *s)
@@ -107,10 +134,8 @@ int conf_set(struct conf *c, const char *assignment, char *err, size_t errlen)
     size_t klen;
     int rc;
 
-    if (!c || !assignment) {
-        conf__seterr(err, errlen, "missing assignment");
-        return DC_EINVAL;
-    }
+    if (!c || !assignment)
+        return missing(err, errlen, "assignment");
     eq = strchr(assignment, '=');
     if (!eq) {
         conf__seterr(err, errlen, "expected section.key=value, got '%.128s'",
@@ -127,7 +152,7 @@ int conf_set(struct conf *c, const char *assignment, char *err, size_t errlen)
     key[klen] = '\0';
     v = skip_space(eq + 1);
     val = xstrndup(v, trim_len(v, strlen(v)));
-    rc = conf_set_kv(c, key, val, err, errlen);
+    rc = set_kv_from(c, key, val, CONF_FROM_SET, err, errlen);
     free(val);
     return rc;
 }
@@ -144,6 +169,7 @@ static void env_name(const char *name, char *out, size_t cap)
 
 int conf_load_env(struct conf *c, char *err, size_t errlen)
 {
+    const struct conf_origin from = {CONF_FROM_ENV, 0, NULL};
     char name[CONF_NAME_MAX + 8], msg[512];
     const char *v;
     size_t i;
@@ -154,7 +180,7 @@ int conf_load_env(struct conf *c, char *err, size_t errlen)
         v = getenv(name);
         if (!v)
             continue;
-        rc = conf__parse(&conf__opts[i], c, v, msg, sizeof(msg));
+        rc = set_from(c, &conf__opts[i], v, &from, msg, sizeof(msg));
         if (rc) {
             conf__seterr(err, errlen, "environment %s: %s", name, msg);
             return rc;
@@ -261,6 +287,7 @@ static int read_assignment(struct conf_reader *r, struct conf *c, const char *s,
                            char *val)
 {
     const char *eq = strchr(s, '='), *v;
+    const struct conf_origin from = {CONF_FROM_FILE, r->line, r->path};
     const struct conf_opt *o;
     char name[2 * CONF_NAME_MAX], msg[512];
     int rc;
@@ -281,7 +308,7 @@ static int read_assignment(struct conf_reader *r, struct conf *c, const char *s,
     } else {
         read_plain(v, val);
     }
-    if (conf__parse(o, c, val, msg, sizeof(msg)))
+    if (set_from(c, o, val, &from, msg, sizeof(msg)))
         return file_error(r, "%s", msg);
     return DC_OK;
 }
@@ -344,10 +371,8 @@ int conf_load_file(struct conf *c, const char *path, char *err, size_t errlen)
     FILE *f;
     int rc;
 
-    if (!c || !path) {
-        conf__seterr(err, errlen, "missing config file name");
-        return DC_EINVAL;
-    }
+    if (!c || !path)
+        return missing(err, errlen, "config file name");
     f = fopen(path, "r");
     if (!f) {
         conf__seterr(err, errlen, "%s: %s", path, strerror(errno));
@@ -367,5 +392,32 @@ void conf_foreach(const struct conf *c, conf_visit_fn fn, void *ud)
         const struct conf_opt *o = &conf__opts[i];
 
         fn(ud, o->name, conf__format(o, c, buf, sizeof(buf)), o->def, o->help);
+    }
+}
+
+const char *conf_origin(const struct conf *c, const char *key, char *buf,
+                        size_t cap)
+{
+    const struct conf_opt *o = conf__find(key, strlen(key));
+    const struct conf_origin *from;
+    char name[CONF_NAME_MAX + 8];
+
+    if (!o)
+        return NULL;
+    from = &c->origin[o - conf__opts];
+    switch (from->source) {
+    case CONF_FROM_FILE:
+        snprintf(buf, cap, "file:%s:%d", from->file, from->line);
+        return buf;
+    case CONF_FROM_ENV:
+        env_name(o->name, name, sizeof(name));
+        snprintf(buf, cap, "env:%s", name);
+        return buf;
+    case CONF_FROM_SET:
+        return "--set";
+    case CONF_FROM_OPTION:
+        return "command line";
+    default:
+        return "default";
     }
 }

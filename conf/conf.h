@@ -14,14 +14,21 @@
  * type, bounds, a default and one line of help. Values are resolved in this
  * order, later wins: built-in default, config file (conf/dcrawl.conf format),
  * environment DCRAWL_<SECTION>_<KEY> (upper case), then --set section.key=v.
- * A struct conf holds every value as a typed field; it is read-only after
- * setup and safe to share between threads.
+ * A struct conf holds every value as a typed field, and for each key where
+ * its value came from (conf_origin: what `dcrawl config --show-origin`
+ * prints); it is read-only after setup and safe to share between threads.
+ *
+ * DCRAWL_VERSION is the one version of dcrawl.
  */
 #ifndef DC_CONF_H
 #define DC_CONF_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* The one version of dcrawl: `dcrawl --version`, the User-Agent default,
+ * CMake's project(VERSION) (read from this line). */
+#define DCRAWL_VERSION "0.1.0"
 
 #define DC_ERR_MAP(XX)                                                  \
     XX(OK, "success")                                                   \
@@ -58,6 +65,21 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 /* Grow *p (holding *cap elements of size sz) to hold at least `need`. */
 void xgrow(void **p, size_t *cap, size_t need, size_t sz);
+
+/* Where a key's value came from (conf_origin). */
+enum conf_source {
+    CONF_FROM_DEFAULT = 0,
+    CONF_FROM_FILE,   /* file and line */
+    CONF_FROM_ENV,    /* DCRAWL_<SECTION>_<KEY> */
+    CONF_FROM_SET,    /* conf_set: --set section.key=value */
+    CONF_FROM_OPTION  /* conf_set_kv: a command's own option (--depth) */
+};
+struct conf_origin {
+    enum conf_source source;
+    int line;
+    const char *file; /* the path given to conf_load_file (not copied) */
+};
+#define CONF_KEYS_MAX 96
 
 /* The whole configuration. Field names follow `section_key`. */
 struct conf {
@@ -134,6 +156,8 @@ struct conf {
     /* output */
     int64_t output_warc_max_bytes;
     int output_gzip_level;
+    /* where each key's value came from, in table order */
+    struct conf_origin origin[CONF_KEYS_MAX];
 };
 
 /* Fill *c with the built-in defaults. Release with conf_release(). */
@@ -162,6 +186,13 @@ int conf_set_kv(struct conf *c, const char *key, const char *value, char *err,
 typedef void (*conf_visit_fn)(void *ud, const char *key, const char *value,
                               const char *def, const char *help);
 void conf_foreach(const struct conf *c, conf_visit_fn fn, void *ud);
+
+/* Where key's value came from, as text: "default", "file:PATH:LINE",
+ * "env:DCRAWL_SECTION_KEY", "--set" or "command line"; NULL for an
+ * unknown key. Written into buf (cap bytes). The file path is the one
+ * conf_load_file was given: it must outlive c. */
+const char *conf_origin(const struct conf *c, const char *key, char *buf,
+                        size_t cap);
 
 /* Milliseconds since the Unix epoch (wall clock) and a monotonic clock. */
 int64_t dc_now_ms(void);

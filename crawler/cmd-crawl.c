@@ -2,7 +2,7 @@
  * cmd-crawl.c: `dcrawl crawl`, the one-shot crawl: (embedded Redis) ->
  * seed -> node until idle -> merge -> summary. The same steps as running
  * `dcrawl seed`, `dcrawl node --exit-when-idle` and `dcrawl merge` by hand
- * against one Redis (help text in main.c).
+ * against one Redis. Its options and help are the table below (options.h).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -18,44 +18,47 @@
 struct crawl_args {
     struct cli_conf cc;
     const char *seeds, *out, *redis;
-    char **urls;
-    int nurls, quiet;
+    struct opt_list urls;
+    int quiet;
 };
 
 static int parse_args(struct crawl_args *a, int argc, char **argv)
 {
-    int i, k;
-    a->urls = xcalloc((size_t)argc, sizeof(*a->urls));
-    for (i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        if ((k = cli_conf_arg(&a->cc, argc, argv, &i))) {
-            if (k < 0)
-                return 2;
-        } else if (!strcmp(s, "--seeds") && i + 1 < argc) {
-            a->seeds = argv[++i];
-        } else if (!strcmp(s, "--depth") && i + 1 < argc) {
-            cli_conf_kv(&a->cc, "crawl.depth", argv[++i]);
-        } else if (!strcmp(s, "--out") && i + 1 < argc) {
-            a->out = argv[++i];
-        } else if (!strcmp(s, "--redis") && i + 1 < argc) {
-            a->redis = argv[++i];
-        } else if (!strcmp(s, "--id") && i + 1 < argc) {
-            cli_conf_kv(&a->cc, "crawl.node_id", argv[++i]);
-        } else if (!strcmp(s, "-q") || !strcmp(s, "--quiet")) {
-            a->quiet = 1;
-        } else if (s[0] == '-') {
-            fprintf(stderr, "dcrawl crawl: unknown option or missing value: %s\n", s);
-            return 2;
-        } else {
-            a->urls[a->nurls++] = argv[i];
-        }
-    }
-    if (!a->out || (!a->seeds && !a->nurls)) {
-        fprintf(stderr, "dcrawl crawl: give --out DIR and --seeds FILE or URLs "
-                        "(see dcrawl crawl --help)\n");
-        return 2;
-    }
-    return 0;
+    const struct opt opts[] = {
+        OPT_STRING_ROW(0, "seeds", &a->seeds, "FILE",
+                       "seed URLs, one per line ('-' = stdin; # comments)"),
+        OPT_SETTING_ROW("depth", &a->cc, "crawl.depth", "N",
+                        "link hops from the seeds (default crawl.depth = 3)"),
+        OPT_STRING_ROW(0, "out", &a->out, "DIR",
+                       "output directory (must not hold an earlier crawl\n"
+                       "unless --redis continues that crawl)"),
+        OPT_STRING_ROW(0, "redis", &a->redis, "URL",
+                       "use this Redis: redis://host:port[/db], unix:///path,\n"
+                       "redis-cluster://host:port[,host:port...]"),
+        OPT_SETTING_ROW("id", &a->cc, "crawl.node_id", "ID",
+                        "node id used in output file names (default hostname)"),
+        OPT_FLAG_ROW('q', "quiet", &a->quiet, "no summary"),
+        OPT_CONF_ROWS(&a->cc),
+        OPT_ARGS_ROW(&a->urls, "URL"),
+        OPT_END_ROW,
+    };
+    const struct opt_cmd cmd = {
+        "crawl",
+        "usage: dcrawl crawl --seeds FILE --depth N --out DIR [options] [URL...]\n",
+        "Crawls every page reachable from the seeds within N link hops, writes\n"
+        "DIR/depth-<d>/ (WARC + JSON lines), merges into DIR/merged/ and prints a\n"
+        "summary. Without --redis a private redis-server is started on a unix\n"
+        "socket inside DIR and stopped at the end.\n"
+        "\n"
+        "Exit status 0; 1 when no page got any HTTP response (then one line per\n"
+        "seed host on stderr says why, e.g. a certificate or DNS error) or the\n"
+        "crawl failed; 2 on bad usage or settings.\n",
+        opts};
+    int rc = opt_parse(&cmd, argc, argv);
+
+    if (rc == OPT_RUN && (!a->out || (!a->seeds && !a->urls.n)))
+        rc = opt_usage_error(&cmd, "give --out DIR and --seeds FILE or URLs");
+    return rc;
 }
 
 /* An earlier crawl's output in dir? (depth-* folders) */
@@ -108,7 +111,8 @@ static int run(struct crawl_args *a, struct conf *c, const char *redis,
     }
     snprintf(buf, sizeof(buf), "%d", c->crawl_depth);
     if (frontier_meta_set(f, "max_depth", buf) ||
-        seeds_load(f, c, a->seeds, a->urls, a->nurls, stderr, &ss)) {
+        seeds_load(f, c, a->seeds, (char **)a->urls.v, (int)a->urls.n,
+                   stderr, &ss)) {
         fprintf(stderr, "dcrawl crawl: loading seeds: %s\n", frontier_errstr(f));
         frontier_close(&f);
         return 1;
@@ -153,10 +157,12 @@ int cmd_crawl(int argc, char **argv)
 
     memset(&a, 0, sizeof(a));
     rc = parse_args(&a, argc, argv);
-    if (!rc)
-        rc = cli_conf_apply(&a.cc, &c) ? 2 : 0;
+    if (rc != OPT_RUN)
+        return rc;
+    rc = cli_conf_apply(&a.cc, &c) ? 2 : 0;
+    free(a.cc.sets.v);
     if (rc) {
-        free(a.urls);
+        free(a.urls.v);
         return rc;
     }
     cli_node_id(&c, id, sizeof(id));
@@ -185,6 +191,6 @@ int cmd_crawl(int argc, char **argv)
     embedded_redis_stop(&er);
 out:
     conf_release(&c);
-    free(a.urls);
+    free(a.urls.v);
     return rc;
 }

@@ -1,6 +1,7 @@
 /*
  * cmd-dedup.c: `dcrawl dedup`: check URL lists produced elsewhere against a
- * crawl's seen-set and print the new ones (see the help text in main.c).
+ * crawl's seen-set and print the new ones. Its options and help are the
+ * table in parse_args (options.h).
  *
  * Input is read in blocks of DEDUP_BLOCK lines. A block's lines are
  * canonicalized and fingerprinted by -j threads (each a contiguous slice),
@@ -239,55 +240,72 @@ static void print_totals(const struct dd_totals *t, struct dedup_cache *cache,
             (unsigned long long)frontier_roundtrips(f));
 }
 
+struct dedup_args {
+    struct cli_conf cc;
+    const char *redis;
+    struct opt_list files;
+    int jobs, check_only, quiet;
+};
+
+static int parse_args(struct dedup_args *a, int argc, char **argv)
+{
+    const struct opt opts[] = {
+        OPT_STRING_ROW(0, "redis", &a->redis, "URL",
+                       "the crawl's Redis (or redis.url / DCRAWL_REDIS_URL)"),
+        OPT_FLAG_ROW(0, "check-only", &a->check_only,
+                     "print the new URLs without marking them seen"),
+        OPT_INT_ROW('j', NULL, &a->jobs, "N", 1, DEDUP_MAX_JOBS,
+                    "canonicalize on N threads (default 1)"),
+        OPT_FLAG_ROW('q', "quiet", &a->quiet, "no totals"),
+        OPT_CONF_ROWS(&a->cc),
+        OPT_ARGS_ROW(&a->files, "FILE"),
+        OPT_END_ROW,
+    };
+    const struct opt_cmd cmd = {
+        "dedup",
+        "usage: dcrawl dedup --redis URL [--check-only] [-j N] [options] [FILE...|-]\n",
+        "Reads URLs, one per line (blank lines and # comments skipped; no FILE =\n"
+        "stdin), canonicalizes and fingerprints them, checks them against the\n"
+        "crawl's seen-set and prints the new ones (canonical form, input order),\n"
+        "marking them seen. A URL printed here is never crawled later, and a URL\n"
+        "already crawled or queued is never printed. Bad lines go to stderr with\n"
+        "their line numbers; totals go to stderr at the end.\n",
+        opts};
+    int rc;
+
+    a->jobs = 1;
+    rc = opt_parse(&cmd, argc, argv);
+    return rc;
+}
+
 int cmd_dedup(int argc, char **argv)
 {
-    struct cli_conf cc = {0};
+    struct dedup_args a = {0};
     struct conf c;
     struct frontier *f = NULL;
     struct dedup_cache *cache;
     struct dd_totals t = {0};
-    const char *redis = NULL, *files[256];
+    static const char *const stdin_only[] = {"-"};
+    const char *const *files;
     char id[128], layout[512];
-    int i, nfiles = 0, rc = DC_OK, k, jobs = 1, check_only = 0, quiet = 0;
+    size_t i, nfiles;
+    int rc = parse_args(&a, argc, argv);
 
-    for (i = 1; i < argc; i++) {
-        if ((k = cli_conf_arg(&cc, argc, argv, &i))) {
-            if (k < 0)
-                return 2;
-        } else if (!strcmp(argv[i], "--redis") && i + 1 < argc) {
-            redis = argv[++i];
-        } else if (!strcmp(argv[i], "--check-only")) {
-            check_only = 1;
-        } else if ((!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet"))) {
-            quiet = 1;
-        } else if (!strcmp(argv[i], "-j") && i + 1 < argc) {
-            jobs = atoi(argv[++i]);
-            if (jobs < 1 || jobs > DEDUP_MAX_JOBS) {
-                fprintf(stderr, "dcrawl dedup: -j takes 1 to %d\n",
-                        DEDUP_MAX_JOBS);
-                return 2;
-            }
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "dcrawl dedup: unknown option or missing value: %s\n",
-                    argv[i]);
-            return 2;
-        } else if (nfiles < 256) {
-            files[nfiles++] = argv[i];
-        }
-    }
-    if (!nfiles)
-        files[nfiles++] = "-";
-    if (cli_conf_apply(&cc, &c))
-        return 2;
-    if (cli_frontier_open("dedup", redis, &c, id, sizeof(id), &f)) {
-        conf_release(&c);
-        return 2;
+    if (rc != OPT_RUN)
+        return rc;
+    files = a.files.n ? a.files.v : stdin_only;
+    nfiles = a.files.n ? a.files.n : 1;
+    rc = cli_open("dedup", &a.cc, a.redis, &c, id, sizeof(id), &f);
+    free(a.cc.sets.v);
+    if (rc) {
+        free(a.files.v);
+        return rc;
     }
     if (frontier_seen_layout(f, layout, sizeof(layout)))
         fprintf(stderr, "dcrawl dedup: %s\n", layout);
     cache = dedup_cache_new((size_t)c.dedup_cache_entries);
     for (i = 0; i < nfiles && rc != DC_EREDIS; i++) {
-        int r = dedup_input(f, cache, &c, files[i], jobs, check_only, &t);
+        int r = dedup_input(f, cache, &c, files[i], a.jobs, a.check_only, &t);
         if (r == DC_EREDIS)
             fprintf(stderr, "dcrawl dedup: %s\n", frontier_errstr(f));
         if (r)
@@ -295,10 +313,11 @@ int cmd_dedup(int argc, char **argv)
     }
     if (fflush(stdout) != 0 && !rc)
         rc = DC_EIO;
-    if (!quiet)
-        print_totals(&t, cache, f, check_only);
+    if (!a.quiet)
+        print_totals(&t, cache, f, a.check_only);
     dedup_cache_free(&cache);
     frontier_close(&f);
     conf_release(&c);
+    free(a.files.v);
     return rc ? 1 : 0;
 }

@@ -1,5 +1,6 @@
 /*
- * cmd-node.c: `dcrawl node`, the node daemon (help text in main.c).
+ * cmd-node.c: `dcrawl node`, the node daemon. Its options and help are the
+ * table below (options.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,40 @@
 
 #include "crawler.h"
 #include "frontier.h"
+
+static int parse_args(struct node_opts *o, struct cli_conf *cc,
+                      const char **redis, int argc, char **argv)
+{
+    const struct opt opts[] = {
+        OPT_STRING_ROW(0, "redis", redis, "URL",
+                       "the crawl's Redis (or redis.url / DCRAWL_REDIS_URL)"),
+        OPT_STRING_ROW(0, "out", &o->out_dir, "DIR", "output directory"),
+        OPT_SETTING_ROW("id", cc, "crawl.node_id", "ID",
+                        "node id (default crawl.node_id, else the hostname);\n"
+                        "a restarted node with the same id takes back at once\n"
+                        "the URLs it held when it died"),
+        OPT_FLAG_ROW(0, "exit-when-idle", &o->exit_when_idle,
+                     "exit when the crawl has nothing left to do"),
+        OPT_FLAG_ROW('q', "quiet", &o->quiet, "no summary"),
+        OPT_CONF_ROWS(cc),
+        OPT_END_ROW,
+    };
+    const struct opt_cmd cmd = {
+        "node",
+        "usage: dcrawl node --redis URL --out DIR [--exit-when-idle] [options]\n",
+        "The node daemon: leases URLs from the frontier, fetches, parses, admits\n"
+        "new links and writes DIR/depth-<d>/<id>-<seq>.{warc.gz,jsonl}. Runs\n"
+        "until SIGINT/SIGTERM (in-flight pages are finished and written, then it\n"
+        "exits 0) or, with --exit-when-idle, until nothing is queued or in flight;\n"
+        "then it exits 1 if it handled URLs and none got an HTTP response (one\n"
+        "line per seed host it gave up on says why).\n",
+        opts};
+    int rc = opt_parse(&cmd, argc, argv);
+
+    if (rc == OPT_RUN && !o->out_dir)
+        rc = opt_usage_error(&cmd, "give --out DIR");
+    return rc;
+}
 
 int cmd_node(int argc, char **argv)
 {
@@ -18,37 +53,14 @@ int cmd_node(int argc, char **argv)
     struct node_stats st;
     const char *redis = NULL;
     char err[512], id[128];
-    int i, k, rc;
+    int rc = parse_args(&o, &cc, &redis, argc, argv);
 
-    for (i = 1; i < argc; i++) {
-        if ((k = cli_conf_arg(&cc, argc, argv, &i))) {
-            if (k < 0)
-                return 2;
-        } else if (!strcmp(argv[i], "--redis") && i + 1 < argc) {
-            redis = argv[++i];
-        } else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
-            o.out_dir = argv[++i];
-        } else if (!strcmp(argv[i], "--id") && i + 1 < argc) {
-            cli_conf_kv(&cc, "crawl.node_id", argv[++i]);
-        } else if (!strcmp(argv[i], "--exit-when-idle")) {
-            o.exit_when_idle = 1;
-        } else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
-            o.quiet = 1;
-        } else {
-            fprintf(stderr, "dcrawl node: unknown option or missing value: %s\n", argv[i]);
-            return 2;
-        }
-    }
-    if (!o.out_dir) {
-        fprintf(stderr, "dcrawl node: give --out DIR\n");
-        return 2;
-    }
-    if (cli_conf_apply(&cc, &c))
-        return 2;
-    if (cli_frontier_open("node", redis, &c, id, sizeof(id), &f)) {
-        conf_release(&c);
-        return 2;
-    }
+    if (rc != OPT_RUN)
+        return rc;
+    rc = cli_open("node", &cc, redis, &c, id, sizeof(id), &f);
+    free(cc.sets.v);
+    if (rc)
+        return rc;
     mkdir(o.out_dir, 0755);
     node_install_signals();
     rc = node_run(f, &c, id, &o, &st, err, sizeof(err));

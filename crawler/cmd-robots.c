@@ -113,82 +113,107 @@ static void print_extras(const struct parser_robots *rules)
         printf("# sitemap: %s\n", sm[i]);
 }
 
+struct robots_args {
+    struct cli_conf cc;
+    const char *source, *agent;
+    struct opt_list urls;
+};
+
+static int parse_args(struct robots_args *a, int argc, char **argv)
+{
+    const struct opt opts[] = {
+        OPT_STRING_ROW(0, "agent", &a->agent, "NAME",
+                       "product token to match user-agent lines against"),
+        OPT_CONF_ROWS(&a->cc),
+        OPT_ARG_ROW(&a->source, "FILE|URL"),
+        OPT_ARGS_ROW(&a->urls, "URL"),
+        OPT_END_ROW,
+    };
+    const struct opt_cmd cmd = {
+        "robots",
+        "usage: dcrawl robots FILE|URL [--agent NAME] URL...\n",
+        "Prints `allowed URL` or `disallowed URL` for each URL, as the crawler\n"
+        "would decide for the product token NAME (default: the token of\n"
+        "crawl.user_agent). FILE is a robots.txt on disk; given an http(s) URL,\n"
+        "that host's /robots.txt is fetched with the crawler's fetch rules and a\n"
+        "first line says which rule applied, e.g. `# robots.txt: 404 -> allow all`.\n"
+        "Crawl-delay and Sitemap lines follow as `# ...` comments. Exit status 0,\n"
+        "or 2 for bad usage or an unreadable FILE.\n",
+        opts};
+    int rc = opt_parse(&cmd, argc, argv);
+
+    if (rc == OPT_RUN && (!a->source || !*a->source))
+        rc = opt_usage_error(&cmd, "give a robots.txt FILE or a URL, then the "
+                                   "URLs to check");
+    return rc;
+}
+
+/* The rules of source (a file, or fetched for a URL's host), or NULL
+ * after printing why. */
+static struct parser_robots *load_rules(const struct conf *c,
+                                        const char *source, const char *agent)
+{
+    struct parser_robots *rules;
+    char *txt = NULL;
+    size_t len = 0;
+
+    if (is_url(source))
+        return fetch_rules(c, source, agent);
+    if (read_file(source, &txt, &len) != DC_OK) {
+        fprintf(stderr, "dcrawl robots: cannot read %s\n", source);
+        return NULL;
+    }
+    rules = parser_robots_parse(txt, len, agent, 0);
+    free(txt);
+    return rules;
+}
+
+static void check_urls(const struct parser_robots *rules,
+                       const struct opt_list *urls)
+{
+    char *path = xmalloc(PARSER_URL_MAX * 8);
+    size_t i;
+
+    for (i = 0; i < urls->n; i++) {
+        parser_robots_url_path(urls->v[i], path, PARSER_URL_MAX * 8);
+        printf("%s %s\n",
+               parser_robots_allowed(rules, path) ? "allowed" : "disallowed",
+               urls->v[i]);
+    }
+    free(path);
+}
+
 int cmd_robots(int argc, char **argv)
 {
-    struct cli_conf cc = {0};
+    struct robots_args a = {0};
     struct conf c;
     struct parser_robots *rules = NULL;
-    const char *source = NULL, *agent = NULL;
-    char token[128], *path;
-    char **urls = xcalloc((size_t)argc + 1, sizeof(*urls));
-    int i, k, nurls = 0, rc = 0;
+    char token[128];
+    int rc = parse_args(&a, argc, argv);
 
-    for (i = 1; i < argc; i++) {
-        if ((k = cli_conf_arg(&cc, argc, argv, &i))) {
-            if (k < 0) {
-                free(urls);
-                return 2;
-            }
-        } else if (!strcmp(argv[i], "--agent") && i + 1 < argc) {
-            agent = argv[++i];
-        } else if (!strcmp(argv[i], "--")) {
-            for (i++; i < argc; i++)
-                urls[nurls++] = argv[i];
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "dcrawl robots: unknown option or missing value: %s\n",
-                    argv[i]);
-            free(urls);
-            return 2;
-        } else if (!source) {
-            source = argv[i];
-        } else {
-            urls[nurls++] = argv[i];
-        }
-    }
-    if (!source || !*source) {
-        fprintf(stderr, "dcrawl robots: give a robots.txt FILE or a URL, then "
-                        "the URLs to check (see dcrawl robots --help)\n");
-        free(urls);
+    if (rc != OPT_RUN)
+        return rc;
+    rc = cli_conf_apply(&a.cc, &c);
+    free(a.cc.sets.v);
+    if (rc) {
+        free(a.urls.v);
         return 2;
     }
-    if (cli_conf_apply(&cc, &c)) {
-        free(urls);
-        return 2;
-    }
-    if (!agent) {
+    if (!a.agent) {
         parser_agent_token(c.crawl_user_agent, token, sizeof(token));
-        agent = token;
+        a.agent = token;
     }
-    if (is_url(source)) {
-        rules = fetch_rules(&c, source, agent);
-        if (!rules)
-            rc = 2;
-    } else {
-        char *txt = NULL;
-        size_t len = 0;
-        if (read_file(source, &txt, &len) != DC_OK) {
-            fprintf(stderr, "dcrawl robots: cannot read %s\n", source);
-            rc = 2;
-        } else {
-            rules = parser_robots_parse(txt, len, agent, 0);
-            free(txt);
-        }
-    }
+    rules = load_rules(&c, a.source, a.agent);
     if (rules) {
         print_extras(rules);
-        path = xmalloc(PARSER_URL_MAX * 8);
-        for (i = 0; i < nurls; i++) {
-            parser_robots_url_path(urls[i], path, PARSER_URL_MAX * 8);
-            printf("%s %s\n",
-                   parser_robots_allowed(rules, path) ? "allowed" : "disallowed",
-                   urls[i]);
-        }
-        free(path);
+        check_urls(rules, &a.urls);
+    } else {
+        rc = 2;
     }
     if (fflush(stdout) != 0 && !rc)
         rc = 1;
     parser_robots_free(&rules);
     conf_release(&c);
-    free(urls);
+    free(a.urls.v);
     return rc;
 }

@@ -1,6 +1,6 @@
 /*
- * cmd-seed.c: `dcrawl seed`: upload seeds to a crawl's Redis (see the help
- * text in main.c).
+ * cmd-seed.c: `dcrawl seed`: upload seeds to a crawl's Redis. Its options
+ * and help are the table below (options.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,66 +9,94 @@
 #include "crawler.h"
 #include "frontier.h"
 
+struct seed_args {
+    struct cli_conf cc;
+    const char *redis, *depth;
+    struct opt_list files;
+};
+
+static int parse_args(struct seed_args *a, int argc, char **argv)
+{
+    const struct opt opts[] = {
+        OPT_STRING_ROW(0, "redis", &a->redis, "URL",
+                       "the crawl's Redis (or redis.url / DCRAWL_REDIS_URL)"),
+        OPT_STRING_ROW(0, "depth", &a->depth, "N",
+                       "set the crawl's depth limit (link hops from seeds)"),
+        OPT_CONF_ROWS(&a->cc),
+        OPT_ARGS_ROW(&a->files, "FILE"),
+        OPT_END_ROW,
+    };
+    const struct opt_cmd cmd = {
+        "seed",
+        "usage: dcrawl seed --redis URL [--depth N] [options] FILE|- [FILE...]\n",
+        "Canonicalizes and deduplicates the URLs (one per line; blank lines and\n"
+        "# comments skipped) and queues the new ones at depth 0. Prints accepted /\n"
+        "already seen / rejected counts; each rejected line is reported on stderr\n"
+        "with its line number, and the other lines still load.\n",
+        opts};
+    int rc = opt_parse(&cmd, argc, argv);
+
+    if (rc == OPT_RUN && !a->files.n)
+        rc = opt_usage_error(&cmd, "give a seed file or -");
+    if (rc != OPT_RUN)
+        return rc;
+    if (a->depth)
+        cli_conf_kv(&a->cc, "crawl.depth", a->depth);
+    return OPT_RUN;
+}
+
+/* Load every file, adding up the counts; 0 or 1. */
+static int load_all(struct frontier *f, const struct conf *c,
+                    const struct opt_list *files, struct seed_stats *tot)
+{
+    struct seed_stats st;
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; i < files->n && !rc; i++) {
+        int r = seeds_load(f, c, files->v[i], NULL, 0, stderr, &st);
+        tot->lines += st.lines;
+        tot->accepted += st.accepted;
+        tot->seen += st.seen;
+        tot->rejected += st.rejected;
+        tot->budget += st.budget;
+        if (r == DC_EREDIS)
+            fprintf(stderr, "dcrawl seed: redis: %s\n", frontier_errstr(f));
+        if (r)
+            rc = 1;
+    }
+    return rc;
+}
+
 int cmd_seed(int argc, char **argv)
 {
-    struct cli_conf cc = {0};
+    struct seed_args a = {0};
     struct conf c;
     struct frontier *f = NULL;
-    struct seed_stats st, tot = {0};
-    const char *redis = NULL, *depth = NULL, *files[256];
+    struct seed_stats tot = {0};
     char id[128];
-    int i, nfiles = 0, rc = 0, k;
+    int rc = parse_args(&a, argc, argv);
 
-    for (i = 1; i < argc; i++) {
-        if ((k = cli_conf_arg(&cc, argc, argv, &i))) {
-            if (k < 0)
-                return 2;
-        } else if (!strcmp(argv[i], "--redis") && i + 1 < argc) {
-            redis = argv[++i];
-        } else if (!strcmp(argv[i], "--depth") && i + 1 < argc) {
-            depth = argv[++i];
-            cli_conf_kv(&cc, "crawl.depth", depth);
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "dcrawl seed: unknown option or missing value: %s\n", argv[i]);
-            return 2;
-        } else if (nfiles < 256) {
-            files[nfiles++] = argv[i];
-        }
-    }
-    if (!nfiles) {
-        fprintf(stderr, "dcrawl seed: give a seed file or - (see dcrawl seed --help)\n");
-        return 2;
-    }
-    if (cli_conf_apply(&cc, &c))
-        return 2;
-    if (cli_frontier_open("seed", redis, &c, id, sizeof(id), &f)) {
-        conf_release(&c);
-        return 2;
-    }
-    if (depth) {
+    if (rc != OPT_RUN)
+        return rc;
+    rc = cli_open("seed", &a.cc, a.redis, &c, id, sizeof(id), &f);
+    if (rc)
+        goto out;
+    if (a.depth) {
         char buf[16];
         snprintf(buf, sizeof(buf), "%d", c.crawl_depth);
         if (frontier_meta_set(f, "max_depth", buf))
             rc = 1;
     }
-    for (i = 0; i < nfiles && !rc; i++) {
-        int r = seeds_load(f, &c, files[i], NULL, 0, stderr, &st);
-        tot.lines += st.lines;
-        tot.accepted += st.accepted;
-        tot.seen += st.seen;
-        tot.rejected += st.rejected;
-        tot.budget += st.budget;
-        if (r == DC_EREDIS) {
-            fprintf(stderr, "dcrawl seed: redis: %s\n", frontier_errstr(f));
-            rc = 1;
-        } else if (r) {
-            rc = 1;
-        }
-    }
+    if (!rc)
+        rc = load_all(f, &c, &a.files, &tot);
     printf("seeds: %zu accepted, %zu already seen, %zu rejected, %zu over "
            "scope.host_budget (%zu URLs read)\n",
            tot.accepted, tot.seen, tot.rejected, tot.budget, tot.lines);
     frontier_close(&f);
     conf_release(&c);
+out:
+    free(a.files.v);
+    free(a.cc.sets.v);
     return rc;
 }

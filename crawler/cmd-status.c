@@ -1,7 +1,7 @@
 /*
- * cmd-status.c: `dcrawl status` (help text in main.c): the live picture of a
- * crawl from its Redis (frontier_status) as a table or one JSON object,
- * once or every SECONDS with --watch until SIGINT/SIGTERM.
+ * cmd-status.c: `dcrawl status` (options and help: parse_args): the live
+ * picture of a crawl from its Redis (frontier_status) as a table or one
+ * JSON object, once or every SECONDS with --watch until SIGINT/SIGTERM.
  *
  * Figures per node come from its heartbeat hash: PAGES counts the URLs it
  * wrote (any status, transport errors included), PAGES/S is that count
@@ -23,7 +23,8 @@
 #include "crawler.h"
 #include "frontier.h"
 
-#define WATCH_DEFAULT_S 2.0
+#define WATCH_DEFAULT_S "2" /* seconds, when --watch has no value */
+#define WATCH_MIN_S 0.1
 #define WATCH_MAX_S 86400.0
 
 static volatile sig_atomic_t stop_flag;
@@ -272,30 +273,42 @@ static void json_node(FILE *o, const struct frontier_status *st,
     fputc('}', o);
 }
 
+/* Several int fields in a row, the last without a comma. */
+struct json_field {
+    const char *name;
+    int64_t v;
+};
+#define JSON_INTS(o, ...)                                                   \
+    json_ints(o, (const struct json_field[]){__VA_ARGS__},                  \
+              sizeof((const struct json_field[]){__VA_ARGS__}) /            \
+                  sizeof(struct json_field))
+
+static void json_ints(FILE *o, const struct json_field *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        json_int(o, f[i].name, f[i].v, i + 1 < n);
+}
+
 static void json_depth(FILE *o, const struct frontier_status_depth *d)
 {
-    json_int(o, "hosts", d->hosts, 1);
-    json_int(o, "hosts_ready", d->hosts_ready, 1);
-    json_int(o, "hosts_politeness", d->hosts_polite, 1);
-    json_int(o, "hosts_busy", d->hosts_busy, 1);
-    json_int(o, "queued", d->queued, 1);
-    json_int(o, "inflight", d->inflight, 1);
-    json_int(o, "done", d->done, 1);
-    json_int(o, "failed", d->failed, 1);
-    json_int(o, "skipped", d->skipped, 0);
+    JSON_INTS(o, {"hosts", d->hosts}, {"hosts_ready", d->hosts_ready},
+              {"hosts_politeness", d->hosts_polite},
+              {"hosts_busy", d->hosts_busy}, {"queued", d->queued},
+              {"inflight", d->inflight}, {"done", d->done},
+              {"failed", d->failed}, {"skipped", d->skipped});
 }
 
 static void json_stalls(FILE *o, const struct frontier_status *st)
 {
     fputs("\"stalls\":{", o);
-    json_int(o, "hosts_politeness", st->total.hosts_polite, 1);
-    json_int(o, "hosts_busy", st->total.hosts_busy, 1);
-    json_int(o, "hosts_ready", st->total.hosts_ready, 1);
-    json_int(o, "nodes_fetching", (int64_t)nodes_in_state(st, "fetching"), 1);
-    json_int(o, "nodes_politeness", (int64_t)nodes_in_state(st, "politeness"), 1);
-    json_int(o, "nodes_idle", (int64_t)nodes_in_state(st, "idle"), 1);
-    json_int(o, "nodes_level_wait", (int64_t)nodes_in_state(st, "level-wait"), 1);
-    json_int(o, "nodes_draining", (int64_t)nodes_in_state(st, "draining"), 0);
+    JSON_INTS(o, {"hosts_politeness", st->total.hosts_polite},
+              {"hosts_busy", st->total.hosts_busy},
+              {"hosts_ready", st->total.hosts_ready},
+              {"nodes_fetching", (int64_t)nodes_in_state(st, "fetching")},
+              {"nodes_politeness", (int64_t)nodes_in_state(st, "politeness")},
+              {"nodes_idle", (int64_t)nodes_in_state(st, "idle")},
+              {"nodes_level_wait", (int64_t)nodes_in_state(st, "level-wait")},
+              {"nodes_draining", (int64_t)nodes_in_state(st, "draining")});
     fputs("}", o);
 }
 
@@ -312,11 +325,10 @@ static void print_json(FILE *o, const struct frontier_status *st,
     fputs(",\"partition_by\":", o);
     json_str(o, st->partition_by[0] ? st->partition_by : NULL);
     fputs(",\"partitions\":{", o);
-    json_int(o, "total", st->partitions, 1);
-    json_int(o, "used", st->parts_used, 1);
-    json_int(o, "owned", st->parts_owned, 1);
-    json_int(o, "owner_unknown", st->parts_owner_unknown, 1);
-    json_int(o, "unowned_pending", st->parts_unowned_pending, 0);
+    JSON_INTS(o, {"total", st->partitions}, {"used", st->parts_used},
+              {"owned", st->parts_owned},
+              {"owner_unknown", st->parts_owner_unknown},
+              {"unowned_pending", st->parts_unowned_pending});
     fprintf(o, "},\"nodes_live\":%zu,\"nodes\":[", st->nlive);
     for (size_t i = 0; i < st->nnodes; i++) {
         if (i)
@@ -332,11 +344,11 @@ static void print_json(FILE *o, const struct frontier_status *st,
     fputs("],\"total\":{", o);
     json_depth(o, &st->total);
     fputs("},", o);
-    json_int(o, "admitted", st->admitted, 1);
-    json_int(o, "seen", st->seen, 1);
-    json_int(o, "budget_refused", st->budget, 1);
-    json_int(o, "leases_unread", st->leases_unread, 1);
-    json_int(o, "leases_unknown_node", st->leases_other, 1);
+    JSON_INTS(o, {"admitted", st->admitted}, {"seen", st->seen},
+              {"budget_refused", st->budget},
+              {"leases_unread", st->leases_unread},
+              {"leases_unknown_node", st->leases_other});
+    fputc(',', o);
     json_stalls(o, st);
     fprintf(o, ",\"roundtrips\":%llu}\n", (unsigned long long)st->roundtrips);
 }
@@ -350,51 +362,37 @@ struct status_opts {
     double interval;
 };
 
-/* "--watch [SECONDS]": the value is taken when the next word is a number. */
-static int parse_watch(struct status_opts *o, int argc, char **argv, int *i)
-{
-    char *end;
-    double v;
-
-    o->watch = 1;
-    o->interval = WATCH_DEFAULT_S;
-    if (*i + 1 >= argc || argv[*i + 1][0] == '-')
-        return 0;
-    errno = 0;
-    v = strtod(argv[*i + 1], &end);
-    if (*end || errno || !(v >= 0.1 && v <= WATCH_MAX_S)) {
-        fprintf(stderr, "dcrawl status: --watch takes seconds from 0.1 to "
-                        "%.0f, not '%s'\n", WATCH_MAX_S, argv[*i + 1]);
-        return -1;
-    }
-    o->interval = v;
-    ++*i;
-    return 0;
-}
-
 static int parse_args(struct status_opts *o, struct cli_conf *cc, int argc,
                       char **argv)
 {
-    int k;
+    const struct opt opts[] = {
+        OPT_STRING_ROW(0, "redis", &o->redis, "URL",
+                       "the crawl's Redis (or redis.url / DCRAWL_REDIS_URL)"),
+        OPT_FLAG_ROW(0, "json", &o->json,
+                     "one JSON object per frame (fields: README, Status)"),
+        {OPT_DOUBLE, "watch", 0, &o->interval, "SECONDS",
+         "show it again every SECONDS (default 2) until\n"
+         "SIGINT/SIGTERM; --json --watch prints JSON lines",
+         WATCH_MIN_S, WATCH_MAX_S, WATCH_DEFAULT_S, NULL},
+        OPT_CONF_ROWS(cc),
+        OPT_END_ROW,
+    };
+    const struct opt_cmd cmd = {
+        "status",
+        "usage: dcrawl status --redis URL [--json] [--watch [SECONDS]] [options]\n",
+        "Reads the crawl's Redis (nothing is written) and shows the nodes (live,\n"
+        "or dead while their figures remain: id, host, state, partitions owned,\n"
+        "transfers in flight, pages, pages/s, age of the last heartbeat), the\n"
+        "partitions (owned, and those with pending work but no owner), per depth\n"
+        "the hosts with queued URLs (ready / waiting on politeness / at their\n"
+        "connection limit) and the URLs queued, in flight, done, failed and\n"
+        "skipped, and a stalls line: hosts waiting on politeness vs nodes with no\n"
+        "work. Exit status 0, 1 on a Redis error, 2 on bad usage.\n",
+        opts};
+    int rc = opt_parse(&cmd, argc, argv);
 
-    for (int i = 1; i < argc; i++) {
-        if ((k = cli_conf_arg(cc, argc, argv, &i))) {
-            if (k < 0)
-                return -1;
-        } else if (!strcmp(argv[i], "--redis") && i + 1 < argc) {
-            o->redis = argv[++i];
-        } else if (!strcmp(argv[i], "--json")) {
-            o->json = 1;
-        } else if (!strcmp(argv[i], "--watch")) {
-            if (parse_watch(o, argc, argv, &i))
-                return -1;
-        } else {
-            fprintf(stderr, "dcrawl status: unknown option or missing value: "
-                            "%s (see dcrawl status --help)\n", argv[i]);
-            return -1;
-        }
-    }
-    return 0;
+    o->watch = o->interval > 0;
+    return rc;
 }
 
 /* ---- the command ---- */
@@ -451,9 +449,12 @@ int cmd_status(int argc, char **argv)
     char shown[1024];
     int rc, clear;
 
-    if (parse_args(&o, &cc, argc, argv))
-        return 2;
-    if (cli_conf_apply(&cc, &c))
+    rc = parse_args(&o, &cc, argc, argv);
+    if (rc != OPT_RUN)
+        return rc;
+    rc = cli_conf_apply(&cc, &c);
+    free(cc.sets.v);
+    if (rc)
         return 2;
     if (!o.redis || !*o.redis)
         o.redis = c.redis_url;

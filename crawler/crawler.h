@@ -1,6 +1,6 @@
 /*
- * crawler.h: the dcrawl binary: the CLI (main.c, cmd-*.c) and the node that
- * moves a URL from the frontier to the output:
+ * crawler.h: the dcrawl binary: the CLI (main.c, cmd-*.c, options.c) and
+ * the node that moves a URL from the frontier to the output:
  *
  *   frontier_pop ──> robots check ──> fetch (libcurl multi, main thread)
  *        ^                                  │
@@ -26,6 +26,7 @@
 
 #include "conf.h"
 #include "dc-limits.h"
+#include "options.h"
 #include "parser.h"
 
 struct frontier;
@@ -40,19 +41,20 @@ int cmd_merge(int argc, char **argv);
 int cmd_dedup(int argc, char **argv);
 int cmd_robots(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_config(int argc, char **argv);
 
-/* Shared option handling: --config FILE, --set k=v, --redis URL. Applies
- * defaults, config file, environment and --set in that order. Returns 0 or
+/* Shared option handling: --config FILE, --set k=v (OPT_CONF_ROWS in
+ * options.h) and options that stand for one key (--depth, --id:
+ * OPT_SETTING rows). cli_conf_apply applies defaults, config file,
+ * environment, --set, then those options, in that order. Returns 0 or
  * prints the error and returns 2. */
 struct cli_conf {
     const char *config_file;
-    const char *sets[64];
-    int nsets;
+    struct opt_list sets;
     const char *keys[8]; /* options that stand for a key (--depth ...) */
     const char *vals[8];
     int nkv;
 };
-int cli_conf_arg(struct cli_conf *cc, int argc, char **argv, int *i);
 /* Record an option that sets a key (applied after --set). */
 void cli_conf_kv(struct cli_conf *cc, const char *key, const char *val);
 int cli_conf_apply(const struct cli_conf *cc, struct conf *c);
@@ -60,6 +62,10 @@ int cli_conf_apply(const struct cli_conf *cc, struct conf *c);
  * "dcrawl CMD: reason" and return 2. Fills id with the node id. */
 int cli_frontier_open(const char *cmd, const char *redis, const struct conf *c,
                       char *id, size_t idcap, struct frontier **f);
+/* cli_conf_apply, then cli_frontier_open: 0, or 2 (error printed, *c
+ * released). */
+int cli_open(const char *cmd, const struct cli_conf *cc, const char *redis,
+             struct conf *c, char *id, size_t idcap, struct frontier **f);
 /* Node id: crawl.node_id or the hostname, made safe for file names. */
 void cli_node_id(const struct conf *c, char *out, size_t cap);
 

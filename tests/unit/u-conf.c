@@ -179,7 +179,7 @@ static void test_default_fields(void)
 
     conf_init(&c);
     CHECK(
-        !strcmp(c.crawl_user_agent, "dcrawl/0.1 (+https://example.org/dcrawl)"),
+        !strcmp(c.crawl_user_agent, "dcrawl/" DCRAWL_VERSION " (+https://example.org/dcrawl)"),
         "ua");
     CHECK(c.crawl_depth == 3 && !strcmp(c.crawl_node_id, ""), "depth/node");
     CHECK(c.politeness_delay == 1.0 && c.politeness_host_connections == 1,
@@ -531,6 +531,59 @@ static void test_long_line(const char *dir)
     unlink(path);
 }
 
+/* Each key's origin follows the source that set it last. */
+static void test_origins(const char *dir)
+{
+    struct conf c;
+    char path[512], want[600], buf[4200], err[512] = "";
+    const char *o;
+
+    snprintf(path, sizeof(path), "%s/origin.conf", dir);
+    write_file(path, "# origins\n[fetch]\ntimeout = 45\n\nretries = 3\n"
+                     "[crawl]\ndepth = 9\n");
+    setenv("DCRAWL_FETCH_RETRIES", "4", 1);
+    conf_init(&c);
+    o = conf_origin(&c, "fetch.timeout", buf, sizeof(buf));
+    CHECK(o && !strcmp(o, "default"), "init: %s", o ? o : "(null)");
+    CHECK(conf_origin(&c, "no.such", buf, sizeof(buf)) == NULL, "unknown key");
+    CHECK(conf_load_file(&c, path, err, sizeof(err)) == DC_OK, "file: %s", err);
+    CHECK(conf_load_env(&c, err, sizeof(err)) == DC_OK, "env: %s", err);
+    CHECK(conf_set(&c, "crawl.depth=2", err, sizeof(err)) == DC_OK, "set");
+    CHECK(conf_set_kv(&c, "crawl.node_id", "n1", err, sizeof(err)) == DC_OK,
+          "kv");
+    snprintf(want, sizeof(want), "file:%s:3", path);
+    o = conf_origin(&c, "fetch.timeout", buf, sizeof(buf));
+    CHECK(!strcmp(o, want), "file origin: %s, want %s", o, want);
+    o = conf_origin(&c, "fetch.retries", buf, sizeof(buf));
+    CHECK(!strcmp(o, "env:DCRAWL_FETCH_RETRIES"), "env origin: %s", o);
+    o = conf_origin(&c, "crawl.depth", buf, sizeof(buf));
+    CHECK(!strcmp(o, "--set"), "--set origin: %s", o);
+    o = conf_origin(&c, "crawl.node_id", buf, sizeof(buf));
+    CHECK(!strcmp(o, "command line"), "option origin: %s", o);
+    o = conf_origin(&c, "fetch.connect_timeout", buf, sizeof(buf));
+    CHECK(!strcmp(o, "default"), "untouched: %s", o);
+    /* a refused value leaves the origin as it was */
+    CHECK(conf_set(&c, "fetch.timeout=never", err, sizeof(err)) == DC_ECONFIG,
+          "bad set");
+    o = conf_origin(&c, "fetch.timeout", buf, sizeof(buf));
+    CHECK(!strcmp(o, want), "origin kept after a bad value: %s", o);
+    conf_release(&c);
+    unsetenv("DCRAWL_FETCH_RETRIES");
+    unlink(path);
+}
+
+/* The User-Agent default carries the one version. */
+static void test_version(void)
+{
+    struct conf c;
+
+    conf_init(&c);
+    CHECK(!strncmp(c.crawl_user_agent, "dcrawl/" DCRAWL_VERSION " ",
+                   strlen("dcrawl/" DCRAWL_VERSION " ")),
+          "user agent %s", c.crawl_user_agent);
+    conf_release(&c);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/u-conf-XXXXXX";
@@ -546,6 +599,8 @@ int main(void)
     test_env_precedence(dir);
     test_files(dir);
     test_long_line(dir);
+    test_origins(dir);
+    test_version();
     rmdir(dir);
     return t_done("u-conf");
 }
