@@ -29,13 +29,14 @@ static void admit_add(struct node *n, const struct work_job *j, size_t i,
                       uint32_t job)
 {
     struct node_admit *a;
+    const struct work_link *l = &j->links.link[i];
     xgrow((void **)&n->adm.v, &n->adm.cap, n->adm.n + 1, sizeof(*n->adm.v));
     a = &n->adm.v[n->adm.n++];
-    a->url.url = j->links.blob + j->links.off[i];
+    a->url.url = j->links.blob + l->off;
     a->url.len = strlen(a->url.url);
-    a->url.host = j->links.blob + j->links.hoff[i];
-    a->url.hostlen = j->links.hlen[i];
-    a->url.fp = j->links.fp[i];
+    a->url.host = j->links.blob + l->hoff;
+    a->url.hostlen = l->hlen;
+    a->url.fp = l->fp;
     a->url.depth = j->redirect ? j->depth : j->depth + 1; /* a hop, not a level */
     a->job = job;
     a->link = (uint32_t)i;
@@ -44,7 +45,7 @@ static void admit_add(struct node *n, const struct work_job *j, size_t i,
 static const char *job_link_url(void *ud, size_t i)
 {
     const struct work_links *wl = ud;
-    return wl->blob + wl->off[i];
+    return wl->blob + wl->link[i].off;
 }
 
 /* Noise cluster stage for one page: verdicts, tickets and counts. */
@@ -52,6 +53,8 @@ static void noise_job(struct node *n, struct work_job *j)
 {
     struct work_links *wl = &j->links;
     const char *host = j->lease.host;
+    uint32_t *blk;
+    unsigned char *nav;
     if (!wl->n)
         return;
     wl->verdict = xrealloc(wl->verdict, wl->n);
@@ -61,10 +64,19 @@ static void noise_job(struct node *n, struct work_job *j)
         memset(wl->ticket, 0, wl->n * sizeof(*wl->ticket));
         return;
     }
-    noise_repeat(n->noise, host, strlen(host), job_link_url, wl, wl->n,
-                 wl->blk, wl->nav, wl->page_text, &j->noise);
-    noise_filter(n->noise, host, strlen(host), job_link_url, wl, wl->n,
-                 wl->nav, wl->verdict, wl->ticket, &j->noise);
+    /* the noise API takes the blocks and signals as arrays */
+    blk = xmalloc(wl->n * sizeof(*blk));
+    nav = xmalloc(wl->n);
+    for (size_t i = 0; i < wl->n; i++) {
+        blk[i] = wl->link[i].blk;
+        nav[i] = wl->link[i].nav;
+    }
+    noise_repeat(n->noise, host, strlen(host), job_link_url, wl, wl->n, blk,
+                 nav, wl->page_text, &j->noise);
+    noise_filter(n->noise, host, strlen(host), job_link_url, wl, wl->n, nav,
+                 wl->verdict, wl->ticket, &j->noise);
+    free(blk);
+    free(nav);
     n->st->noise_seen += j->noise.seen;
     n->st->noise_block += j->noise.dropped_block;
     n->st->noise_cluster += j->noise.dropped_cluster;
@@ -80,12 +92,12 @@ static void collect_links(struct node *n, struct work_job *j, uint32_t k)
         if (j->links.verdict[i] != NOISE_KEEP)
             continue;
         why = parser_scope_check(n->scope, j->lease.url,
-                                 j->links.blob + j->links.off[i]);
+                                 j->links.blob + j->links.link[i].off);
         if (why != PARSER_SCOPE_IN) {
             n->st->scope_dropped[why]++;
             continue;
         }
-        if (dedup_cache_hit(n->cache, j->links.fp[i])) {
+        if (dedup_cache_hit(n->cache, j->links.link[i].fp)) {
             n->st->links_cached++;
             continue;
         }

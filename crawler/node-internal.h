@@ -68,22 +68,26 @@ size_t fetcher_active(const struct fetcher *f);
 
 /* ------------------------------------------------------------ workers */
 
-/* Links of a page, ready for admission: canonical URL i is
- * blob + off[i] (NUL-terminated), its host blob + hoff[i] (hlen[i] bytes).
- * nav[i]: the noise block stage's signals (NOISE_SIG_*, worker) of link
- * i's block, turned into the block rule's verdict on the node (0 content,
- * else navigation; noise_repeat); blk[i]: that block (its parser block
- * index); page_text: the page's text outside links (characters), for the
- * page guard. verdict/ticket: the noise cluster stage (node), n
- * entries. */
+/* Links of a page, ready for admission: link i's canonical URL is
+ * blob + link[i].off (NUL-terminated), its host blob + link[i].hoff
+ * (hlen bytes). nav: the noise block stage's signals (NOISE_SIG_*,
+ * worker) of the link's block, turned into the block rule's verdict on
+ * the node (0 content, else navigation; noise_repeat); blk: that block
+ * (its parser block index); page_text: the page's text outside links
+ * (characters), for the page guard. verdict/ticket: the noise cluster
+ * stage's output (node), n entries each, sized once per page. */
+struct work_link {
+    uint32_t off, hoff, hlen, blk;
+    uint64_t fp;   /* dedup_fingerprint of the URL */
+    unsigned char nav;
+};
 struct work_links {
     char *blob;
     size_t blob_len, blob_cap;
-    uint32_t *off, *hoff, *hlen, *blk;
-    uint64_t *fp;
-    unsigned char *nav, *verdict;
-    uint64_t *ticket;
+    struct work_link *link;
     size_t n, cap;
+    unsigned char *verdict;
+    uint64_t *ticket;
     size_t page_text;
 };
 
@@ -209,8 +213,10 @@ struct robots_entry {
     int sm_depth;             /* depth given to sitemap URLs, -1 = none */
     int sm_started;           /* robots.txt's sitemaps were queued */
     int sm_busy;              /* a sitemap fetch is in flight */
-    char **sm_queue;
-    unsigned char *sm_level;
+    struct robots_sitemap {
+        char *url;
+        int level;            /* index nesting level */
+    } *sm_queue;
     size_t sm_n, sm_cap, sm_fetched;
     uint64_t sm_urls;         /* URLs taken from this host's sitemaps */
 };

@@ -168,7 +168,7 @@ static void job_page(const struct work_job *j, const char **links,
     size_t i;
     work_job_page(j, pg);
     for (i = 0; i < j->links.n; i++)
-        links[i] = j->links.blob + j->links.off[i];
+        links[i] = j->links.blob + j->links.link[i].off;
     pg->outlinks = links;
     pg->noutlinks = j->links.n;
     pg->decoded_len = j->decoded_len;
