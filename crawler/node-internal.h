@@ -1,9 +1,11 @@
 /*
  * node-internal.h: the parts the node loop (node.c) is built from: the
- * libcurl fetcher (fetch.c), the parse/build worker pool (workers.c) and the
- * per-host robots.txt cache (robots-cache.c). Code outside crawler/ should
- * not include this file. politeness.c holds the node's local politeness
- * state (when a leased transfer may start).
+ * libcurl fetcher (fetch.c), the parse/build worker pool (workers.c), the
+ * per-host robots.txt cache (robots-cache.c), politeness.c (when a leased
+ * transfer may start), redirects.c and retry.c (per-URL bookkeeping), and
+ * at the end struct node with the functions its phase files share
+ * (node-*.c, sitemaps.c). Code outside crawler/ should not include this
+ * file.
  *
  * Ownership: a fetch_result is created by the fetcher, handed to the caller
  * by fetcher_next_done, carried through a work_job and freed with the job.
@@ -15,6 +17,8 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "crawler.h"
+#include "dc-limits.h"
 #include "frontier.h"
 #include "warc.h"
 #include "noise.h"
@@ -66,22 +70,26 @@ size_t fetcher_active(const struct fetcher *f);
 
 /* ------------------------------------------------------------ workers */
 
-/* Links of a page, ready for admission: canonical URL i is
- * blob + off[i] (NUL-terminated), its host blob + hoff[i] (hlen[i] bytes).
- * nav[i]: the noise block stage's signals (NOISE_SIG_*, worker) of link
- * i's block, turned into the block rule's verdict on the node (0 content,
- * else navigation; noise_repeat); blk[i]: that block (its parser block
- * index); page_text: the page's text outside links (characters), for the
- * page guard. verdict/ticket: the noise cluster stage (node), n
- * entries. */
+/* Links of a page, ready for admission: link i's canonical URL is
+ * blob + link[i].off (NUL-terminated), its host blob + link[i].hoff
+ * (hlen bytes). nav: the noise block stage's signals (NOISE_SIG_*,
+ * worker) of the link's block, turned into the block rule's verdict on
+ * the node (0 content, else navigation; noise_repeat); blk: that block
+ * (its parser block index); page_text: the page's text outside links
+ * (characters), for the page guard. verdict/ticket: the noise cluster
+ * stage's output (node), n entries each, sized once per page. */
+struct work_link {
+    uint32_t off, hoff, hlen, blk;
+    uint64_t fp;   /* dedup_fingerprint of the URL */
+    unsigned char nav;
+};
 struct work_links {
     char *blob;
     size_t blob_len, blob_cap;
-    uint32_t *off, *hoff, *hlen, *blk;
-    uint64_t *fp;
-    unsigned char *nav, *verdict;
-    uint64_t *ticket;
+    struct work_link *link;
     size_t n, cap;
+    unsigned char *verdict;
+    uint64_t *ticket;
     size_t page_text;
 };
 
@@ -208,8 +216,10 @@ struct robots_entry {
     int sm_depth;             /* depth given to sitemap URLs, -1 = none */
     int sm_started;           /* robots.txt's sitemaps were queued */
     int sm_busy;              /* a sitemap fetch is in flight */
-    char **sm_queue;
-    unsigned char *sm_level;
+    struct robots_sitemap {
+        char *url;
+        int level;            /* index nesting level */
+    } *sm_queue;
     size_t sm_n, sm_cap, sm_fetched;
     uint64_t sm_urls;         /* URLs taken from this host's sitemaps */
 };
@@ -286,5 +296,185 @@ void redirects_put(struct redirects *m, uint64_t fp, int hops);
 int redirects_take(struct redirects *m, uint64_t fp);
 size_t redirects_count(const struct redirects *m);
 void redirects_free(struct redirects **m);
+
+/* ------------------------------------------------------- retry table */
+
+/* URLs that failed transiently (retry.c): fingerprint -> attempts so far.
+ * Only URLs that failed at least once are kept, until their final
+ * outcome, so a linear scan is cheap; past RETRY_MAX entries a failure is
+ * final. Zero-initialised is empty. */
+#define RETRY_MAX 65536
+struct retry_entry {
+    uint64_t fp;
+    unsigned char tries;
+};
+struct retry {
+    struct retry_entry *v;
+    size_t n, cap;
+};
+/* Should this transient failure of fp be retried (at most max times)?
+ * Counts the attempt into *attempt if so; forgets fp when it is final. */
+int retry_again(struct retry *t, uint64_t fp, int max, unsigned *attempt);
+/* fp reached its final outcome: forget it. */
+void retry_forget(struct retry *t, uint64_t fp);
+void retry_release(struct retry *t);
+
+/* ---------------------------------------------------------- the node */
+
+/*
+ * struct node: the state of one node loop (node.c), grouped by the phase
+ * that owns it. The loop's phases live in their own files:
+ *
+ *   node-cluster.c  membership: heartbeat, partition ownership (tick timer)
+ *   node-pop.c      pop: lease URLs into free slots; depth-level changes
+ *   node-fetch.c    fetch: robots.txt check, politeness queue, transfers
+ *   sitemaps.c      sitemap fetches of a host and their page URLs
+ *   node-admit.c    results: content digests, noise stage, link admission
+ *   node-write.c    write: WARC + JSON line of a page; lease completions
+ *   node-store.c    robots.txt answers and noise state from/to Redis
+ */
+#define NODE_MAX_DEPTH DC_DEPTH_MAX
+/* Finished pages handled per batch (digest claim, admission, completion). */
+#define NODE_JOB_BATCH 1024
+/* While idle, how often the node asks whether a depth level is done. */
+#define NODE_LEVEL_CHECK_MS 20
+
+struct node_opts;
+struct node_stats;
+struct dedup_cache;
+struct parser_scope;
+struct node;
+
+enum { INFLIGHT_PAGE, INFLIGHT_ROBOTS, INFLIGHT_SITEMAP };
+
+/* A transfer queued for politeness or in flight (owned by the loop). */
+struct inflight {
+    int kind;
+    struct frontier_lease lease;  /* pages */
+    struct robots_entry *robots;  /* robots.txt and sitemap fetches */
+    int level;                    /* sitemaps: index nesting level */
+    char *url;                    /* robots.txt / sitemap URL (pages: lease.url) */
+    char ipkey[POLITE_IP_MAX];    /* address slot held while in flight */
+    int64_t queued_ms;            /* when it entered the politeness queue */
+};
+
+/* One timer of the loop: fn runs once now >= due and sets the next due
+ * (usually now + period_ms). */
+struct node_timer {
+    int64_t due;
+    int period_ms;
+    int (*fn)(struct node *n, struct node_timer *t, int64_t now);
+};
+/* In the order they run each turn. */
+enum node_timer_id {
+    TIMER_TICK,    /* noise state saved, cluster heartbeat (node-cluster.c) */
+    TIMER_POP,     /* lease URLs into free slots (node-pop.c) */
+    TIMER_LEVEL,   /* next depth level, when nothing is left (node-pop.c) */
+    TIMER_DRAIN,   /* stopping: leave once nothing is in flight (node.c) */
+    TIMER_RECLAIM, /* expired leases back to their queues (node.c) */
+    TIMER_COUNT
+};
+
+/* A lease finished this turn, waiting for the batched completion. */
+struct node_done {
+    struct frontier_lease lease;
+    int outcome;   /* enum frontier_outcome */
+    int64_t delay; /* politeness gap before the host's next transfer */
+};
+
+/* A link waiting for the batched admission: jobs[job]'s link `link`. */
+struct node_admit {
+    struct frontier_url url;
+    uint32_t job, link;
+};
+
+struct node {
+    /* given by the caller (borrowed) */
+    struct frontier *f;
+    const struct conf *c;
+    const char *id;
+    const struct node_opts *o;
+    struct node_stats *st;
+    /* the parts the loop drives (owned) */
+    struct fetcher *fetch;
+    struct workers *workers;
+    struct robots_cache *robots;
+    struct dedup_cache *cache;
+    struct noise *noise;
+    struct redirects *redir;      /* hops behind queued redirect targets */
+    struct polite *polite;        /* when leased transfers may start */
+    struct parser_scope *scope;   /* which links are followed */
+    struct warc_writer *writers[NODE_MAX_DEPTH + 1]; /* one per depth */
+    char agent[64];               /* robots.txt product token */
+    /* the loop: timers and turn flags */
+    struct {
+        struct node_timer timers[TIMER_COUNT];
+        int stopping;  /* stop requested: no new leases, drain */
+        int pop_empty; /* this turn's pop found nothing anywhere, idle */
+        int restart;   /* the level changed: start a new turn at once */
+        int done;      /* leave the loop (idle, or drained) */
+        int kick;      /* leases were completed: try to pop at once */
+    } loop;
+    /* depth levels and pop */
+    int level, maxd;
+    int waiting_level;            /* no work at this level here */
+    int64_t next_ready;           /* an owned host is ready then (pop) */
+    size_t parked;                /* leases waiting for robots.txt */
+    /* cluster: heartbeat figures */
+    struct {
+        uint64_t reconnects;      /* frontier_reconnects last seen */
+        struct node_rate pages;   /* st->pages over time (pages/s) */
+    } rate;
+    /* completion batch (node-write.c) */
+    struct {
+        struct node_done *v;
+        size_t n, cap;
+    } done;
+    /* admission batch (node-admit.c) */
+    struct {
+        struct node_admit *v;
+        size_t n, cap;
+    } adm;
+    struct retry retry;           /* URLs that failed transiently */
+    char errmsg[256];             /* why setup failed (a bad scope.* setting) */
+    int write_rc;                 /* a "skipped" line could not be written */
+};
+
+/* node.c */
+int node__stop_requested(void);
+int node__local_idle(const struct node *n);
+/* node-cluster.c, node-pop.c: timer functions */
+int node__timer_tick(struct node *n, struct node_timer *t, int64_t now);
+int node__timer_pop(struct node *n, struct node_timer *t, int64_t now);
+int node__timer_level(struct node *n, struct node_timer *t, int64_t now);
+/* node-fetch.c */
+void node__dispatch(struct node *n, struct frontier_lease *l, int64_t now);
+void node__launch_ready(struct node *n, int64_t now);
+void node__drop_queued(struct node *n);
+void node__on_fetched(struct node *n, struct fetch_result *r);
+void node__inflight_free(struct inflight *in);
+int64_t node__host_delay_ms(struct node *n, const struct robots_entry *e);
+/* sitemaps.c */
+void sitemaps_queue(struct node *n, struct robots_entry *e);
+void sitemaps_done(struct node *n, struct robots_entry *e, int level,
+                   struct fetch_result *r);
+/* node-admit.c */
+int node__claim_digests(struct node *n, struct work_job **jobs, size_t nj);
+int node__admit_links(struct node *n, struct work_job **jobs, size_t nj);
+/* node-write.c */
+void node__lease_clear(struct frontier_lease *l);
+void node__complete(struct node *n, struct frontier_lease *l, int outcome,
+                    int64_t delay_ms);
+int node__flush_completions(struct node *n);
+void node__done_release(struct node *n);
+void node__skip_url(struct node *n, struct frontier_lease *l, const char *why,
+                    const char *error, int outcome);
+int node__finish_job(struct node *n, struct work_job *j);
+/* node-store.c */
+int node__robots_from_store(struct node *n, struct frontier_lease *l,
+                            size_t nl, int64_t now);
+void node__noise_from_store(struct node *n, const struct frontier_lease *l,
+                            size_t nl);
+void node__noise_flush(struct node *n);
 
 #endif

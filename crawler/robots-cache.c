@@ -275,13 +275,10 @@ int robots_entry_sitemap_push(struct robots_entry *e, const char *url,
     if (level > ROBOTS_SITEMAP_NESTING ||
         e->sm_fetched + e->sm_n >= ROBOTS_SITEMAP_FETCHES)
         return 0;
-    if (e->sm_n == e->sm_cap) {
-        e->sm_cap = e->sm_cap ? e->sm_cap * 2 : 8;
-        e->sm_queue = xrealloc(e->sm_queue, e->sm_cap * sizeof(*e->sm_queue));
-        e->sm_level = xrealloc(e->sm_level, e->sm_cap);
-    }
-    e->sm_queue[e->sm_n] = xstrdup(url);
-    e->sm_level[e->sm_n++] = (unsigned char)level;
+    xgrow((void **)&e->sm_queue, &e->sm_cap, e->sm_n + 1,
+          sizeof(*e->sm_queue));
+    e->sm_queue[e->sm_n].url = xstrdup(url);
+    e->sm_queue[e->sm_n++].level = level;
     return 1;
 }
 
@@ -290,10 +287,9 @@ char *robots_entry_sitemap_take(struct robots_entry *e, int *level)
     char *u;
     if (!e->sm_n)
         return NULL;
-    u = e->sm_queue[0];
-    *level = e->sm_level[0];
+    u = e->sm_queue[0].url;
+    *level = e->sm_queue[0].level;
     memmove(e->sm_queue, e->sm_queue + 1, (e->sm_n - 1) * sizeof(*e->sm_queue));
-    memmove(e->sm_level, e->sm_level + 1, e->sm_n - 1);
     e->sm_n--;
     e->sm_fetched++;
     return u;
@@ -304,9 +300,8 @@ static void entry_release(struct robots_entry *e)
     size_t i;
     frontier_leases_free(e->parked, e->nparked);
     for (i = 0; i < e->sm_n; i++)
-        free(e->sm_queue[i]);
+        free(e->sm_queue[i].url);
     free(e->sm_queue);
-    free(e->sm_level);
     parser_robots_free(&e->rules);
     free(e->host);
     free(e->origin);

@@ -87,12 +87,7 @@ void work_job_free(struct work_job *j)
     warc_built_release(&j->built);
     free(j->dup_of_uri);
     free(j->links.blob);
-    free(j->links.off);
-    free(j->links.hoff);
-    free(j->links.hlen);
-    free(j->links.fp);
-    free(j->links.nav);
-    free(j->links.blk);
+    free(j->links.link);
     free(j->links.verdict);
     free(j->links.ticket);
     free(j->redirect_to);
@@ -150,6 +145,7 @@ static void links_add(struct work_links *wl, const char *url, size_t len,
                       uint32_t blk)
 {
     size_t need = wl->blob_len + len + 1;
+    struct work_link *l;
     if (need > wl->blob_cap) {
         size_t c = wl->blob_cap ? wl->blob_cap : 4096;
         while (c < need)
@@ -157,21 +153,14 @@ static void links_add(struct work_links *wl, const char *url, size_t len,
         wl->blob = xrealloc(wl->blob, c);
         wl->blob_cap = c;
     }
-    if (wl->n == wl->cap) {
-        wl->cap = wl->cap ? wl->cap * 2 : 64;
-        wl->off = xrealloc(wl->off, wl->cap * sizeof(*wl->off));
-        wl->hoff = xrealloc(wl->hoff, wl->cap * sizeof(*wl->hoff));
-        wl->hlen = xrealloc(wl->hlen, wl->cap * sizeof(*wl->hlen));
-        wl->fp = xrealloc(wl->fp, wl->cap * sizeof(*wl->fp));
-        wl->nav = xrealloc(wl->nav, wl->cap);
-        wl->blk = xrealloc(wl->blk, wl->cap * sizeof(*wl->blk));
-    }
-    wl->nav[wl->n] = (unsigned char)nav;
-    wl->blk[wl->n] = blk;
-    wl->off[wl->n] = (uint32_t)wl->blob_len;
-    wl->hoff[wl->n] = (uint32_t)(wl->blob_len + (size_t)(host - url));
-    wl->hlen[wl->n] = (uint32_t)hostlen;
-    wl->fp[wl->n] = dedup_fingerprint(url, len);
+    xgrow((void **)&wl->link, &wl->cap, wl->n + 1, sizeof(*wl->link));
+    l = &wl->link[wl->n];
+    l->nav = (unsigned char)nav;
+    l->blk = blk;
+    l->off = (uint32_t)wl->blob_len;
+    l->hoff = (uint32_t)(wl->blob_len + (size_t)(host - url));
+    l->hlen = (uint32_t)hostlen;
+    l->fp = dedup_fingerprint(url, len);
     memcpy(wl->blob + wl->blob_len, url, len + 1);
     wl->blob_len += len + 1;
     wl->n++;

@@ -1,0 +1,195 @@
+/*
+ * node-admit.c: what the node does with the pages the workers finished,
+ * before they are written (node-write.c), one batch at a time:
+ *
+ *   - content dedup: claim the payload digests of the batch in one round
+ *     trip; a page another URL already had is a content duplicate,
+ *     archived as a revisit, its links not followed;
+ *   - the noise filter's per-host stage (noise_repeat, noise_filter);
+ *   - links outside scope.* dropped (parser/scope.c), links the dedup
+ *     cache has seen dropped, the rest admitted in one frontier call
+ *     (insert-if-absent + enqueue). A 3xx's target is admitted like a link
+ *     but at the page's own depth, its hop count kept in struct redirects
+ *     (redirects.c) until it is fetched.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crawler.h"
+#include "dedup.h"
+#include "frontier.h"
+#include "node-internal.h"
+#include "noise.h"
+#include "parser.h"
+
+#define CLAIM_MAX NODE_JOB_BATCH
+
+static void admit_add(struct node *n, const struct work_job *j, size_t i,
+                      uint32_t job)
+{
+    struct node_admit *a;
+    const struct work_link *l = &j->links.link[i];
+    xgrow((void **)&n->adm.v, &n->adm.cap, n->adm.n + 1, sizeof(*n->adm.v));
+    a = &n->adm.v[n->adm.n++];
+    a->url.url = j->links.blob + l->off;
+    a->url.len = strlen(a->url.url);
+    a->url.host = j->links.blob + l->hoff;
+    a->url.hostlen = l->hlen;
+    a->url.fp = l->fp;
+    a->url.depth = j->redirect ? j->depth : j->depth + 1; /* a hop, not a level */
+    a->job = job;
+    a->link = (uint32_t)i;
+}
+
+static const char *job_link_url(void *ud, size_t i)
+{
+    const struct work_links *wl = ud;
+    return wl->blob + wl->link[i].off;
+}
+
+/* Noise cluster stage for one page: verdicts, tickets and counts. */
+static void noise_job(struct node *n, struct work_job *j)
+{
+    struct work_links *wl = &j->links;
+    const char *host = j->lease.host;
+    uint32_t *blk;
+    unsigned char *nav;
+    if (!wl->n)
+        return;
+    wl->verdict = xrealloc(wl->verdict, wl->n);
+    wl->ticket = xrealloc(wl->ticket, wl->n * sizeof(*wl->ticket));
+    if (j->redirect) { /* a redirect target is not a navigation link */
+        memset(wl->verdict, NOISE_KEEP, wl->n);
+        memset(wl->ticket, 0, wl->n * sizeof(*wl->ticket));
+        return;
+    }
+    /* the noise API takes the blocks and signals as arrays */
+    blk = xmalloc(wl->n * sizeof(*blk));
+    nav = xmalloc(wl->n);
+    for (size_t i = 0; i < wl->n; i++) {
+        blk[i] = wl->link[i].blk;
+        nav[i] = wl->link[i].nav;
+    }
+    noise_repeat(n->noise, host, strlen(host), job_link_url, wl, wl->n, blk,
+                 nav, wl->page_text, &j->noise);
+    noise_filter(n->noise, host, strlen(host), job_link_url, wl, wl->n, nav,
+                 wl->verdict, wl->ticket, &j->noise);
+    free(blk);
+    free(nav);
+    n->st->noise_seen += j->noise.seen;
+    n->st->noise_block += j->noise.dropped_block;
+    n->st->noise_cluster += j->noise.dropped_cluster;
+    n->st->noise_budget += j->noise.refused_budget;
+}
+
+/* The links of job k that pass noise, scope and the dedup cache go to the
+ * admission batch. */
+static void collect_links(struct node *n, struct work_job *j, uint32_t k)
+{
+    for (size_t i = 0; i < j->links.n; i++) {
+        int why;
+        if (j->links.verdict[i] != NOISE_KEEP)
+            continue;
+        why = parser_scope_check(n->scope, j->lease.url,
+                                 j->links.blob + j->links.link[i].off);
+        if (why != PARSER_SCOPE_IN) {
+            n->st->scope_dropped[why]++;
+            continue;
+        }
+        if (dedup_cache_hit(n->cache, j->links.link[i].fp)) {
+            n->st->links_cached++;
+            continue;
+        }
+        admit_add(n, j, i, k);
+    }
+}
+
+/* After the frontier call: cache every admitted URL; count the new ones
+ * per job, charge them to their noise cluster's template budget (or
+ * record a redirect target's hops). */
+static void admitted(struct node *n, struct work_job **jobs,
+                     const unsigned char *isnew)
+{
+    n->st->scope_budget = frontier_budget_refused(n->f);
+    n->st->links_admitted += n->adm.n;
+    for (size_t i = 0; i < n->adm.n; i++) {
+        const struct node_admit *a = &n->adm.v[i];
+        dedup_cache_put(n->cache, a->url.fp);
+        if (isnew[i]) {
+            struct work_job *j = jobs[a->job];
+            if (j->redirect)
+                redirects_put(n->redir, a->url.fp, j->redirects + 1);
+            else
+                noise_admitted(n->noise, j->links.ticket[a->link]);
+            j->links_new_count++;
+            n->st->links_new++;
+        }
+    }
+}
+
+/* Admit the new links of all jobs in one frontier call; links_new per job.
+ * The noise filter runs first; every URL that is new to the frontier is
+ * charged to its noise cluster's template budget. */
+int node__admit_links(struct node *n, struct work_job **jobs, size_t njobs)
+{
+    struct frontier_url *urls;
+    unsigned char *isnew;
+    size_t k;
+    int rc;
+    n->adm.n = 0;
+    for (k = 0; k < njobs; k++) {
+        noise_job(n, jobs[k]);
+        collect_links(n, jobs[k], (uint32_t)k);
+    }
+    if (!n->adm.n)
+        return DC_OK;
+    urls = xmalloc(n->adm.n * sizeof(*urls));
+    isnew = xmalloc(n->adm.n);
+    for (k = 0; k < n->adm.n; k++)
+        urls[k] = n->adm.v[k].url;
+    rc = frontier_admit(n->f, urls, n->adm.n, dc_now_ms(), isnew);
+    if (!rc)
+        admitted(n, jobs, isnew);
+    free(urls);
+    free(isnew);
+    return rc;
+}
+
+/* Content dedup: claim the payload digest of every complete 2xx page of
+ * the batch in one round trip; a page whose digest another URL claimed
+ * first is a duplicate: its links are not admitted and it is archived as a
+ * revisit of the first. */
+int node__claim_digests(struct node *n, struct work_job **jobs, size_t nj)
+{
+    const char *dig[CLAIM_MAX], *uri[CLAIM_MAX];
+    int64_t ms[CLAIM_MAX], oms[CLAIM_MAX];
+    char *ouri[CLAIM_MAX];
+    unsigned char dup[CLAIM_MAX];
+    size_t idx[CLAIM_MAX], m = 0, i;
+    int rc;
+    for (i = 0; i < nj && i < CLAIM_MAX; i++) {
+        const struct work_job *j = jobs[i];
+        if (j->res->status < 200 || j->res->status > 299 || !j->built.len ||
+            !j->built.digest[0] || j->res->truncated)
+            continue;
+        dig[m] = j->built.digest;
+        uri[m] = j->lease.url;
+        ms[m] = j->res->started_ms;
+        idx[m++] = i;
+    }
+    if (!m)
+        return DC_OK;
+    rc = frontier_digest_claim(n->f, dig, uri, ms, m, dup, ouri, oms);
+    for (i = 0; !rc && i < m; i++) {
+        struct work_job *j = jobs[idx[i]];
+        if (dup[i] && ouri[i]) {
+            j->dup_of_uri = ouri[i];
+            j->dup_of_ms = oms[i];
+            j->links.n = 0; /* the original's links were followed */
+        } else {
+            free(ouri[i]);
+        }
+    }
+    return rc;
+}

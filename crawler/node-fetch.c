@@ -1,0 +1,272 @@
+/*
+ * node-fetch.c: the fetch phase of the node loop (node.c). A leased URL is
+ * dispatched: checked against its host's robots.txt (fetching robots.txt
+ * first when the host's rules are unknown; the lease waits, parked on the
+ * host's entry), then queued in the politeness queue (politeness.c) until
+ * the host's gap since its last transfer has passed and its IP address
+ * has a free slot (politeness.ip_connections). launch_ready starts the
+ * transfers whose time has come (robots.txt, sitemaps and pages alike);
+ * on_fetched takes each finished one: robots.txt rules installed (and
+ * stored for the host's next owner), a sitemap parsed (sitemaps.c), a page
+ * handed to the workers.
+ *
+ * Ownership: an inflight is created when a transfer is queued, carried as
+ * the fetcher's ud, and freed when it ends or is given up.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crawler.h"
+#include "dedup.h"
+#include "frontier.h"
+#include "node-internal.h"
+#include "parser.h"
+
+
+static void release_parked(struct node *n, struct robots_entry *e, int stop);
+
+/* The gap between the end of one transfer of a host and the start of the
+ * next: the larger of politeness.delay and the host's robots.txt
+ * Crawl-delay (the hook for the robots cache's value and its cap). */
+int64_t node__host_delay_ms(struct node *n, const struct robots_entry *e)
+{
+    return robots_entry_delay_ms(e, n->c);
+}
+
+static const char *inflight_host(const struct inflight *in)
+{
+    return in->kind == INFLIGHT_PAGE ? in->lease.host : in->robots->host;
+}
+
+void node__inflight_free(struct inflight *in)
+{
+    free(in->url);
+    free(in);
+}
+
+/* Transfers wait in the politeness queue (host gap, address slots) and
+ * start from launch_ready. */
+static void start_page(struct node *n, struct frontier_lease *l)
+{
+    struct inflight *in = xcalloc(1, sizeof(*in));
+    struct robots_entry *e = NULL;
+    in->kind = INFLIGHT_PAGE;
+    in->lease = *l;
+    memset(l, 0, sizeof(*l));
+    if (n->c->robots_obey)
+        e = robots_cache_get(n->robots, in->lease.url);
+    in->queued_ms = dc_now_ms();
+    polite_queue(n->polite, in->lease.host, node__host_delay_ms(n, e), in);
+}
+
+static void start_robots(struct node *n, struct robots_entry *e, int depth)
+{
+    struct inflight *in = xcalloc(1, sizeof(*in));
+    size_t len = strlen(e->origin) + sizeof("/robots.txt");
+    in->url = xmalloc(len);
+    snprintf(in->url, len, "%s/robots.txt", e->origin);
+    in->kind = INFLIGHT_ROBOTS;
+    in->robots = e;
+    e->state = ROBOTS_FETCHING;
+    if (e->sm_depth < 0 || depth + 1 < e->sm_depth)
+        e->sm_depth = depth + 1;
+    n->st->robots_fetches++;
+    polite_queue(n->polite, e->host, node__host_delay_ms(n, NULL), in);
+}
+
+/* A transfer that could not start (or is given up before it starts). */
+static void not_started(struct node *n, struct inflight *in, int stop)
+{
+    if (in->kind == INFLIGHT_PAGE) {
+        if (stop)
+            node__complete(n, &in->lease, FRONTIER_RETRY, 0);
+        else
+            node__skip_url(n, &in->lease, "transfer could not start", NULL,
+                           FRONTIER_FAILED);
+    } else if (in->kind == INFLIGHT_SITEMAP) {
+        in->robots->sm_busy = 0; /* this sitemap is skipped */
+    } else if (stop) {
+        in->robots->state = ROBOTS_UNKNOWN;
+        release_parked(n, in->robots, 1);
+    } else {
+        struct fetch_result r = {0};
+        snprintf(r.error, sizeof(r.error), "transfer could not start");
+        robots_entry_set(in->robots, &r, n->agent, n->c, dc_now_ms()); /* disallow all */
+        release_parked(n, in->robots, 0);
+    }
+    node__inflight_free(in);
+}
+
+/* This node may still fetch in's host: it owns the host's partition and
+ * the ownership has not lapsed (always true outside a cluster). */
+static int owns_host(struct node *n, const struct inflight *in, int64_t now)
+{
+    int p = in->kind == INFLIGHT_PAGE
+                ? in->lease.partition
+                : frontier_partition(n->f, in->robots->host,
+                                     strlen(in->robots->host));
+    return frontier_cluster_owns(n->f, p, now);
+}
+
+/* A queued transfer that should not start after all: its partition moved
+ * (or its lease lapsed), or it waited most of its lease for an address
+ * slot. Gives it back and returns 1, else 0. */
+static int give_back(struct node *n, struct inflight *in, int64_t now)
+{
+    if (!owns_host(n, in, now)) {
+        /* hand the URL back (a no-op if the new owner already took it) */
+        polite_release(n->polite, in->ipkey);
+        n->st->handed_back++;
+        not_started(n, in, 1);
+        return 1;
+    }
+    if (in->kind == INFLIGHT_PAGE &&
+        now - in->queued_ms > (int64_t)(n->c->frontier_lease * 750)) {
+        /* rather than risk fetching a URL that was reclaimed */
+        polite_release(n->polite, in->ipkey);
+        node__complete(n, &in->lease, FRONTIER_RETRY, 0);
+        node__inflight_free(in);
+        return 1;
+    }
+    return 0;
+}
+
+/* Start every queued transfer whose host gap has passed and whose address
+ * has a free slot. */
+void node__launch_ready(struct node *n, int64_t now)
+{
+    struct inflight *in;
+    char ipkey[POLITE_IP_MAX];
+    polite_rewind(n->polite);
+    while ((in = polite_next(n->polite, now, ipkey, sizeof(ipkey)))) {
+        const char *url = in->kind == INFLIGHT_PAGE ? in->lease.url : in->url;
+        size_t max = in->kind == INFLIGHT_PAGE      ? (size_t)n->c->fetch_max_bytes
+                     : in->kind == INFLIGHT_SITEMAP ? (size_t)n->c->sitemap_max_bytes
+                                                    : DC_ROBOTS_MAX_BYTES;
+        int rc;
+        memcpy(in->ipkey, ipkey, sizeof(ipkey));
+        if (give_back(n, in, now))
+            continue;
+        /* pages never follow redirects (a 3xx's target is admitted as a
+         * URL); robots.txt and sitemaps do */
+        rc = in->kind == INFLIGHT_PAGE ? fetcher_add_page(n->fetch, url, max, in)
+                                       : fetcher_add(n->fetch, url, max, in);
+        if (rc != DC_OK) {
+            polite_ended(n->polite, inflight_host(in), in->ipkey, NULL, now);
+            not_started(n, in, 0);
+        }
+    }
+}
+
+/* Stop: queued transfers that have not started go back. */
+void node__drop_queued(struct node *n)
+{
+    struct inflight *in;
+    while ((in = polite_take(n->polite)))
+        not_started(n, in, 1);
+}
+
+/* A lease of a host whose robots.txt rules are known and not failing. */
+static void dispatch_ready(struct node *n, struct robots_entry *e,
+                           struct frontier_lease *l)
+{
+    if (parser_robots_allowed(e->rules, parser_url_path(l->url))) {
+        start_page(n, l);
+    } else if (e->rule == ROBOTS_RULE_5XX || e->rule == ROBOTS_RULE_UNREACHABLE) {
+        /* RFC 9309: unreachable robots.txt = disallow all; not a rule */
+        char why[sizeof(e->error) + 32];
+        snprintf(why, sizeof(why), "robots.txt unreachable: %s", e->error);
+        n->st->robots_unreachable++;
+        failures_count(n->st, "robots.txt unreachable: ", e->error, e->host);
+        node__skip_url(n, l, why, e->error, FRONTIER_SKIPPED);
+    } else {
+        n->st->robots_skipped++;
+        node__skip_url(n, l, "disallowed by robots.txt", NULL, FRONTIER_SKIPPED);
+    }
+}
+
+void node__dispatch(struct node *n, struct frontier_lease *l, int64_t now)
+{
+    struct robots_entry *e;
+    if (!n->c->robots_obey) {
+        start_page(n, l);
+        return;
+    }
+    e = robots_cache_get(n->robots, l->url);
+    if (!e) {
+        node__skip_url(n, l, "no host in URL", NULL, FRONTIER_SKIPPED);
+        return;
+    }
+    if (e->state == ROBOTS_READY && now > e->expires_ms)
+        e->state = ROBOTS_UNKNOWN;
+    if (e->state != ROBOTS_READY) {
+        robots_entry_park(e, l);
+        n->parked++;
+        if (e->state == ROBOTS_UNKNOWN)
+            start_robots(n, e, l->depth);
+        return;
+    }
+    if (robots_entry_retrying(e)) { /* robots.txt failed: wait for a retry */
+        node__complete(n, l, FRONTIER_RETRY, e->expires_ms - now + 1);
+        return;
+    }
+    dispatch_ready(n, e, l);
+}
+
+static void release_parked(struct node *n, struct robots_entry *e, int stop)
+{
+    struct frontier_lease *p = e->parked;
+    size_t np = e->nparked, i;
+    e->parked = NULL;
+    e->nparked = e->capparked = 0;
+    n->parked -= np;
+    for (i = 0; i < np; i++) {
+        if (stop)
+            node__complete(n, &p[i], FRONTIER_RETRY, 0);
+        else
+            node__dispatch(n, &p[i], dc_now_ms());
+    }
+    free(p);
+}
+
+static void robots_fetched(struct node *n, struct robots_entry *e,
+                           struct fetch_result *r)
+{
+    struct frontier_robots keep;
+    int64_t now = dc_now_ms();
+    robots_entry_set(e, r, n->agent, n->c, now);
+    if (robots_store_value(e, r, now, &keep)) {
+        /* for the host's next owner; only a cache, so a failure to
+         * store costs that owner one robots.txt fetch, nothing more */
+        keep.host = e->host;
+        (void)frontier_robots_put(n->f, &keep);
+    }
+    sitemaps_queue(n, e);
+    release_parked(n, e, node__stop_requested());
+}
+
+void node__on_fetched(struct node *n, struct fetch_result *r)
+{
+    struct inflight *in = r->ud;
+    polite_ended(n->polite, inflight_host(in), in->ipkey, r->ip, dc_now_ms());
+    if (in->kind == INFLIGHT_ROBOTS) {
+        robots_fetched(n, in->robots, r);
+        fetch_result_free(r);
+    } else if (in->kind == INFLIGHT_SITEMAP) {
+        sitemaps_done(n, in->robots, in->level, r);
+        fetch_result_free(r);
+    } else {
+        struct work_job *j = xcalloc(1, sizeof(*j));
+        j->res = r;
+        j->lease = in->lease;
+        j->depth = in->lease.depth;
+        j->follow = j->depth < n->maxd;
+        if (redirects_count(n->redir))
+            j->redirects = redirects_take(
+                n->redir, dedup_fingerprint(j->lease.url, strlen(j->lease.url)));
+        workers_submit(n->workers, j);
+    }
+    node__inflight_free(in);
+}

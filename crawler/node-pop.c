@@ -1,0 +1,102 @@
+/*
+ * node-pop.c: the pop phase of the node loop (two timers of node.c's
+ * table). Pop leases URLs of the current depth level from the frontier,
+ * as many as there are free transfer slots (fetch.concurrency), takes
+ * their hosts' robots.txt answers and noise state from Redis
+ * (node-store.c) and dispatches them (node-fetch.c). When nothing is
+ * ready it sleeps until the earliest ready time of an owned host; while
+ * transfers run it asks the frontier only every BUSY_POP_MS (their
+ * completions kick it sooner).
+ *
+ * Depth levels: the node serves one depth at a time and moves to the next
+ * when frontier_level says no URL of a lower depth is queued or in flight
+ * anywhere (checked every NODE_LEVEL_CHECK_MS while idle).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "crawler.h"
+#include "frontier.h"
+#include "node-internal.h"
+#include "noise.h"
+
+#define POP_BATCH 512
+#define BUSY_POP_MS 500
+#define SEED_WAIT_MS 500 /* a daemon with an empty frontier */
+
+/* Lease as many URLs as there are free slots and dispatch them. Returns
+ * the number leased; *next_ms is when to try again. */
+static int fill_slots(struct node *n, int64_t now, int64_t *next_ms, int *rc)
+{
+    struct frontier_lease *l = NULL;
+    size_t busy = fetcher_active(n->fetch) + workers_pending(n->workers) +
+                  n->parked + polite_waiting(n->polite);
+    size_t room, nl = 0, i;
+    *next_ms = INT64_MAX;
+    if (busy >= (size_t)n->c->fetch_concurrency)
+        return 0;
+    room = (size_t)n->c->fetch_concurrency - busy;
+    if (room > POP_BATCH)
+        room = POP_BATCH;
+    *rc = frontier_pop(n->f, n->level, now, room, &l, &nl, next_ms);
+    if (*rc)
+        return 0;
+    if (n->c->robots_obey && nl > 0) /* a miss only costs a fetch */
+        (void)node__robots_from_store(n, l, nl, now);
+    if (noise_state_used(n->noise) && nl > 0)
+        node__noise_from_store(n, l, nl);
+    for (i = 0; i < nl; i++)
+        node__dispatch(n, &l[i], now);
+    free(l); /* every lease was moved out */
+    return (int)nl;
+}
+
+int node__timer_pop(struct node *n, struct node_timer *t, int64_t now)
+{
+    int64_t next = INT64_MAX;
+    int rc = DC_OK, got, idle;
+    if (n->loop.stopping || n->level < 0)
+        return DC_OK;
+    got = fill_slots(n, now, &next, &rc);
+    if (rc)
+        return rc;
+    n->next_ready = next;
+    idle = node__local_idle(n);
+    if (got)
+        t->due = now;
+    else if (next == INT64_MAX) /* nothing ready anywhere: while our own
+         * transfers run, their completions kick us, so only poll slowly
+         * for work other nodes admit (no spinning) */
+        t->due = now + (idle ? NODE_LEVEL_CHECK_MS : BUSY_POP_MS);
+    else /* a host becomes ready then (never spin on "now") */
+        t->due = next > now ? next : now + 2;
+    n->loop.pop_empty = !got && next == INT64_MAX && idle;
+    return DC_OK;
+}
+
+/* After a pop that found nothing anywhere while idle: move to the next
+ * depth level with work, leave (exit_when_idle, no work at all), or wait
+ * for seeds (daemon). */
+int node__timer_level(struct node *n, struct node_timer *t, int64_t now)
+{
+    struct node_timer *pop = &n->loop.timers[TIMER_POP];
+    int64_t pend[NODE_MAX_DEPTH + 1];
+    int lvl, rc;
+    if (!n->loop.pop_empty)
+        return DC_OK;
+    rc = frontier_level(n->f, n->maxd + 1, pend, &lvl);
+    if (rc)
+        return rc;
+    t->due = now + t->period_ms;
+    n->waiting_level = lvl >= 0 && lvl == n->level;
+    if (lvl != n->level && lvl >= 0) {
+        n->level = lvl;
+        pop->due = now;
+        n->loop.restart = 1;
+    } else if (lvl < 0 && n->o->exit_when_idle) {
+        n->loop.done = 1;
+    } else if (lvl < 0) { /* daemon: wait for seeds */
+        pop->due = t->due = now + SEED_WAIT_MS;
+    }
+    return DC_OK;
+}

@@ -1,0 +1,279 @@
+/*
+ * node-write.c: the write and complete phases of the node loop. A finished
+ * page is written (WARC response or revisit, request, metadata records +
+ * its JSON line, through one warc_writer per depth), or, when it failed
+ * transiently (transport error, 5xx, 429), tried again fetch.retries
+ * times first (retry.c) with its host pushed back by its back-off or
+ * Retry-After. A URL given up without a request gets a "skipped" JSON
+ * line. Either way its lease joins the completion batch, completed in one
+ * frontier call per turn. Order of effects for a page: children admitted
+ * (node-admit.c), then output written, then the lease completed, so a
+ * crash at any point loses no URL.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crawler.h"
+#include "dedup.h"
+#include "frontier.h"
+#include "warc.h"
+#include "node-internal.h"
+#include "parser.h"
+
+/* ---------------------------------------------------------- completion */
+
+/* Free a lease's strings (it expires in Redis) and clear it. */
+void node__lease_clear(struct frontier_lease *l)
+{
+    free(l->entry);
+    free(l->url);
+    free(l->host);
+    memset(l, 0, sizeof(*l));
+}
+
+/* Queue l's completion (the lease is moved out of l). */
+void node__complete(struct node *n, struct frontier_lease *l, int outcome,
+                    int64_t delay_ms)
+{
+    struct node_done *d;
+    xgrow((void **)&n->done.v, &n->done.cap, n->done.n + 1,
+          sizeof(*n->done.v));
+    d = &n->done.v[n->done.n++];
+    d->lease = *l;
+    memset(l, 0, sizeof(*l));
+    d->outcome = outcome;
+    d->delay = delay_ms;
+}
+
+/* Complete the queued leases in one frontier call. */
+int node__flush_completions(struct node *n)
+{
+    size_t k = n->done.n, i;
+    struct frontier_lease *l;
+    int *outcome;
+    int64_t *delay;
+    int rc;
+    if (!k)
+        return DC_OK;
+    n->loop.kick = 1;
+    l = xmalloc(k * sizeof(*l));
+    outcome = xmalloc(k * sizeof(*outcome));
+    delay = xmalloc(k * sizeof(*delay));
+    for (i = 0; i < k; i++) {
+        l[i] = n->done.v[i].lease;
+        outcome[i] = n->done.v[i].outcome;
+        delay[i] = n->done.v[i].delay;
+    }
+    rc = frontier_complete(n->f, l, outcome, delay, k, dc_now_ms());
+    frontier_leases_free(l, k);
+    free(outcome);
+    free(delay);
+    n->done.n = 0;
+    return rc;
+}
+
+void node__done_release(struct node *n)
+{
+    for (size_t i = 0; i < n->done.n; i++)
+        node__lease_clear(&n->done.v[i].lease);
+    free(n->done.v);
+    memset(&n->done, 0, sizeof(n->done));
+}
+
+/* -------------------------------------------------------------- output */
+
+static struct warc_writer *writer_for(struct node *n, int depth)
+{
+    struct warc_writer_opts wo;
+    char settings[256];
+    if (depth < 0 || depth > NODE_MAX_DEPTH)
+        return NULL;
+    if (n->writers[depth])
+        return n->writers[depth];
+    snprintf(settings, sizeof(settings),
+             "max_depth: %d\r\npoliteness.delay: %g\r\nuser-agent: %s",
+             n->maxd, n->c->politeness_delay, n->c->crawl_user_agent);
+    wo.software = "dcrawl/" DCRAWL_VERSION;
+    wo.settings = settings;
+    wo.max_bytes = n->c->output_warc_max_bytes;
+    wo.gzip_level = n->c->output_gzip_level;
+    if (warc_writer_open(&n->writers[depth], n->o->out_dir, depth, n->id,
+                          &wo) != DC_OK)
+        return NULL;
+    return n->writers[depth];
+}
+
+/*
+ * A URL given up without a request gets a JSON line too (status 0, no
+ * records): "skipped" says why and "error" holds the failure behind it
+ * (robots.txt's libcurl error), if any. Then its lease is completed with
+ * outcome; a line that cannot be written stops the node (write_rc) and
+ * the lease is left to expire, as for a page.
+ */
+void node__skip_url(struct node *n, struct frontier_lease *l, const char *why,
+                    const char *error, int outcome)
+{
+    struct warc_page pg;
+    struct warc_writer *w = writer_for(n, l->depth);
+    int rc;
+
+    memset(&pg, 0, sizeof(pg));
+    pg.url = l->url;
+    pg.depth = l->depth;
+    pg.fetched_ms = dc_now_ms();
+    pg.skipped = why;
+    pg.error = error && *error ? error : NULL;
+    rc = w ? warc_writer_append(w, &pg, NULL, n->id) : DC_EIO;
+    if (rc) {
+        if (!n->write_rc)
+            n->write_rc = rc;
+        node__lease_clear(l); /* the lease expires in Redis */
+        return;
+    }
+    n->st->skipped++;
+    if (l->depth == 0)
+        failures_seed(n->st, l->url, l->host, why);
+    node__complete(n, l, outcome, 0);
+}
+
+/* The page's figures into the node's stats. */
+static void count_page(struct node *n, const struct work_job *j)
+{
+    const struct fetch_result *r = j->res;
+    n->st->pages++;
+    n->st->bytes += r->body_len;
+    n->st->links_found += j->links_found;
+    if (j->depth <= NODE_MAX_DEPTH)
+        n->st->pages_per_depth[j->depth]++;
+    if (r->status >= 100 && r->status < 600) {
+        n->st->status[r->status / 100]++;
+        if (r->error[0]) /* a 3xx past fetch.max_redirects */
+            failures_count(n->st, "", r->error, j->lease.host);
+    } else {
+        n->st->status[0]++, n->st->errors++;
+        failures_count(n->st, "", r->error, j->lease.host);
+        if (j->depth == 0)
+            failures_seed(n->st, j->lease.url, j->lease.host,
+                          r->error[0] ? r->error : "no response");
+    }
+}
+
+/* The warc_page of a finished job; links (n + 1 entries) gets its
+ * canonical links, for its metadata record and JSON line. */
+static void job_page(const struct work_job *j, const char **links,
+                     struct warc_page *pg)
+{
+    size_t i;
+    work_job_page(j, pg);
+    for (i = 0; i < j->links.n; i++)
+        links[i] = j->links.blob + j->links.link[i].off;
+    pg->outlinks = links;
+    pg->noutlinks = j->links.n;
+    pg->decoded_len = j->decoded_len;
+    pg->links_found = j->links_found;
+    pg->links_new = j->links_new_count;
+    pg->noise_seen = j->noise.seen;
+    pg->noise_block = j->noise.dropped_block;
+    pg->noise_cluster = j->noise.dropped_cluster;
+    pg->noise_budget = j->noise.refused_budget;
+    if (j->dup_of_uri) {
+        pg->dup_of_uri = j->dup_of_uri;
+        pg->dup_of_ms = j->dup_of_ms;
+    }
+}
+
+static int write_job(struct node *n, struct work_job *j)
+{
+    struct warc_page pg;
+    struct warc_writer *w = writer_for(n, j->depth);
+    const char **links;
+    int rc;
+    if (!w)
+        return DC_EIO;
+    links = xmalloc((j->links.n + 1) * sizeof(*links));
+    job_page(j, links, &pg);
+    if (j->dup_of_uri) { /* archive as a revisit of the first copy */
+        warc_built_release(&j->built);
+        rc = warc_record_build(&pg, n->c->output_gzip_level, &j->built);
+        if (rc) {
+            free(links);
+            return rc;
+        }
+        n->st->content_dups++;
+    }
+    rc = warc_writer_append(w, &pg, &j->built, n->id);
+    free(links);
+    count_page(n, j);
+    return rc;
+}
+
+/* How long a transient failure pushes its host back: the host's back-off
+ * (politeness.c), or a 429/503's Retry-After when longer (capped by
+ * politeness.max_retry_after). */
+static int64_t failure_delay(struct node *n, const struct work_job *j)
+{
+    const struct fetch_result *r = j->res;
+    int64_t back = polite_failure(n->polite, j->lease.host, dc_now_ms());
+    int64_t ra, cap = (int64_t)(n->c->politeness_max_retry_after * 1000);
+    if ((r->status == 429 || r->status == 503) && r->resp_head &&
+        parser_retry_after(r->resp_head, r->resp_len, dc_now_ms(), &ra) ==
+            DC_OK) {
+        n->st->retry_after++;
+        if (ra > cap)
+            ra = cap;
+        if (ra > back)
+            back = ra;
+    }
+    return back;
+}
+
+/* The gap before the host's next transfer after j: its politeness gap, or
+ * for a transient failure its back-off when longer. */
+static int64_t job_delay(struct node *n, const struct work_job *j,
+                         int transient)
+{
+    struct robots_entry *e = NULL;
+    int64_t delay;
+    if (n->c->robots_obey)
+        e = robots_cache_get(n->robots, j->lease.url);
+    delay = node__host_delay_ms(n, e);
+    if (transient) {
+        int64_t back = failure_delay(n, j);
+        if (back > delay)
+            delay = back;
+    } else {
+        polite_success(n->polite, j->lease.host);
+    }
+    return delay;
+}
+
+/* Record a finished page and queue its lease's completion. A transport
+ * error, 5xx or 429 is retried (fetch.retries times, the host pushed back
+ * by its back-off or Retry-After) before it is written as failed. */
+int node__finish_job(struct node *n, struct work_job *j)
+{
+    int status = j->res->status, rc;
+    int transient = status == 0 || status >= 500 || status == 429;
+    uint64_t fp = 0; /* the retry table's key, only needed when it is used */
+    unsigned attempt = 0;
+    int64_t delay = job_delay(n, j, transient);
+    if (transient || n->retry.n)
+        fp = dedup_fingerprint(j->lease.url, strlen(j->lease.url));
+    if (transient && retry_again(&n->retry, fp, n->c->fetch_retries, &attempt)) {
+        n->st->retries++;
+        node__complete(n, &j->lease, FRONTIER_RETRY, delay);
+        return DC_OK;
+    }
+    if (n->retry.n)
+        retry_forget(&n->retry, fp);
+    rc = write_job(n, j);
+    if (transient)
+        n->st->failed++;
+    if (!rc) /* not written: the lease expires and the URL is fetched again */
+        node__complete(n, &j->lease,
+                       transient || j->res->error[0] ? FRONTIER_FAILED : FRONTIER_DONE,
+                       delay);
+    return rc;
+}
