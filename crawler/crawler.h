@@ -153,11 +153,11 @@ struct node_stats {
     uint64_t noise_roundtrips;
     uint64_t parts_acquired, parts_released, parts_lost, leases_reclaimed;
     /* dedup: cache counters, Redis round trips of the node's frontier
-     * handle, and the seen-set's size (frontier_seen_usage) at the end */
+     * handle, and the seen-set's size (seen_usage) at the end */
     uint64_t cache_hits, cache_misses, cache_evictions;
     uint64_t redis_roundtrips;
     uint64_t seen_urls, seen_bytes, seen_keys, seen_not_compact;
-    const char *seen_layout;    /* frontier_seen_layout_name */
+    const char *seen_layout;    /* seen_layout_name */
     int seen_sampled; /* seen_* extrapolated from a sample of buckets */
     uint64_t pages_per_depth[64];
     uint64_t status[6]; /* 0 = transport error, 1xx..5xx */

@@ -18,6 +18,7 @@
 
 #include "crawler.h"
 #include "frontier.h"
+#include "seen.h"
 #include "parser.h"
 
 #define DCRAWL_VERSION "0.1.0"
@@ -251,7 +252,7 @@ int cli_frontier_open(const char *cmd, const char *redis, const struct conf *c,
         fprintf(stderr, "dcrawl %s: %s\n", cmd, err);
         return 2;
     }
-    if (frontier_seen_layout(*f, err, sizeof(err)))
+    if (seen_layout(*f, err, sizeof(err)))
         fprintf(stderr, "dcrawl %s: %s\n", cmd, err);
     return 0;
 }

@@ -20,17 +20,18 @@
 
 #include "crawler.h"
 #include "frontier.h"
+#include "seen.h"
 #include "parser.h"
 
 #define SUMMARY_TOP_ERRORS 5
 
 void node_dedup_stats(struct frontier *f, struct node_stats *st)
 {
-    struct frontier_seen_usage u;
+    struct seen_usage u;
 
     st->redis_roundtrips = frontier_roundtrips(f);
-    st->seen_layout = frontier_seen_layout_name(f);
-    if (frontier_seen_usage(f, 2048, &u) != DC_OK) /* a sample: fast */
+    st->seen_layout = seen_layout_name(f);
+    if (seen_usage(f, 2048, &u) != DC_OK) /* a sample: fast */
         return;
     st->seen_sampled = u.sampled < u.total;
     st->seen_urls = u.members;

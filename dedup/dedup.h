@@ -12,7 +12,7 @@
  * the frontier records it in Redis so every client of a crawl agrees).
  *
  * Seen-set. The source of truth is a set in Redis, written insert-if-absent
- * by the frontier (its admit script, or frontier_seen) so that "new"
+ * by the frontier (its admit script, or seen_batch) so that "new"
  * happens exactly once whoever asks. This module defines where a
  * fingerprint lives (dedup_seen_key / dedup_seen_member):
  *   key    "<prefix>:{<p>}:s:<b>"  p = the URL's host partition (so the
@@ -31,7 +31,7 @@
  * earlier layout) overflowed into hash tables (about 50 bytes per member)
  * at a few million URLs. Small buckets also make inserts cheap (an intset
  * insert moves the members after it) and cost nothing in commands: batch
- * dedup (frontier_seen) sends one script call per partition, which routes
+ * dedup (seen_batch) sends one script call per partition, which routes
  * members to their buckets inside Redis. Past 2 M URLs in one partition
  * its fuller buckets still work but become hash tables, which the crawl
  * summary reports as buckets not intset.

@@ -24,6 +24,7 @@
 #include "conf.h"
 #include "dedup.h"
 #include "frontier.h"
+#include "seen.h"
 #include "frontier-internal.h"
 #include "t.h"
 #include "t-frontier.h"
@@ -202,7 +203,7 @@ static void t_api(struct frontier *f)
 {
     enum { N = 1200 };
     struct frontier_stats st;
-    struct frontier_seen_usage us;
+    struct seen_usage us;
     int64_t pend[2];
     int lv = -2;
     char v[32];
@@ -237,19 +238,19 @@ static void t_api(struct frontier *f)
         snprintf(urls[N + i], sizeof(urls[0]), "http://s%d.test/", i);
         t_mkurl(&u[i], urls[N + i], 0);
     }
-    CHECK(frontier_seen(f, u, 500, 1, isnew) == DC_OK, "check-only");
+    CHECK(seen_batch(f, u, 500, 1, isnew) == DC_OK, "check-only");
     for (int i = 0; i < 500; i++)
         c1 += isnew[i];
-    CHECK(frontier_seen(f, u, 500, 0, isnew) == DC_OK, "seen");
+    CHECK(seen_batch(f, u, 500, 0, isnew) == DC_OK, "seen");
     for (int i = 0; i < 500; i++)
         c2 += isnew[i];
     CHECK(c1 == 500 && c2 == 500, "seen new: %d %d", c1, c2);
-    CHECK(frontier_seen(f, u, 500, 0, isnew) == DC_OK, "seen again");
+    CHECK(seen_batch(f, u, 500, 0, isnew) == DC_OK, "seen again");
     c2 = 0;
     for (int i = 0; i < 500; i++)
         c2 += isnew[i];
     CHECK(c2 == 0, "seen again new: %d", c2);
-    CHECK(frontier_seen_usage(f, 0, &us) == DC_OK && us.members >= 500 + N,
+    CHECK(seen_usage(f, 0, &us) == DC_OK && us.members >= 500 + N,
           "usage members %llu", (unsigned long long)us.members);
 
     /* content digests over many slots: the second claimant is a dup */
