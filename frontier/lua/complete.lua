@@ -3,15 +3,8 @@
 -- then per lease: queue, h:<d>, h:<d+1>. ARGV: now, host_connections, then
 -- per lease: entry, outcome, delay, depth, host, url. Returns the next
 -- ready ms of KEYS[6], or -1.
-local busy = 9000000000000000
-local function num(x) return tonumber(x or '0') or 0 end
-local function str(x) return string.format('%.0f', x) end
-local function ready(h)
-  local r = redis.call('ZRANGEBYSCORE', h, '-inf', '(' .. str(busy),
-                       'WITHSCORES', 'LIMIT', 0, 1)
-  if #r > 0 then return tonumber(r[2]) end
-  return -1
-end
+--#include common
+--#include ready
 local now, conns = tonumber(ARGV[1]), tonumber(ARGV[2])
 local names = { 'done:', 'failed:', 'skipped:' }
 for i = 0, (#KEYS - 6) / 3 - 1 do

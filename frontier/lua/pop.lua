@@ -4,15 +4,8 @@
 -- host_connections, node, check (1: pop only while own holds node).
 -- Returns { next ready ms at d or -1, lease entry... }, or { -2 } when the
 -- partition is not ours.
-local busy = 9000000000000000
-local function num(x) return tonumber(x or '0') or 0 end
-local function str(x) return string.format('%.0f', x) end
-local function ready(h)
-  local r = redis.call('ZRANGEBYSCORE', h, '-inf', '(' .. str(busy),
-                       'WITHSCORES', 'LIMIT', 0, 1)
-  if #r > 0 then return tonumber(r[2]) end
-  return -1
-end
+--#include common
+--#include ready
 if ARGV[7] == '1' and redis.call('GET', KEYS[6]) ~= ARGV[6] then
   return { -2 }
 end
