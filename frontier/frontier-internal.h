@@ -182,6 +182,19 @@ void frontier__route_free(struct frontier_route **rt);
 /* seen/: the layout strings, probes and helpers admit shares with the
  * seen client are in seen-internal.h. */
 
+/* host-blob.c: per-host values in <prefix>:{p}:<name> (a HASH of the
+ * host's partition). get: found(ud, i, blob, len) for each of the n hosts
+ * with a stored value (blob valid during the call only); put: vals[i] of
+ * lens[i] bytes for hosts[i]. One pipelined round trip each. */
+typedef void (*frontier__blob_fn)(void *ud, size_t i, const void *blob,
+                                  size_t len);
+int frontier__host_blob_get(struct frontier *f, const char *name,
+                            const char *const *hosts, size_t n,
+                            frontier__blob_fn found, void *ud);
+int frontier__host_blob_put(struct frontier *f, const char *name,
+                            const char *const *hosts, const char *const *vals,
+                            const size_t *lens, size_t n);
+
 /* partkey.c */
 int frontier__partkey_mode(const char *name);   /* -1 when unknown */
 void frontier__ipcache_free(struct frontier *f);
