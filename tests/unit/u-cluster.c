@@ -210,6 +210,8 @@ static void t_drain_on_join(void)
     struct frontier *fs[2] = { node_open("n1"), NULL };
     struct frontier_lease *l = NULL;
     size_t nl = 0, held = 0, moved_early = 0;
+    struct frontier_cluster_view v1, v3;
+    int joined = 0;
     int64_t t0;
 
     if (!fs[0])
@@ -221,10 +223,12 @@ static void t_drain_on_join(void)
     fs[1] = node_open("n3");
     if (!fs[1])
         return;
-    /* 1 s of ticks: partitions go to n3 only once n1 completes their URLs;
-     * complete half of n1's leases on the way */
+    /* Ticks for at least 1 s, and until the join has really happened (n1
+     * sees n3 live and n3 owns a partition n1 drained), at most WAIT_MS:
+     * partitions go to n3 only once n1 completes their URLs; complete half
+     * of n1's leases after 300 ms */
     t0 = dc_now_ms();
-    while (dc_now_ms() - t0 < 1000) {
+    while (dc_now_ms() - t0 < WAIT_MS) {
         tick(fs[0]);
         tick(fs[1]);
         for (int p = 0; p < PARTS; p++)
@@ -238,14 +242,20 @@ static void t_drain_on_join(void)
             CHECK(frontier_complete(fs[0], l, out, NULL, held,
                                     dc_now_ms()) == DC_OK, "complete half");
         }
+        frontier_cluster_view(fs[0], &v1);
+        frontier_cluster_view(fs[1], &v3);
+        joined = held > 0 && v1.nodes == 2 && v3.owned > 0;
+        if (joined && dc_now_ms() - t0 >= 1000)
+            break;
         sleep_ms(20);
     }
+    CHECK(joined, "n3 joined and took a drained partition within %d ms "
+          "(n1 sees %zu nodes, n3 owns %zu)", WAIT_MS, v1.nodes, v3.owned);
     CHECK(moved_early == 0,
           "no partition with a URL still held by n1 went to n3 (%zu)",
           moved_early);
     {
         int out[HOSTS] = { 0 };
-        struct frontier_cluster_view v3;
         CHECK(frontier_complete(fs[0], l + held, out, NULL, nl - held,
                                 dc_now_ms()) == DC_OK, "complete the rest");
         CHECK(settle(fs, 2, 2) >= 0, "split settles after the drain");

@@ -778,6 +778,9 @@ static void t_seen_concurrent(void)
     unsigned total[SEEN_UNIVERSE] = {0};
     unsigned char got[SEEN_UNIVERSE];
     int wrong = 0;
+    long long new3 = 0;   /* "new" answers child 3 (admit) got */
+    struct frontier *f;
+    struct frontier_stats st;
 
     for (int k = 0; k < SEEN_PROCS; k++) {
         CHECK(pipe(fds[k]) == 0, "pipe");
@@ -801,15 +804,27 @@ static void t_seen_concurrent(void)
         CHECK(waitpid(pid[k], &status, 0) == pid[k] && WIFEXITED(status) &&
               WEXITSTATUS(status) == 0, "child %d failed", k);
         CHECK(have == sizeof(got), "child %d sent %zu bytes", k, have);
-        for (int i = 0; i < SEEN_UNIVERSE; i++)
+        for (int i = 0; i < SEEN_UNIVERSE; i++) {
             total[i] += got[i];
+            new3 += k == 3 ? got[i] : 0;
+        }
     }
     /* 4 children x 1600 from steps of 800 cover the universe twice over */
     for (int i = 0; i < SEEN_UNIVERSE; i++)
         if (total[i] != 1)
             wrong++;
     CHECK(wrong == 0, "%d URLs not reported new exactly once", wrong);
-    CHECK(raw_int("HGET dc:{0}:stat %s", "admitted") >= 0, "stat readable");
+    /* the admit script counted child 3's answers: 1600 URLs, every 5th
+     * twice in its batch, 320 repeats */
+    f = open_f(16, 1, 60, "cy");
+    CHECK(f && frontier_stats(f, &st) == DC_OK, "stats");
+    CHECK(f && new3 > 0 && st.admitted == new3,
+          "stat admitted %lld = child 3's new answers %lld",
+          (long long)st.admitted, new3);
+    CHECK(f && st.seen == 1600 + 320 - new3,
+          "stat seen %lld = child 3's other answers %lld",
+          (long long)st.seen, 1600 + 320 - new3);
+    frontier_close(&f);
 }
 
 /* Marks made by seen_batch are "seen" to admit and the reverse;
