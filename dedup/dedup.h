@@ -37,11 +37,11 @@
  * summary reports as buckets not intset.
  *
  * That layout (b256-i64) is the fallback. When the Redis has the
- * project's module (dcrawl-seen.so, frontier/seenmod/), the frontier uses
+ * project's module (dcrawl-seen.so, seen/module/), the frontier uses
  * layout "mod-u64" instead: one module key "<prefix>:{<p>}:S" per
  * partition holding the whole fingerprints in 256 sorted arrays (about 9
  * bytes per URL, one native command per partition per batch; see
- * frontier/seen-mod.c). dedup_seen_key / dedup_seen_member describe only
+ * seen/client-mod.c). dedup_seen_key / dedup_seen_member describe only
  * b256-i64.
  *
  * Why not members of 32 bits (4 bytes)? The key implies only the 8 bucket

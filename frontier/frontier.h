@@ -1,12 +1,22 @@
 /*
- * frontier.h: the crawl frontier, kept in Redis.
+ * frontier.h: the crawl frontier, kept in Redis: which URLs are queued per
+ * host and depth, which are leased to which node, when each host may be
+ * fetched again, which depth is being crawled, and which node owns which
+ * partition in a cluster. Also on the same handle: per-host stores that
+ * move with a host's partition (robots.txt answers, noise-filter state),
+ * content-digest claims, crawl-wide meta settings and the read-only
+ * picture `dcrawl status` prints. Related modules: the seen-set API on
+ * this handle is seen/seen.h; the consistent-hash ring that decides
+ * partition ownership is ring/ring.h (no Redis). The Lua scripts are
+ * frontier/lua/<name>.lua; frontier/frontier.c lists which file does what.
  *
  * Partitioning. A URL's host key ("host[:port]", see parser_url_host) hashes
  * (first 64 bits of MurmurHash3 x64, mod P) to one of P partitions
  * (frontier.partitions). Every key of a partition carries the hash tag
  * {p}, so a partition's keys live in one Redis Cluster slot and each script
  * call touches one partition only. Which node may pop a partition is
- * decided by the ring and the partition's lease (frontier/cluster.c).
+ * decided by the ring (ring/ring.h) and the partition's lease
+ * (frontier/cluster.c).
  *
  * Redis Cluster: with a "redis-cluster://host:port[,host:port...]" URL
  * every batch is routed by slot (CRC16 of the hash tag) to the masters of
@@ -319,7 +329,7 @@ int frontier_noise_put(struct frontier *f, const char *const *hosts,
                        const unsigned char *const *blobs, const size_t *lens,
                        size_t n);
 
-/* ---- the cluster: ring, membership, partition ownership ---- */
+/* ---- the cluster: membership, partition ownership ---- */
 
 /*
  * Membership and ownership (frontier/cluster.c). frontier_cluster_join

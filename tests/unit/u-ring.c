@@ -1,5 +1,5 @@
 /*
- * u-ring.c: the consistent-hash ring of node ids (frontier/ring.c).
+ * u-ring.c: the consistent-hash ring of node ids (ring/ring.c).
  *
  * The plain (c < 1) assignment is checked against a brute-force reference
  * written here from the ring's documented definition: node id s has the
