@@ -311,10 +311,7 @@ static void assign(struct frontier *f)
 static void own_call(struct frontier *f, struct frontier_call *c, int p,
                      int64_t now)
 {
-    frontier__call_init(c, FRONTIER_SCRIPT_OWN);
-    frontier__strv_pushf(&c->keys, "%s:{%d}:lease", f->prefix, p);
-    frontier__strv_pushf(&c->keys, "%s:{%d}:act", f->prefix, p);
-    frontier__strv_pushf(&c->keys, "%s:{%d}:next", f->prefix, p);
+    frontier__lease_call(f, c, FRONTIER_SCRIPT_OWN, p);
     frontier__strv_pushf(&c->keys, "%s:{%d}:", f->prefix, p);
     frontier__strv_pushf(&c->keys, "%s:{%d}:own", f->prefix, p);
     frontier__strv_pushf(&c->args, "%lld", (long long)now);

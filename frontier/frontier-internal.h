@@ -232,6 +232,10 @@ size_t frontier__slots_sort(struct frontier_slot *s, size_t n);
 /* lease.c: partition p may have a ready host from t on (lowers the
  * ready index). */
 void frontier__index_lower(struct frontier *f, int p, int64_t t);
+/* Start c as a call of script on partition p with the keys every lease
+ * script starts with: lease, act, next (complete, reclaim, own, orphans). */
+void frontier__lease_call(struct frontier *f, struct frontier_call *c,
+                          int script, int p);
 /* An integer or numeric string reply as an integer, else def. */
 int64_t frontier__reply_int(const redisReply *r, int64_t def);
 

@@ -340,6 +340,15 @@ size_t frontier__slots_sort(struct frontier_slot *s, size_t n)
     return runs;
 }
 
+void frontier__lease_call(struct frontier *f, struct frontier_call *c,
+                          int script, int p)
+{
+    frontier__call_init(c, script);
+    frontier__strv_pushf(&c->keys, "%s:{%d}:lease", f->prefix, p);
+    frontier__strv_pushf(&c->keys, "%s:{%d}:act", f->prefix, p);
+    frontier__strv_pushf(&c->keys, "%s:{%d}:next", f->prefix, p);
+}
+
 uint64_t frontier_roundtrips(const struct frontier *f)
 {
     return f->roundtrips;

@@ -276,10 +276,7 @@ void frontier_leases_free(struct frontier_lease *l, size_t n)
 static void complete_call(struct frontier *f, struct frontier_call *c, int p,
                           int depth, int64_t now)
 {
-    frontier__call_init(c, FRONTIER_SCRIPT_COMPLETE);
-    frontier__strv_pushf(&c->keys, "%s:{%d}:lease", f->prefix, p);
-    frontier__strv_pushf(&c->keys, "%s:{%d}:act", f->prefix, p);
-    frontier__strv_pushf(&c->keys, "%s:{%d}:next", f->prefix, p);
+    frontier__lease_call(f, c, FRONTIER_SCRIPT_COMPLETE, p);
     frontier__strv_pushf(&c->keys, "%s:{%d}:pend", f->prefix, p);
     frontier__strv_pushf(&c->keys, "%s:{%d}:stat", f->prefix, p);
     frontier__strv_pushf(&c->keys, "%s:{%d}:h:%d", f->prefix, p, depth);

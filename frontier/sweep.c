@@ -56,10 +56,7 @@ static void reclaim_call(struct frontier *f, struct frontier_call *c, int p,
 {
     const struct reclaim_arg *a = ud;
 
-    frontier__call_init(c, FRONTIER_SCRIPT_RECLAIM);
-    frontier__strv_pushf(&c->keys, "%s:{%d}:lease", f->prefix, p);
-    frontier__strv_pushf(&c->keys, "%s:{%d}:act", f->prefix, p);
-    frontier__strv_pushf(&c->keys, "%s:{%d}:next", f->prefix, p);
+    frontier__lease_call(f, c, FRONTIER_SCRIPT_RECLAIM, p);
     frontier__strv_pushf(&c->keys, "%s:{%d}:", f->prefix, p);
     frontier__strv_pushf(&c->args, "%lld", (long long)a->now);
     frontier__strv_pushs(&c->args, a->own ? "1" : "0");
