@@ -204,37 +204,29 @@ static void t_split_and_failover(void)
     frontier_close(&fs[1]);
 }
 
-/* A joining node gets a partition only after the old owner drained it. */
-static void t_drain_on_join(void)
+/*
+ * n3 (fs[1]) joins while n1 (fs[0]) holds the nl leases l. Ticks both for
+ * at least 1 s, and until the join has really happened (n1 sees n3 live
+ * and n3 owns a partition n1 drained), at most WAIT_MS: partitions go to
+ * n3 only once n1 completes their URLs. Completes the first half of l
+ * after 300 ms and returns how many it completed; *moved_early counts
+ * leases still held by n1 in partitions n3 owned meanwhile.
+ */
+static size_t join_ticks(struct frontier **fs, struct frontier_lease *l,
+                         size_t nl, size_t *moved_early)
 {
-    struct frontier *fs[2] = { node_open("n1"), NULL };
-    struct frontier_lease *l = NULL;
-    size_t nl = 0, held = 0, moved_early = 0;
-    struct frontier_cluster_view v1, v3;
+    struct frontier_cluster_view v1 = { 0 }, v3 = { 0 };
+    size_t held = 0;
     int joined = 0;
-    int64_t t0;
+    int64_t t0 = dc_now_ms();
 
-    if (!fs[0])
-        return;
-    admit_hosts(fs[0]);
-    CHECK(settle(fs, 1, 1) >= 0, "one node owns everything");
-    pop_all(fs[0], &l, &nl);
-    CHECK(nl == HOSTS, "n1 holds one URL of every host: %zu", nl);
-    fs[1] = node_open("n3");
-    if (!fs[1])
-        return;
-    /* Ticks for at least 1 s, and until the join has really happened (n1
-     * sees n3 live and n3 owns a partition n1 drained), at most WAIT_MS:
-     * partitions go to n3 only once n1 completes their URLs; complete half
-     * of n1's leases after 300 ms */
-    t0 = dc_now_ms();
     while (dc_now_ms() - t0 < WAIT_MS) {
         tick(fs[0]);
         tick(fs[1]);
         for (int p = 0; p < PARTS; p++)
             if (frontier_cluster_owns(fs[1], p, dc_now_ms())) {
                 for (size_t i = held; i < nl; i++)
-                    moved_early += l[i].partition == p;
+                    *moved_early += l[i].partition == p;
             }
         if (held == 0 && dc_now_ms() - t0 > 300) {
             int out[HOSTS] = { 0 };
@@ -251,11 +243,32 @@ static void t_drain_on_join(void)
     }
     CHECK(joined, "n3 joined and took a drained partition within %d ms "
           "(n1 sees %zu nodes, n3 owns %zu)", WAIT_MS, v1.nodes, v3.owned);
+    return held;
+}
+
+/* A joining node gets a partition only after the old owner drained it. */
+static void t_drain_on_join(void)
+{
+    struct frontier *fs[2] = { node_open("n1"), NULL };
+    struct frontier_lease *l = NULL;
+    size_t nl = 0, held = 0, moved_early = 0;
+
+    if (!fs[0])
+        return;
+    admit_hosts(fs[0]);
+    CHECK(settle(fs, 1, 1) >= 0, "one node owns everything");
+    pop_all(fs[0], &l, &nl);
+    CHECK(nl == HOSTS, "n1 holds one URL of every host: %zu", nl);
+    fs[1] = node_open("n3");
+    if (!fs[1])
+        return;
+    held = join_ticks(fs, l, nl, &moved_early);
     CHECK(moved_early == 0,
           "no partition with a URL still held by n1 went to n3 (%zu)",
           moved_early);
     {
         int out[HOSTS] = { 0 };
+        struct frontier_cluster_view v3;
         CHECK(frontier_complete(fs[0], l + held, out, NULL, nl - held,
                                 dc_now_ms()) == DC_OK, "complete the rest");
         CHECK(settle(fs, 2, 2) >= 0, "split settles after the drain");
