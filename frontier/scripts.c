@@ -4,8 +4,9 @@
  * KEYS, ARGV and reply); CMake embeds the files' bytes unchanged at build
  * time (cmake/embed-lua.cmake -> <build>/gen/frontier-lua.c), so the line
  * numbers in a Redis error ("@user_script:N") are the lines of the file.
- * Scripts cannot share code, so the small helpers (num, str, ready,
- * enqueue, requeue) are written out in every script that uses them.
+ * Helpers several scripts use (num, str, ready, enqueue, requeue) are in
+ * frontier/lua/lib/<name>.lua; a script line "--#include <name>" is
+ * replaced by the helper's code on that one line, so no line moves.
  *
  * Each script runs atomically on one partition: every key it names carries
  * the partition's {p} hash tag, so in a Redis Cluster one call stays in one
