@@ -1,7 +1,7 @@
 /*
  * scripts.c: the frontier's Lua scripts, how they are loaded and found.
  * Each script is a file frontier/lua/<name>.lua (its top comment says its
- * KEYS, ARGV and reply); CMake embeds the files' bytes unchanged at build
+ * KEYS, ARGV and reply); CMake embeds the files line for line at build
  * time (cmake/embed-lua.cmake -> <build>/gen/frontier-lua.c), so the line
  * numbers in a Redis error ("@user_script:N") are the lines of the file.
  * Helpers several scripts use (num, str, ready, enqueue, requeue) are in
