@@ -1,21 +1,21 @@
 /*
- * cluster_sim.c: how evenly the partition ring (frontier/ring.c) spreads
+ * cluster_sim.c: how evenly the partition ring (ring/ring.c) spreads
  * work over nodes, and how much of it moves when a node joins or leaves,
  * for choosing cluster.virtual_nodes and cluster.load_factor.
  *
  *   build-rel/bench/cluster_sim [--hosts M] [--trials T] [--threads K]
  *
  * Three simulations, each printed as a markdown table; every assignment is
- * frontier_ring_assign itself, timed (ms, wall clock):
+ * ring_assign itself, timed (ms, wall clock):
  *
  *  A. M host hashes (default 10^6, "h<i>.example" through
- *     frontier_ring_hash) on 10, 100 and 1000 nodes with 1 .. 1000 virtual
+ *     ring_hash) on 10, 100 and 1000 nodes with 1 .. 1000 virtual
  *     nodes each, plain consistent hashing (c = 0) and bounded loads
  *     c = 1.05, 1.10, 1.25: max/mean and stddev/mean of the items per node,
  *     and the share of items whose owner changes when node n+1 joins and
  *     when one node leaves (ideal: 1/(n+1) and 1/n).
  *  B. What the crawler assigns: the 1024 partition items
- *     (frontier_ring_item(p), p = 0..1023) on 3 nodes. Node ids are
+ *     (ring_item(p), p = 0..1023) on 3 nodes. Node ids are
  *     "hostname-pid", so besides ids n1, n2, n3 it runs T random id sets
  *     and reports the worst.
  *  C. The 60-host bench site: hosts 127.0.1.1:8080 .. 127.0.1.60:8080
@@ -61,7 +61,7 @@
 #include <time.h>
 
 #include "conf.h"
-#include "frontier.h"
+#include "ring.h"
 
 #define NCS 4
 static const double CS[NCS] = {0.0, 1.05, 1.10, 1.25};
@@ -117,26 +117,26 @@ static void free_ids(char **ids, size_t n)
  * n-1 (ids[0] leaves). Owners are kept as id pointers so the three
  * assignments compare (node indexes differ between rings). */
 struct rings {
-    struct frontier_ring *base, *join, *leave;
+    struct ring *base, *join, *leave;
 };
 
 static void rings_make(struct rings *r, char **ids, size_t n, int vn)
 {
     const char *const *p = (const char *const *)ids;
 
-    if (frontier_ring_new(&r->base, p, n, vn) ||
-        frontier_ring_new(&r->join, p, n + 1, vn) ||
-        frontier_ring_new(&r->leave, p + 1, n - 1, vn)) {
-        fprintf(stderr, "cluster_sim: frontier_ring_new failed\n");
+    if (ring_new(&r->base, p, n, vn) ||
+        ring_new(&r->join, p, n + 1, vn) ||
+        ring_new(&r->leave, p + 1, n - 1, vn)) {
+        fprintf(stderr, "cluster_sim: ring_new failed\n");
         exit(1);
     }
 }
 
 static void rings_free(struct rings *r)
 {
-    frontier_ring_free(&r->base);
-    frontier_ring_free(&r->join);
-    frontier_ring_free(&r->leave);
+    ring_free(&r->base);
+    ring_free(&r->join);
+    ring_free(&r->leave);
 }
 
 struct result {
@@ -172,16 +172,16 @@ static void load_stats(const uint32_t *owner, const unsigned *w, size_t m,
 }
 
 /* Share of items whose owner id differs between the two assignments. */
-static double moved(const struct frontier_ring *ra, const uint32_t *a,
-                    const struct frontier_ring *rb, const uint32_t *b,
+static double moved(const struct ring *ra, const uint32_t *a,
+                    const struct ring *rb, const uint32_t *b,
                     size_t m)
 {
     size_t k = 0;
 
     for (size_t i = 0; i < m; i++)
-        k += frontier_ring_node(ra, a[i]) != NULL &&
-             strcmp(frontier_ring_node(ra, a[i]),
-                    frontier_ring_node(rb, b[i])) != 0;
+        k += ring_node(ra, a[i]) != NULL &&
+             strcmp(ring_node(ra, a[i]),
+                    ring_node(rb, b[i])) != 0;
     return m ? (double)k / (double)m : 0;
 }
 
@@ -194,10 +194,10 @@ static void run_case(const struct rings *r, const uint64_t *items,
     uint32_t *oj = own + m, *ol = own + 2 * m;
     double t0 = now_ms();
 
-    frontier_ring_assign(r->base, items, m, c, own);
+    ring_assign(r->base, items, m, c, own);
     res->ms = now_ms() - t0;
-    frontier_ring_assign(r->join, items, m, c, oj);
-    frontier_ring_assign(r->leave, items, m, c, ol);
+    ring_assign(r->join, items, m, c, oj);
+    ring_assign(r->leave, items, m, c, ol);
     load_stats(own, w, m, n, res);
     res->join = moved(r->base, own, r->join, oj, m);
     res->leave = moved(r->base, own, r->leave, ol, m);
@@ -260,7 +260,7 @@ static void sim_hosts(size_t m, int nthreads)
 
     for (size_t i = 0; i < m; i++) {
         int len = snprintf(buf, sizeof(buf), "h%zu.example", i);
-        items[i] = frontier_ring_hash(buf, (size_t)len);
+        items[i] = ring_hash(buf, (size_t)len);
     }
     p.jobs = xcalloc(p.njobs, sizeof(*p.jobs));
     pthread_mutex_init(&p.mu, NULL);
@@ -367,7 +367,7 @@ static void sim_partitions(size_t trials)
     struct agg g;
 
     for (size_t p = 0; p < NPART; p++)
-        items[p] = frontier_ring_item(p);
+        items[p] = ring_item(p);
     printf("## B. %d partitions (all used) over 3 nodes\n\n", NPART);
     printf("max/mean, min/mean: ids n1, n2, n3. worst: over %zu random "
            "id sets (\"host<hex>-<pid>\"); within 25%%: id sets where every "
@@ -393,11 +393,11 @@ static void sim_site60(size_t trials)
 
     for (int i = 0; i < 60; i++) {
         int len = snprintf(buf, sizeof(buf), "127.0.1.%d:8080", i + 1);
-        hosts_in[frontier_ring_hash(buf, (size_t)len) % NPART]++;
+        hosts_in[ring_hash(buf, (size_t)len) % NPART]++;
     }
     for (size_t p = 0; p < NPART; p++)
         if (hosts_in[p]) {
-            items[m] = frontier_ring_item(p);
+            items[m] = ring_item(p);
             w[m++] = hosts_in[p];
         }
     printf("## C. The 60-host site (127.0.1.1-60:8080): %zu used partitions "

@@ -24,11 +24,11 @@
  * time is printed apart), then the clock runs over canonicalize
  * (parser_url_canon) -> fingerprint (MurmurHash3) -> cache
  * (dedup_cache_*) -> a miss enters the cache at once and is batched,
- * --batch at a time, into frontier_seen (one round trip). Three stages
+ * --batch at a time, into seen_batch (one round trip). Three stages
  * overlap: --jobs canonicalizing threads fill chunks of CHUNK URLs ahead
  * (a ring of NSLOTS chunks, taken in stream order), one cache thread (the
  * main one) runs the cache and builds batches, and one I/O thread runs
- * frontier_seen on the previous batch (two batch buffers). The time is
+ * seen_batch on the previous batch (two batch buffers). The time is
  * wall clock to the last answer. A repeat while its first copy's answer
  * is pending is a duplicate either way. Also printed: the CPU time of
  * this process and of redis-server during the path, and how long the
@@ -48,7 +48,7 @@
  *
  * Memory: INFO used_memory after the run minus before (empty database),
  * divided by the URLs stored; also MEMORY USAGE summed over the seen-set's
- * keys (frontier_seen_usage).
+ * keys (seen_usage).
  *
  * Baseline (scrapy-redis's RFPDupeFilter): SHA-1 of the canonical URL as
  * 40 hex characters, one SADD to one set per URL, no cache; pipelined
@@ -78,6 +78,7 @@
 #include "conf.h"
 #include "dedup.h"
 #include "frontier.h"
+#include "seen.h"
 #include "parser.h"
 
 #include "linkstream.h"
@@ -604,7 +605,7 @@ static void pool_join(struct pool *p)
     pthread_cond_destroy(&p->cv);
 }
 
-/* A batch of cache misses for frontier_seen. */
+/* A batch of cache misses for seen_batch. */
 struct batch {
     struct frontier_url *u;
     char (*hosts)[72];
@@ -630,7 +631,7 @@ static void batch_release(struct batch *b)
 /*
  * The Redis side runs on its own thread, one batch at a time, so the
  * canonicalizing threads work on batch k + 1 while batch k's answer is on
- * the way (frontier_seen blocks on the reply; the frontier is used by this
+ * the way (seen_batch blocks on the reply; the frontier is used by this
  * thread only).
  */
 struct io {
@@ -656,7 +657,7 @@ static void *io_main(void *arg)
         struct batch *b = io->work;
         pthread_mutex_unlock(&io->mu);
         double t0 = now_s();
-        if (frontier_seen(io->f, b->u, b->n, 0, b->isnew)) {
+        if (seen_batch(io->f, b->u, b->n, 0, b->isnew)) {
             fprintf(stderr, "dedup_bench: %s\n", frontier_errstr(io->f));
             exit(1);
         }
@@ -730,7 +731,7 @@ static void run_path(const struct opts *o, struct frontier *f,
     struct dedup_cache *c = dedup_cache_new(o->cache);
     struct batch bt[2];
     struct dedup_cache_stats st;
-    struct frontier_seen_usage us;
+    struct seen_usage us;
     struct corpus cp;
     struct io io = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
                     f, NULL, 0, 0, 0};
@@ -808,7 +809,7 @@ static void run_path(const struct opts *o, struct frontier *f,
     res->stored = res->fresh;
     res->used_per_url = (double)(info_used_memory(r) - mem0) /
                         (double)res->stored;
-    if (frontier_seen_usage(f, 0, &us) == DC_OK && us.members) {
+    if (seen_usage(f, 0, &us) == DC_OK && us.members) {
         res->usage_per_url = (double)us.bytes / (double)us.members;
         res->not_compact = us.not_compact;
         if (us.members != res->stored)
@@ -1004,7 +1005,7 @@ int main(int argc, char **argv)
         server_stop(&sv);
         return 1;
     }
-    frontier_seen_layout(f, layout, sizeof(layout));
+    seen_layout(f, layout, sizeof(layout));
     printf("dedup bench: %s\n", layout);
     printf("cache %zu entries, batch %zu misses per round trip, %d "
            "canonicalizing threads + 1 cache thread + 1 Redis I/O thread; ",
@@ -1034,7 +1035,7 @@ int main(int argc, char **argv)
                100.0 * rlr);
         printf("  cache misses sent to Redis: %" PRIu64 " (%.2f %% of URLs)\n",
                p.misses, 100.0 * (double)p.misses / (double)p.urls);
-        printf("  time: Redis thread in frontier_seen %.2f s (overlapped), "
+        printf("  time: Redis thread in seen_batch %.2f s (overlapped), "
                "cache thread waited for it %.2f s and for the "
                "canonicalizing threads %.2f s; CPU: this process %.2f s, "
                "redis-server %.2f s\n", p.io_busy, p.io_wait, p.canon_wait,

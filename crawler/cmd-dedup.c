@@ -6,7 +6,7 @@
  * Input is read in blocks of DEDUP_BLOCK lines. A block's lines are
  * canonicalized and fingerprinted by -j threads (each a contiguous slice),
  * then the main thread drops the ones its cache has answered before, asks
- * Redis about the rest in one pipelined round trip (frontier_seen: the
+ * Redis about the rest in one pipelined round trip (seen_batch: the
  * same keys as the crawl's admit, so a URL printed here is never crawled
  * and a crawled URL is never printed), and prints the new URLs in input
  * order. Bad lines go to stderr as "NAME:LINE: reason: text". Blocks are
@@ -26,6 +26,7 @@
 #include "crawler.h"
 #include "dedup.h"
 #include "frontier.h"
+#include "seen.h"
 #include "parser.h"
 
 #define DEDUP_BLOCK 65536
@@ -127,7 +128,7 @@ static void report_bad(const char *name, const struct dd_item *it)
             n, it->line);
 }
 
-/* Answer a canonicalized block: cache, then one frontier_seen call. */
+/* Answer a canonicalized block: cache, then one seen_batch call. */
 static int answer_block(struct frontier *f, struct dedup_cache *cache,
                         struct dd_item *it, size_t n, int check_only,
                         const char *name, struct dd_totals *t)
@@ -150,7 +151,7 @@ static int answer_block(struct frontier *f, struct dedup_cache *cache,
             ask[na++] = it[i].u;
         }
     }
-    rc = frontier_seen(f, ask, na, check_only, isnew);
+    rc = seen_batch(f, ask, na, check_only, isnew);
     for (size_t k = 0; !rc && k < na; k++) {
         /* A URL twice in one block: only its first copy can be new. */
         if (isnew[k] && !dedup_cache_contains(cache, ask[k].fp))
@@ -301,7 +302,7 @@ int cmd_dedup(int argc, char **argv)
         free(a.files.v);
         return rc;
     }
-    if (frontier_seen_layout(f, layout, sizeof(layout)))
+    if (seen_layout(f, layout, sizeof(layout)))
         fprintf(stderr, "dcrawl dedup: %s\n", layout);
     cache = dedup_cache_new((size_t)c.dedup_cache_entries);
     for (i = 0; i < nfiles && rc != DC_EREDIS; i++) {

@@ -169,11 +169,11 @@ struct node_stats {
     uint64_t noise_roundtrips;
     uint64_t parts_acquired, parts_released, parts_lost, leases_reclaimed;
     /* dedup: cache counters, Redis round trips of the node's frontier
-     * handle, and the seen-set's size (frontier_seen_usage) at the end */
+     * handle, and the seen-set's size (seen_usage) at the end */
     uint64_t cache_hits, cache_misses, cache_evictions;
     uint64_t redis_roundtrips;
     uint64_t seen_urls, seen_bytes, seen_keys, seen_not_compact;
-    const char *seen_layout;    /* frontier_seen_layout_name */
+    const char *seen_layout;    /* seen_layout_name */
     /* bucket keys of the layout, and how many of them were asked
      * (seen_* are extrapolated from those when fewer than all) */
     uint64_t seen_keys_total, seen_keys_asked;

@@ -20,6 +20,7 @@
 
 #include "crawler.h"
 #include "frontier.h"
+#include "seen.h"
 #include "parser.h"
 
 /* The commands: name, function, one-line summary for `dcrawl --help`.
@@ -121,7 +122,7 @@ int cli_frontier_open(const char *cmd, const char *redis, const struct conf *c,
         fprintf(stderr, "dcrawl %s: %s\n", cmd, err);
         return 2;
     }
-    if (frontier_seen_layout(*f, err, sizeof(err)))
+    if (seen_layout(*f, err, sizeof(err)))
         fprintf(stderr, "dcrawl %s: %s\n", cmd, err);
     return 0;
 }

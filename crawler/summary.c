@@ -34,6 +34,7 @@
 
 #include "crawler.h"
 #include "frontier.h"
+#include "seen.h"
 #include "parser.h"
 
 #define SUMMARY_TOP_ERRORS 5
@@ -69,11 +70,11 @@ double node_rate_add(struct node_rate *r, int64_t now_ms, uint64_t count)
 
 void node_dedup_stats(struct frontier *f, struct node_stats *st)
 {
-    struct frontier_seen_usage u;
+    struct seen_usage u;
 
     st->redis_roundtrips = frontier_roundtrips(f);
-    st->seen_layout = frontier_seen_layout_name(f);
-    if (frontier_seen_usage(f, SUMMARY_SEEN_KEYS_MAX, &u) != DC_OK)
+    st->seen_layout = seen_layout_name(f);
+    if (seen_usage(f, SUMMARY_SEEN_KEYS_MAX, &u) != DC_OK)
         return;
     st->seen_keys_total = u.total;
     st->seen_keys_asked = u.sampled;

@@ -12,7 +12,7 @@
  * the frontier records it in Redis so every client of a crawl agrees).
  *
  * Seen-set. The source of truth is a set in Redis, written insert-if-absent
- * by the frontier (its admit script, or frontier_seen) so that "new"
+ * by the frontier (its admit script, or seen_batch) so that "new"
  * happens exactly once whoever asks. This module defines where a
  * fingerprint lives (dedup_seen_key / dedup_seen_member):
  *   key    "<prefix>:{<p>}:s:<b>"  p = the URL's host partition (so the
@@ -31,17 +31,17 @@
  * earlier layout) overflowed into hash tables (about 50 bytes per member)
  * at a few million URLs. Small buckets also make inserts cheap (an intset
  * insert moves the members after it) and cost nothing in commands: batch
- * dedup (frontier_seen) sends one script call per partition, which routes
+ * dedup (seen_batch) sends one script call per partition, which routes
  * members to their buckets inside Redis. Past 2 M URLs in one partition
  * its fuller buckets still work but become hash tables, which the crawl
  * summary reports as buckets not intset.
  *
  * That layout (b256-i64) is the fallback. When the Redis has the
- * project's module (dcrawl-seen.so, frontier/seenmod/), the frontier uses
+ * project's module (dcrawl-seen.so, seen/module/), the frontier uses
  * layout "mod-u64" instead: one module key "<prefix>:{<p>}:S" per
  * partition holding the whole fingerprints in 256 sorted arrays (about 9
  * bytes per URL, one native command per partition per batch; see
- * frontier/seen-mod.c). dedup_seen_key / dedup_seen_member describe only
+ * seen/client-mod.c). dedup_seen_key / dedup_seen_member describe only
  * b256-i64.
  *
  * Why not members of 32 bits (4 bytes)? The key implies only the 8 bucket

@@ -48,6 +48,7 @@
 #include "conf.h"
 #include "frontier.h"
 #include "frontier-internal.h"
+#include "ring.h"
 
 #define FRONTIER_POLL_MS 250
 #define FRONTIER_OWN_MARGIN_MS 500
@@ -70,7 +71,7 @@ struct frontier_cluster {
     uint32_t *owner;
 
     char *members;               /* live ids as last seen, "\n"-joined */
-    struct frontier_ring *ring;
+    struct ring *ring;
     long self;                   /* this node's index in ring, -1 if absent */
     size_t nlive;
 
@@ -93,7 +94,7 @@ void frontier__cluster_free(struct frontier *f)
     free(cl->hash);
     free(cl->owner);
     free(cl->members);
-    frontier_ring_free(&cl->ring);
+    ring_free(&cl->ring);
     free(cl);
     f->cl = NULL;
 }
@@ -254,15 +255,15 @@ static int update_members(struct frontier *f, const redisReply *r)
         free(ids);
         return DC_OK;
     }
-    frontier_ring_free(&cl->ring);
-    rc = frontier_ring_new(&cl->ring, ids, n, cl->vnodes);
+    ring_free(&cl->ring);
+    rc = ring_new(&cl->ring, ids, n, cl->vnodes);
     free(ids);
     free(cl->members);
     cl->members = joined;
     if (rc)
         return frontier__seterr(f, rc, "cluster: cannot build the ring");
-    cl->self = frontier_ring_find(cl->ring, f->node);
-    cl->nlive = frontier_ring_nodes(cl->ring);
+    cl->self = ring_find(cl->ring, f->node);
+    cl->nlive = ring_nodes(cl->ring);
     cl->view.ring_changes++;
     return DC_OK;
 }
@@ -296,12 +297,12 @@ static void assign(struct frontier *f)
     for (int p = 0; p < f->nparts; p++)
         if (frontier__is_used(f, p)) {
             cl->items[m] = (uint32_t)p;
-            cl->hash[m++] = frontier_ring_item((uint64_t)p);
+            cl->hash[m++] = ring_item((uint64_t)p);
         }
     cl->view.used = m;
     if (!cl->ring || cl->self < 0)
         return;
-    frontier_ring_assign(cl->ring, cl->hash, m, cl->load_factor, cl->owner);
+    ring_assign(cl->ring, cl->hash, m, cl->load_factor, cl->owner);
     for (size_t i = 0; i < m; i++)
         if (cl->owner[i] == (uint32_t)cl->self)
             cl->want[cl->items[i]] = 1;
@@ -310,10 +311,7 @@ static void assign(struct frontier *f)
 static void own_call(struct frontier *f, struct frontier_call *c, int p,
                      int64_t now)
 {
-    frontier__call_init(c, FRONTIER_SCRIPT_OWN);
-    frontier__strv_pushf(&c->keys, "%s:{%d}:lease", f->prefix, p);
-    frontier__strv_pushf(&c->keys, "%s:{%d}:act", f->prefix, p);
-    frontier__strv_pushf(&c->keys, "%s:{%d}:next", f->prefix, p);
+    frontier__lease_call(f, c, FRONTIER_SCRIPT_OWN, p);
     frontier__strv_pushf(&c->keys, "%s:{%d}:", f->prefix, p);
     frontier__strv_pushf(&c->keys, "%s:{%d}:own", f->prefix, p);
     frontier__strv_pushf(&c->args, "%lld", (long long)now);

@@ -4,11 +4,15 @@
  * Code outside of the frontier module should use only the public functions
  * defined in "frontier.h", and should *not* include this file.
  *
- * Files: frontier.c (the public API: grouping by partition, the local
- * ready index), redis.c (connection URL, connect, pipelined calls),
+ * Files: frontier.c (open, meta, grouping by partition), admit.c,
+ * lease.c (pop, complete, the local ready index), sweep.c (reclaim,
+ * level, stats), redis.c (connection URL, connect, pipelined calls),
  * cluster-route.c (the same calls routed by slot over a Redis Cluster),
- * scripts.c (the Lua scripts and how they are loaded and called) and
- * seen.c (the seen-set on its own: batch dedup, layout, usage).
+ * scripts.c (loading the Lua scripts of frontier/lua/), cluster.c and
+ * held.c (membership, ownership, leases held here), partkey.c, digest.c,
+ * robots-store.c, noise-store.c, status.c. The seen-set client in seen/
+ * uses this file too (it shares the connection); seen-internal.h is what
+ * admit shares with it.
  *
  * A call is either a plain command (script < 0: args is the whole argv) or
  * a script call (EVALSHA sha numkeys keys... args...). frontier__run sends a
@@ -175,30 +179,21 @@ int frontier__route_pipe(struct frontier *f, const struct frontier_raw *c,
                            size_t n, redisReply **rep);
 void frontier__route_free(struct frontier_route **rt);
 
-/* seen.c */
-/* Layout strings recorded in <prefix>:meta seen_layout: Lua over intset
- * buckets (dedup.h), or one dcrawl-seen module key "<prefix>:{p}:S" per
- * partition (frontier/seenmod/seenmod.c). */
-#define FRONTIER_SEEN_LAYOUT_B256 "b256-i64"
-#define FRONTIER_SEEN_LAYOUT_MOD "mod-u64"
-/* Most members the seen script gets for one bucket in one group. */
-#define FRONTIER_SEEN_GROUP_MAX 1024
-void frontier__probe_intset(struct frontier *f);
-/* Sets f->have_module from COMMAND INFO dcseen.add (one round trip). */
-int frontier__probe_module(struct frontier *f);
-/* Key of partition p's module seen-set: "<prefix>:{p}:S". */
-int frontier__seen_modkey(const struct frontier *f, int p, char *out,
-                          size_t cap);
-/* fp as 8 little-endian bytes at out (the module's blob format). */
-void frontier__put_le64(unsigned char *out, uint64_t fp);
-/* seen-mod.c: frontier_seen, frontier_seen_layout's text and
- * frontier_seen_usage (before extrapolation) in layout mod-u64. */
-struct frontier_url;
-struct frontier_seen_usage;
-int frontier__seen_mod(struct frontier *f, const struct frontier_url *u,
-                       size_t n, int check_only, unsigned char *isnew);
-void frontier__seen_mod_layout(const struct frontier *f, char *out,
-                               size_t cap);
+/* seen/: the layout strings, probes and helpers admit shares with the
+ * seen client are in seen-internal.h. */
+
+/* host-blob.c: per-host values in <prefix>:{p}:<name> (a HASH of the
+ * host's partition). get: found(ud, i, blob, len) for each of the n hosts
+ * with a stored value (blob valid during the call only); put: vals[i] of
+ * lens[i] bytes for hosts[i]. One pipelined round trip each. */
+typedef void (*frontier__blob_fn)(void *ud, size_t i, const void *blob,
+                                  size_t len);
+int frontier__host_blob_get(struct frontier *f, const char *name,
+                            const char *const *hosts, size_t n,
+                            frontier__blob_fn found, void *ud);
+int frontier__host_blob_put(struct frontier *f, const char *name,
+                            const char *const *hosts, const char *const *vals,
+                            const size_t *lens, size_t n);
 
 /* partkey.c */
 int frontier__partkey_mode(const char *name);   /* -1 when unknown */
@@ -223,11 +218,31 @@ int frontier__is_used(const struct frontier *f, int p);
 int frontier__used_merge(struct frontier *f, const redisReply *r);
 /* The pop script found partition p held by another node. */
 void frontier__cluster_lost(struct frontier *f, int p);
-/* frontier.c: partition p became ours; the next pop looks at it. */
+/* lease.c: partition p became ours; the next pop looks at it. */
 void frontier__index_wake(struct frontier *f, int p);
 
-/* scripts.c */
+/* frontier.c: grouping a batch by partition. A URL or lease of a batch:
+ * its partition and its index in the batch. */
+struct frontier_slot {
+    int part;
+    size_t idx;
+};
+/* Sort s by partition (then index); returns the number of partitions. */
+size_t frontier__slots_sort(struct frontier_slot *s, size_t n);
+/* lease.c: partition p may have a ready host from t on (lowers the
+ * ready index). */
+void frontier__index_lower(struct frontier *f, int p, int64_t t);
+/* Start c as a call of script on partition p with the keys every lease
+ * script starts with: lease, act, next (complete, reclaim, own, orphans). */
+void frontier__lease_call(struct frontier *f, struct frontier_call *c,
+                          int script, int p);
+/* An integer or numeric string reply as an integer, else def. */
+int64_t frontier__reply_int(const redisReply *r, int64_t def);
+
+/* scripts.c: the text of a script (frontier/lua/<file>, embedded at build
+ * time) and its file name ("" for an unknown script). */
 const char *frontier__script_body(int script);
+const char *frontier__script_file(int script);
 int frontier__scripts_load(struct frontier *f);
 
 #endif

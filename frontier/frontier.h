@@ -1,12 +1,22 @@
 /*
- * frontier.h: the crawl frontier, kept in Redis.
+ * frontier.h: the crawl frontier, kept in Redis: which URLs are queued per
+ * host and depth, which are leased to which node, when each host may be
+ * fetched again, which depth is being crawled, and which node owns which
+ * partition in a cluster. Also on the same handle: per-host stores that
+ * move with a host's partition (robots.txt answers, noise-filter state),
+ * content-digest claims, crawl-wide meta settings and the read-only
+ * picture `dcrawl status` prints. Related modules: the seen-set API on
+ * this handle is seen/seen.h; the consistent-hash ring that decides
+ * partition ownership is ring/ring.h (no Redis). The Lua scripts are
+ * frontier/lua/<name>.lua; frontier/frontier.c lists which file does what.
  *
  * Partitioning. A URL's host key ("host[:port]", see parser_url_host) hashes
  * (first 64 bits of MurmurHash3 x64, mod P) to one of P partitions
  * (frontier.partitions). Every key of a partition carries the hash tag
  * {p}, so a partition's keys live in one Redis Cluster slot and each script
  * call touches one partition only. Which node may pop a partition is
- * decided by the ring and the partition's lease (frontier/cluster.c).
+ * decided by the ring (ring/ring.h) and the partition's lease
+ * (frontier/cluster.c).
  *
  * Redis Cluster: with a "redis-cluster://host:port[,host:port...]" URL
  * every batch is routed by slot (CRC16 of the hash tag) to the masters of
@@ -18,7 +28,7 @@
  *
  * Keys of partition p (prefix = redis.prefix, default "dc"):
  *   <prefix>:{p}:S               seen-set, layout mod-u64 (the dcrawl-seen
- *                                      module's type; frontier/seen-mod.c)
+ *                                      module's type; seen/seen.h)
  *   <prefix>:{p}:s:<b>           seen-set buckets, layout b256-i64 (dedup.h)
  *   <prefix>:{p}:q:<d>:<host>    LIST  queued URLs of host at depth d
  *   <prefix>:{p}:h:<d>           ZSET  host -> ms when it may be fetched next
@@ -274,39 +284,6 @@ int frontier_meta_set(struct frontier *f, const char *field, const char *value);
 int frontier_meta_get(struct frontier *f, const char *field, char *out,
                       size_t cap);
 
-/*
- * The seen-set alone (batch dedup: `dcrawl dedup`). Same keys and members as
- * frontier_admit, so a URL marked here is "seen" to admit and vice versa.
- * Only url->host, hostlen and fp are read. check_only == 0: insert if
- * absent, isnew[i] = 1 exactly when this call inserted it (a URL twice in
- * one batch is new once). check_only != 0: isnew[i] = 1 when absent,
- * nothing written. Nothing is queued. One pipelined round trip.
- */
-int frontier_seen(struct frontier *f, const struct frontier_url *urls,
-                  size_t n, int check_only, unsigned char *isnew);
-
-/*
- * Seen-set layout in use, as one line of text in out. Returns 1 when the
- * layout is b256-i64 and this Redis's set-max-intset-entries is below what
- * it is sized for, or cannot be read (a caller logs the line then), else 0.
- */
-int frontier_seen_layout(const struct frontier *f, char *out, size_t cap);
-/* The layout's name as recorded in <prefix>:meta seen_layout: "mod-u64"
- * (the dcrawl-seen module) or "b256-i64" (Lua over intset buckets).
- * Static storage. */
-const char *frontier_seen_layout_name(const struct frontier *f);
-
-/* Size of the seen-set, from SCARD, MEMORY USAGE and OBJECT ENCODING of
- * the bucket keys (pipelined, 8192 keys per round trip): every key when
- * sample is 0, else about `sample` evenly spread keys, the figures then
- * extrapolated to all `total` keys (sampled < total). */
-struct frontier_seen_usage {
-    uint64_t members, bytes, keys, not_compact;
-    uint64_t sampled, total;
-};
-int frontier_seen_usage(struct frontier *f, size_t sample,
-                        struct frontier_seen_usage *u);
-
 /* Admits this handle saw refused by scope.host_budget. */
 uint64_t frontier_budget_refused(const struct frontier *f);
 
@@ -355,7 +332,7 @@ int frontier_noise_put(struct frontier *f, const char *const *hosts,
                        const unsigned char *const *blobs, const size_t *lens,
                        size_t n);
 
-/* ---- the cluster: ring, membership, partition ownership ---- */
+/* ---- the cluster: membership, partition ownership ---- */
 
 /*
  * Membership and ownership (frontier/cluster.c). frontier_cluster_join
@@ -396,27 +373,5 @@ int frontier_reclaim_orphans(struct frontier *f, int64_t now_ms,
 /* Reconnects to Redis after a lost connection, so far. */
 uint64_t frontier_reconnects(const struct frontier *f);
 
-
-/*
- * Consistent-hash ring of node ids with bounded loads (frontier/ring.c).
- * frontier_ring_new copies, sorts and de-duplicates ids; node index i
- * (frontier_ring_node) refers to that sorted order. DC_EINVAL when vnodes
- * < 1. frontier_ring_assign writes owner[i] (a node index, UINT32_MAX when
- * the ring is empty) for items placed in the given order; c >= 1 caps every
- * node at ceil(c * nitems / nodes) items, c < 1 is plain consistent hashing.
- */
-struct frontier_ring;
-int frontier_ring_new(struct frontier_ring **r, const char *const *ids,
-                      size_t n, int vnodes);
-void frontier_ring_free(struct frontier_ring **r);
-size_t frontier_ring_nodes(const struct frontier_ring *r);
-const char *frontier_ring_node(const struct frontier_ring *r, size_t i);
-long frontier_ring_find(const struct frontier_ring *r, const char *id);
-void frontier_ring_assign(const struct frontier_ring *r,
-                          const uint64_t *item_hash, size_t nitems, double c,
-                          uint32_t *owner);
-/* The ring's 64-bit hash of bytes, and of a partition number. */
-uint64_t frontier_ring_hash(const void *p, size_t len);
-uint64_t frontier_ring_item(uint64_t key);
 
 #endif

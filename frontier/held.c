@@ -121,10 +121,7 @@ static void orphans_call(struct frontier *f, struct frontier_call *c, int p,
 {
     const struct frontier_held *h = f->held_set;
 
-    frontier__call_init(c, FRONTIER_SCRIPT_ORPHANS);
-    frontier__strv_pushf(&c->keys, "%s:{%d}:lease", f->prefix, p);
-    frontier__strv_pushf(&c->keys, "%s:{%d}:act", f->prefix, p);
-    frontier__strv_pushf(&c->keys, "%s:{%d}:next", f->prefix, p);
+    frontier__lease_call(f, c, FRONTIER_SCRIPT_ORPHANS, p);
     frontier__strv_pushf(&c->keys, "%s:{%d}:", f->prefix, p);
     frontier__strv_pushf(&c->args, "%lld", (long long)now);
     frontier__strv_pushf(&c->args, "%d", f->conns);

@@ -31,6 +31,7 @@
 #include "dedup.h"
 #include "frontier.h"
 #include "frontier-internal.h"
+#include "ring.h"
 
 #define FRONTIER_IP_CACHE 65536
 
@@ -116,7 +117,7 @@ static const char *resolve(struct frontier *f, const char *h)
         c->host = xcalloc(2 * FRONTIER_IP_CACHE, sizeof(*c->host));
         c->addr = xcalloc(2 * FRONTIER_IP_CACHE, sizeof(*c->addr));
     }
-    i = (size_t)frontier_ring_hash(h, strlen(h)) & mask;
+    i = (size_t)ring_hash(h, strlen(h)) & mask;
     for (; c->host[i]; i = (i + 1) & mask)
         if (!strcmp(c->host[i], h))
             return c->addr[i];
@@ -140,7 +141,7 @@ static const char *resolve(struct frontier *f, const char *h)
         freeaddrinfo(res);
     if (c->n >= FRONTIER_IP_CACHE) {
         ipcache_clear(c);
-        i = (size_t)frontier_ring_hash(h, strlen(h)) & mask;
+        i = (size_t)ring_hash(h, strlen(h)) & mask;
     }
     c->host[i] = xstrdup(h);
     c->addr[i] = xstrdup(buf[0] ? buf : h);

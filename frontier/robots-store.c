@@ -3,7 +3,8 @@
  * host moves to continues with the rules the previous owner fetched
  * instead of fetching robots.txt again.
  *
- * One HASH per partition, <prefix>:{p}:robots, host -> value. The value
+ * One HASH per partition, <prefix>:{p}:robots, host -> value (read and
+ * written through host-blob.c: one round trip for a batch). The value
  * is a header line and the body as received (content-coded bytes, at most
  * what the fetcher kept):
  *
@@ -24,38 +25,21 @@
 #include "frontier.h"
 #include "frontier-internal.h"
 
-/* Start call c: cmd <prefix>:{p}:robots host, p being host's partition. */
-static void robots_call(struct frontier *f, struct frontier_call *c,
-                        const char *cmd, const char *host)
-{
-    int p = frontier_partition(f, host, strlen(host));
-
-    frontier__call_init(c, -1);
-    frontier__strv_pushs(&c->args, cmd);
-    frontier__strv_pushf(&c->args, "%s:{%d}:robots", f->prefix, p);
-    frontier__strv_pushs(&c->args, host);
-}
-
 int frontier_robots_put(struct frontier *f, const struct frontier_robots *r)
 {
-    struct frontier_call c;
-    redisReply *rep = NULL;
     char head[96];
     int hl = snprintf(head, sizeof(head), "r1 %lld %d %u\n",
                       (long long)r->fetched_ms, r->status, (unsigned)r->flags);
     size_t len = (size_t)hl + r->body_len;
     char *v = xmalloc(len);
+    const char *vals[1] = { v };
     int rc;
 
     memcpy(v, head, (size_t)hl);
     if (r->body_len)
         memcpy(v + hl, r->body, r->body_len);
-    robots_call(f, &c, "HSET", r->host);
-    frontier__strv_push(&c.args, v, len);
+    rc = frontier__host_blob_put(f, "robots", &r->host, vals, &len, 1);
     free(v);
-    rc = frontier__run(f, &c, 1, &rep);
-    frontier__replies_free(&rep, 1);
-    frontier__call_release(&c);
     return rc;
 }
 
@@ -82,33 +66,29 @@ static int parse_value(const char *s, size_t len, struct frontier_robots *r)
     return 0;
 }
 
+struct robots_get {
+    const char *const *hosts;
+    void (*found)(void *ud, size_t i, const struct frontier_robots *r);
+    void *ud;
+};
+
+static void robots_found(void *ud, size_t i, const void *blob, size_t len)
+{
+    struct robots_get *g = ud;
+    struct frontier_robots r;
+
+    if (parse_value(blob, len, &r))
+        return; /* not ours to read: fetch it again */
+    r.host = g->hosts[i];
+    g->found(g->ud, i, &r);
+}
+
 int frontier_robots_get(struct frontier *f, const char *const *hosts,
                         size_t n, void (*found)(void *ud, size_t i,
                                                 const struct frontier_robots *r),
                         void *ud)
 {
-    struct frontier_call *calls;
-    redisReply **rep;
-    int rc;
+    struct robots_get g = { hosts, found, ud };
 
-    if (n == 0)
-        return DC_OK;
-    calls = xcalloc(n, sizeof(*calls));
-    rep = xcalloc(n, sizeof(*rep));
-    for (size_t i = 0; i < n; i++)
-        robots_call(f, &calls[i], "HGET", hosts[i]);
-    rc = frontier__run(f, calls, n, rep);
-    frontier__calls_free(calls, n);
-    for (size_t i = 0; !rc && i < n; i++) {
-        struct frontier_robots r;
-        if (rep[i]->type != REDIS_REPLY_STRING ||
-            parse_value(rep[i]->str, rep[i]->len, &r))
-            continue; /* absent, or not ours to read: fetch it again */
-        r.host = hosts[i];
-        found(ud, i, &r);
-    }
-    if (!rc)
-        frontier__replies_free(rep, n);
-    free(rep);
-    return rc;
+    return frontier__host_blob_get(f, "robots", hosts, n, robots_found, &g);
 }

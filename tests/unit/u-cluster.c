@@ -204,13 +204,54 @@ static void t_split_and_failover(void)
     frontier_close(&fs[1]);
 }
 
+/*
+ * n3 (fs[1]) joins while n1 (fs[0]) holds the nl leases l. Ticks both for
+ * at least 1 s, and until the join has really happened (n1 sees n3 live
+ * and n3 owns a partition n1 drained), at most WAIT_MS: partitions go to
+ * n3 only once n1 completes their URLs. Completes the first half of l
+ * after 300 ms and returns how many it completed; *moved_early counts
+ * leases still held by n1 in partitions n3 owned meanwhile.
+ */
+static size_t join_ticks(struct frontier **fs, struct frontier_lease *l,
+                         size_t nl, size_t *moved_early)
+{
+    struct frontier_cluster_view v1 = { 0 }, v3 = { 0 };
+    size_t held = 0;
+    int joined = 0;
+    int64_t t0 = dc_now_ms();
+
+    while (dc_now_ms() - t0 < WAIT_MS) {
+        tick(fs[0]);
+        tick(fs[1]);
+        for (int p = 0; p < PARTS; p++)
+            if (frontier_cluster_owns(fs[1], p, dc_now_ms())) {
+                for (size_t i = held; i < nl; i++)
+                    *moved_early += l[i].partition == p;
+            }
+        if (held == 0 && dc_now_ms() - t0 > 300) {
+            int out[HOSTS] = { 0 };
+            held = nl / 2;
+            CHECK(frontier_complete(fs[0], l, out, NULL, held,
+                                    dc_now_ms()) == DC_OK, "complete half");
+        }
+        frontier_cluster_view(fs[0], &v1);
+        frontier_cluster_view(fs[1], &v3);
+        joined = held > 0 && v1.nodes == 2 && v3.owned > 0;
+        if (joined && dc_now_ms() - t0 >= 1000)
+            break;
+        sleep_ms(20);
+    }
+    CHECK(joined, "n3 joined and took a drained partition within %d ms "
+          "(n1 sees %zu nodes, n3 owns %zu)", WAIT_MS, v1.nodes, v3.owned);
+    return held;
+}
+
 /* A joining node gets a partition only after the old owner drained it. */
 static void t_drain_on_join(void)
 {
     struct frontier *fs[2] = { node_open("n1"), NULL };
     struct frontier_lease *l = NULL;
     size_t nl = 0, held = 0, moved_early = 0;
-    int64_t t0;
 
     if (!fs[0])
         return;
@@ -221,25 +262,7 @@ static void t_drain_on_join(void)
     fs[1] = node_open("n3");
     if (!fs[1])
         return;
-    /* 1 s of ticks: partitions go to n3 only once n1 completes their URLs;
-     * complete half of n1's leases on the way */
-    t0 = dc_now_ms();
-    while (dc_now_ms() - t0 < 1000) {
-        tick(fs[0]);
-        tick(fs[1]);
-        for (int p = 0; p < PARTS; p++)
-            if (frontier_cluster_owns(fs[1], p, dc_now_ms())) {
-                for (size_t i = held; i < nl; i++)
-                    moved_early += l[i].partition == p;
-            }
-        if (held == 0 && dc_now_ms() - t0 > 300) {
-            int out[HOSTS] = { 0 };
-            held = nl / 2;
-            CHECK(frontier_complete(fs[0], l, out, NULL, held,
-                                    dc_now_ms()) == DC_OK, "complete half");
-        }
-        sleep_ms(20);
-    }
+    held = join_ticks(fs, l, nl, &moved_early);
     CHECK(moved_early == 0,
           "no partition with a URL still held by n1 went to n3 (%zu)",
           moved_early);

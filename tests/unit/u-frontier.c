@@ -19,6 +19,7 @@
 #include "conf.h"
 #include "dedup.h"
 #include "frontier.h"
+#include "seen.h"
 #include "t.h"
 #include "t-frontier.h"
 
@@ -721,7 +722,7 @@ static void t_unreachable(void)
     conf_release(&c);
 }
 
-/* ---- the seen-set alone (frontier_seen) ---- */
+/* ---- the seen-set alone (seen_batch) ---- */
 
 #define SEEN_UNIVERSE 4000
 #define SEEN_PROCS 4
@@ -733,7 +734,7 @@ static void seen_url(char *buf, size_t cap, int i)
 
 /* Child k: URLs [k * 800, k * 800 + 1600) of the universe (each overlaps
  * its neighbours), in batches of 37 with every 5th URL repeated in the
- * batch; child 3 uses frontier_admit, the others frontier_seen. Writes one
+ * batch; child 3 uses frontier_admit, the others seen_batch. Writes one
  * byte per universe URL: how often this child was told "new". */
 static int seen_child(int k, int fd)
 {
@@ -756,7 +757,7 @@ static int seen_child(int k, int fd)
         }
         if (n >= 37 || (j == 1600 && n)) {
             int rc = k == 3 ? frontier_admit(f, u, (size_t)n, 1000, isnew)
-                            : frontier_seen(f, u, (size_t)n, 0, isnew);
+                            : seen_batch(f, u, (size_t)n, 0, isnew);
             if (rc)
                 bad++;
             for (int q = 0; !rc && q < n; q++)
@@ -777,6 +778,9 @@ static void t_seen_concurrent(void)
     unsigned total[SEEN_UNIVERSE] = {0};
     unsigned char got[SEEN_UNIVERSE];
     int wrong = 0;
+    long long new3 = 0;   /* "new" answers child 3 (admit) got */
+    struct frontier *f;
+    struct frontier_stats st;
 
     for (int k = 0; k < SEEN_PROCS; k++) {
         CHECK(pipe(fds[k]) == 0, "pipe");
@@ -800,18 +804,30 @@ static void t_seen_concurrent(void)
         CHECK(waitpid(pid[k], &status, 0) == pid[k] && WIFEXITED(status) &&
               WEXITSTATUS(status) == 0, "child %d failed", k);
         CHECK(have == sizeof(got), "child %d sent %zu bytes", k, have);
-        for (int i = 0; i < SEEN_UNIVERSE; i++)
+        for (int i = 0; i < SEEN_UNIVERSE; i++) {
             total[i] += got[i];
+            new3 += k == 3 ? got[i] : 0;
+        }
     }
     /* 4 children x 1600 from steps of 800 cover the universe twice over */
     for (int i = 0; i < SEEN_UNIVERSE; i++)
         if (total[i] != 1)
             wrong++;
     CHECK(wrong == 0, "%d URLs not reported new exactly once", wrong);
-    CHECK(raw_int("HGET dc:{0}:stat %s", "admitted") >= 0, "stat readable");
+    /* the admit script counted child 3's answers: 1600 URLs, every 5th
+     * twice in its batch, 320 repeats */
+    f = open_f(16, 1, 60, "cy");
+    CHECK(f && frontier_stats(f, &st) == DC_OK, "stats");
+    CHECK(f && new3 > 0 && st.admitted == new3,
+          "stat admitted %lld = child 3's new answers %lld",
+          (long long)st.admitted, new3);
+    CHECK(f && st.seen == 1600 + 320 - new3,
+          "stat seen %lld = child 3's other answers %lld",
+          (long long)st.seen, 1600 + 320 - new3);
+    frontier_close(&f);
 }
 
-/* Marks made by frontier_seen are "seen" to admit and the reverse;
+/* Marks made by seen_batch are "seen" to admit and the reverse;
  * check-only writes nothing; a batch repeat is new once. */
 static void t_seen_vs_admit(void)
 {
@@ -819,18 +835,18 @@ static void t_seen_vs_admit(void)
     struct frontier_url u[3];
     unsigned char isnew[3];
     const char *a[] = {"http://a.example/x"};
-    struct frontier_seen_usage us;
+    struct seen_usage us;
 
     t_mkurl(&u[0], "http://a.example/x", 0);
     t_mkurl(&u[1], "http://b.example/y", 0);
     t_mkurl(&u[2], "http://b.example/y", 0);
     CHECK(admit(f, a, 1, 0, 1000, NULL) == 1, "admit a");
-    CHECK(frontier_seen(f, u, 3, 1, isnew) == DC_OK, "check-only: %s", frontier_errstr(f));
+    CHECK(seen_batch(f, u, 3, 1, isnew) == DC_OK, "check-only: %s", frontier_errstr(f));
     CHECK(!isnew[0] && isnew[1], "check-only answers %d %d", isnew[0],
           isnew[1]);
-    CHECK(frontier_seen(f, u + 1, 1, 1, isnew) == DC_OK && isnew[0],
+    CHECK(seen_batch(f, u + 1, 1, 1, isnew) == DC_OK && isnew[0],
           "check-only wrote nothing");
-    CHECK(frontier_seen(f, u, 3, 0, isnew) == DC_OK, "seen");
+    CHECK(seen_batch(f, u, 3, 0, isnew) == DC_OK, "seen");
     CHECK(!isnew[0] && isnew[1] && !isnew[2], "seen answers %d %d %d",
           isnew[0], isnew[1], isnew[2]);
     {
@@ -838,7 +854,7 @@ static void t_seen_vs_admit(void)
         CHECK(admit(f, b, 1, 0, 1000, NULL) == 0, "admit after seen: not new");
         CHECK(raw_int("EXISTS %s", "x") == 0, "sanity");
     }
-    CHECK(frontier_seen_usage(f, 0, &us) == DC_OK, "usage");
+    CHECK(seen_usage(f, 0, &us) == DC_OK, "usage");
     CHECK(us.members == 2 && us.keys >= 1 && us.not_compact == 0 &&
           us.bytes > 0, "usage members %llu keys %llu",
           (unsigned long long)us.members, (unsigned long long)us.keys);
@@ -847,7 +863,7 @@ static void t_seen_vs_admit(void)
 }
 
 /* One host, so one partition: 3000 URLs in one batch fill some buckets
- * past FRONTIER_SEEN_GROUP_MAX members only if fingerprints cluster, so
+ * past SEEN_GROUP_MAX members only if fingerprints cluster, so
  * force it: 2500 URLs whose fingerprints share the top byte (one
  * bucket) plus 500 spread ones, every 7th repeated. Answers must match an
  * independent count; after SCRIPT FLUSH the script is sent again. */
@@ -858,7 +874,7 @@ static void t_seen_big_batch(void)
     static struct frontier_url u[BIG_N + BIG_N / 7 + 1];
     static unsigned char isnew[BIG_N + BIG_N / 7 + 1];
     static char urls[BIG_N][64];
-    struct frontier_seen_usage us;
+    struct seen_usage us;
     size_t n = 0, fresh = 0, wrong = 0;
     redisReply *r;
 
@@ -872,7 +888,7 @@ static void t_seen_big_batch(void)
         if (i % 7 == 0)
             u[n] = u[n - 1], n++;
     }
-    CHECK(frontier_seen(f, u, n, 0, isnew) == DC_OK, "big batch: %s",
+    CHECK(seen_batch(f, u, n, 0, isnew) == DC_OK, "big batch: %s",
           frontier_errstr(f));
     for (size_t i = 0; i < n; i++) {
         int first = 1;
@@ -886,7 +902,7 @@ static void t_seen_big_batch(void)
     r = redisCommand(raw, "SCRIPT FLUSH");
     if (r)
         freeReplyObject(r);
-    CHECK(frontier_seen(f, u, n, 1, isnew) == DC_OK, "after SCRIPT FLUSH: %s",
+    CHECK(seen_batch(f, u, n, 1, isnew) == DC_OK, "after SCRIPT FLUSH: %s",
           frontier_errstr(f));
     for (size_t i = 0; i < n; i++)
         wrong += isnew[i];
@@ -908,7 +924,7 @@ static void t_seen_big_batch(void)
         CHECK(card == want, "bucket 0x5a (%s) holds %lld, want %lld", key,
               card, want);
     }
-    CHECK(frontier_seen_usage(f, 0, &us) == DC_OK && us.members == BIG_N &&
+    CHECK(seen_usage(f, 0, &us) == DC_OK && us.members == BIG_N &&
               us.not_compact == 0, "usage: %llu members",
           (unsigned long long)us.members);
     frontier_close(&f);
@@ -947,10 +963,10 @@ static void t_layout_kept(void)
     conf_release(&c);
     if (!f)
         return;
-    frontier_seen_layout(f, text, sizeof(text));
+    seen_layout(f, text, sizeof(text));
     CHECK(strstr(text, "b256-i64") != NULL, "recorded layout kept: %s", text);
     t_mkurl(&u, "http://kept.example/", 0);
-    CHECK(frontier_seen(f, &u, 1, 0, &isnew) == DC_OK && isnew, "insert");
+    CHECK(seen_batch(f, &u, 1, 0, &isnew) == DC_OK && isnew, "insert");
     CHECK(raw_int("EXISTS %s", "dc:{0}:S") == 0, "no module key written");
     CHECK(raw_int("KEYS %s", "dc:{0}:s:*") == 1, "one bucket key written");
     frontier_close(&f);
@@ -966,7 +982,7 @@ static void t_seen_layout(void)
     struct conf c;
     redisReply *r;
 
-    CHECK(frontier_seen_layout(f, text, sizeof(text)) == 0,
+    CHECK(seen_layout(f, text, sizeof(text)) == 0,
           "with-redis.sh runs 8192 intset entries: %s", text);
     CHECK(strstr(text, have_module ? "mod-u64" : "b256-i64") &&
               strstr(text, "murmur3"), "text: %s", text);

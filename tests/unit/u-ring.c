@@ -1,9 +1,9 @@
 /*
- * u-ring.c: the consistent-hash ring of node ids (frontier/ring.c).
+ * u-ring.c: the consistent-hash ring of node ids (ring/ring.c).
  *
  * The plain (c < 1) assignment is checked against a brute-force reference
  * written here from the ring's documented definition: node id s has the
- * points H("s#0") .. H("s#<vnodes-1>"), H = frontier_ring_hash; an item
+ * points H("s#0") .. H("s#<vnodes-1>"), H = ring_hash; an item
  * belongs to the node of the first point >= its hash (wrapping past the
  * top to the lowest point; equal points ordered by node index, i.e. by the
  * sorted id). The reference finds that point by a linear scan over every
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "conf.h"
-#include "frontier.h"
+#include "ring.h"
 #include "t.h"
 
 #define MAXN 64
@@ -42,7 +42,7 @@ static uint64_t *part_items(size_t m)
     uint64_t *h = xcalloc(m ? m : 1, sizeof(*h));
 
     for (size_t i = 0; i < m; i++)
-        h[i] = frontier_ring_item(i);
+        h[i] = ring_item(i);
     return h;
 }
 
@@ -54,21 +54,21 @@ static uint64_t *host_items(size_t m)
 
     for (size_t i = 0; i < m; i++) {
         int len = snprintf(buf, sizeof(buf), "h%zu.example", i);
-        h[i] = frontier_ring_hash(buf, (size_t)len);
+        h[i] = ring_hash(buf, (size_t)len);
     }
     return h;
 }
 
 /* Assign and translate node indexes to ids (NULL for no owner). */
-static const char **assign_ids(const struct frontier_ring *r,
+static const char **assign_ids(const struct ring *r,
                                const uint64_t *items, size_t m, double c)
 {
     uint32_t *own = xcalloc(m ? m : 1, sizeof(*own));
     const char **out = xcalloc(m ? m : 1, sizeof(*out));
 
-    frontier_ring_assign(r, items, m, c, own);
+    ring_assign(r, items, m, c, own);
     for (size_t i = 0; i < m; i++)
-        out[i] = own[i] == UINT32_MAX ? NULL : frontier_ring_node(r, own[i]);
+        out[i] = own[i] == UINT32_MAX ? NULL : ring_node(r, own[i]);
     free(own);
     return out;
 }
@@ -88,7 +88,7 @@ static const char *ref_owner(const char **ids, size_t n, int vnodes,
     for (size_t i = 0; i < n; i++) {
         for (int v = 0; v < vnodes; v++) {
             int len = snprintf(buf, sizeof(buf), "%s#%d", ids[i], v);
-            uint64_t h = frontier_ring_hash(buf, (size_t)len);
+            uint64_t h = ring_hash(buf, (size_t)len);
             if (h >= x && (!best || h < besth ||
                            (h == besth && strcmp(ids[i], best) < 0))) {
                 best = ids[i];
@@ -107,40 +107,40 @@ static const char *ref_owner(const char **ids, size_t n, int vnodes,
 
 static void test_bad_args(void)
 {
-    struct frontier_ring *r = (struct frontier_ring *)&r; /* not NULL */
+    struct ring *r = (struct ring *)&r; /* not NULL */
     const char *ids[] = {"a", "b"};
 
-    CHECK(frontier_ring_new(&r, ids, 2, 0) == DC_EINVAL, "vnodes 0");
+    CHECK(ring_new(&r, ids, 2, 0) == DC_EINVAL, "vnodes 0");
     CHECK(r == NULL, "ring left NULL on error");
-    r = (struct frontier_ring *)&r;
-    CHECK(frontier_ring_new(&r, ids, 2, -5) == DC_EINVAL, "vnodes -5");
+    r = (struct ring *)&r;
+    CHECK(ring_new(&r, ids, 2, -5) == DC_EINVAL, "vnodes -5");
     CHECK(r == NULL, "ring left NULL on error");
-    frontier_ring_free(&r); /* NULL is fine */
+    ring_free(&r); /* NULL is fine */
     CHECK(r == NULL, "free of NULL");
 }
 
 static void test_empty(void)
 {
-    struct frontier_ring *r = NULL;
+    struct ring *r = NULL;
     uint64_t *items = part_items(100);
     uint32_t own[100];
     int bad = 0;
 
-    CHECK(frontier_ring_new(&r, NULL, 0, 10) == DC_OK, "empty ring");
+    CHECK(ring_new(&r, NULL, 0, 10) == DC_OK, "empty ring");
     if (!r)
         goto out;
-    CHECK(frontier_ring_nodes(r) == 0, "no nodes");
-    CHECK(frontier_ring_node(r, 0) == NULL, "no node 0");
-    CHECK(frontier_ring_find(r, "a") == -1, "find on empty ring");
+    CHECK(ring_nodes(r) == 0, "no nodes");
+    CHECK(ring_node(r, 0) == NULL, "no node 0");
+    CHECK(ring_find(r, "a") == -1, "find on empty ring");
     for (int k = 0; k < 2; k++) {
         memset(own, 0, sizeof(own));
-        frontier_ring_assign(r, items, 100, k ? 1.25 : 0.0, own);
+        ring_assign(r, items, 100, k ? 1.25 : 0.0, own);
         for (size_t i = 0; i < 100; i++)
             bad += own[i] != UINT32_MAX;
     }
     CHECK(bad == 0, "%d items owned on an empty ring", bad);
-    frontier_ring_assign(r, items, 0, 1.25, own); /* no items: no crash */
-    frontier_ring_free(&r);
+    ring_assign(r, items, 0, 1.25, own); /* no items: no crash */
+    ring_free(&r);
     CHECK(r == NULL, "free NULLs the pointer");
 out:
     free(items);
@@ -153,24 +153,24 @@ static void test_order_dups(void)
     const char *a[] = {"n3", "n1", "n2", "n10", "n0"};
     const char *b[] = {"n10", "n0", "n2", "n2", "n3", "n1", "n0", "n10"};
     const char *sorted[] = {"n0", "n1", "n10", "n2", "n3"};
-    struct frontier_ring *ra = NULL, *rb = NULL;
+    struct ring *ra = NULL, *rb = NULL;
     uint64_t *items = host_items(5000);
     double cs[] = {0.0, 1.0, 1.1, 1.25};
 
-    CHECK(frontier_ring_new(&ra, a, 5, 50) == DC_OK, "ring a");
-    CHECK(frontier_ring_new(&rb, b, 8, 50) == DC_OK, "ring b");
+    CHECK(ring_new(&ra, a, 5, 50) == DC_OK, "ring a");
+    CHECK(ring_new(&rb, b, 8, 50) == DC_OK, "ring b");
     if (!ra || !rb)
         goto out;
-    CHECK(frontier_ring_nodes(rb) == 5, "duplicates dropped: %zu",
-          frontier_ring_nodes(rb));
+    CHECK(ring_nodes(rb) == 5, "duplicates dropped: %zu",
+          ring_nodes(rb));
     for (size_t i = 0; i < 5; i++) {
-        const char *na = frontier_ring_node(ra, i);
+        const char *na = ring_node(ra, i);
         CHECK(na && !strcmp(na, sorted[i]), "node %zu is %s", i, sorted[i]);
-        CHECK(frontier_ring_find(ra, sorted[i]) == (long)i, "find %s",
+        CHECK(ring_find(ra, sorted[i]) == (long)i, "find %s",
               sorted[i]);
     }
-    CHECK(frontier_ring_find(ra, "n4") == -1, "find absent id");
-    CHECK(frontier_ring_node(ra, 5) == NULL, "node out of range");
+    CHECK(ring_find(ra, "n4") == -1, "find absent id");
+    CHECK(ring_node(ra, 5) == NULL, "node out of range");
     for (size_t k = 0; k < sizeof(cs) / sizeof(cs[0]); k++) {
         const char **oa = assign_ids(ra, items, 5000, cs[k]);
         const char **ob = assign_ids(rb, items, 5000, cs[k]);
@@ -186,8 +186,8 @@ static void test_order_dups(void)
         free(ob);
     }
 out:
-    frontier_ring_free(&ra);
-    frontier_ring_free(&rb);
+    ring_free(&ra);
+    ring_free(&rb);
     free(items);
 }
 
@@ -205,12 +205,12 @@ static void test_plain_matches_reference(void)
     items[1] = UINT64_MAX;
     for (size_t a = 0; a < sizeof(ns) / sizeof(ns[0]); a++) {
         for (size_t b = 0; b < sizeof(vs) / sizeof(vs[0]); b++) {
-            struct frontier_ring *r = NULL;
+            struct ring *r = NULL;
             const char **own;
             size_t bad = 0;
 
             node_ids(ids, p, ns[a], 0);
-            if (frontier_ring_new(&r, p, ns[a], vs[b]) != DC_OK) {
+            if (ring_new(&r, p, ns[a], vs[b]) != DC_OK) {
                 CHECK(0, "ring n=%zu v=%d", ns[a], vs[b]);
                 continue;
             }
@@ -222,7 +222,7 @@ static void test_plain_matches_reference(void)
             CHECK(bad == 0, "n=%zu vnodes=%d: %zu of 1500 items differ from "
                             "the reference", ns[a], vs[b], bad);
             free(own);
-            frontier_ring_free(&r);
+            ring_free(&r);
         }
     }
     free(items);
@@ -243,15 +243,15 @@ static void test_cap(void)
         for (size_t b = 0; b < 7; b++)
             for (size_t d = 0; d < 5; d++)
                 for (size_t e = 0; e < 2; e++) {
-                    struct frontier_ring *r = NULL;
+                    struct ring *r = NULL;
                     uint64_t *items = host_items(ms[b]);
                     uint32_t *own = xcalloc(ms[b] + 1, sizeof(*own));
                     size_t load[MAXN] = {0}, cap, maxl = 0;
                     int ok = 1;
 
                     node_ids(ids, p, ns[a], 0);
-                    frontier_ring_new(&r, p, ns[a], vs[e]);
-                    frontier_ring_assign(r, items, ms[b], cs[d], own);
+                    ring_new(&r, p, ns[a], vs[e]);
+                    ring_assign(r, items, ms[b], cs[d], own);
                     cap = (size_t)ceil(cs[d] * (double)ms[b] / (double)ns[a]);
                     for (size_t i = 0; i < ms[b]; i++) {
                         if (own[i] >= ns[a]) {
@@ -272,7 +272,7 @@ static void test_cap(void)
                     bad += !ok;
                     free(own);
                     free(items);
-                    frontier_ring_free(&r);
+                    ring_free(&r);
                 }
     CHECK(bad == 0, "%zu of %zu cap cases broken", bad, cases);
     CHECK(cases == 5 * 7 * 5 * 2, "ran %zu cases", cases);
@@ -285,15 +285,15 @@ static void test_plain_stability(void)
     enum { N = 10, M = 20000 };
     char ids[N + 1][32];
     const char *p[N + 1];
-    struct frontier_ring *r0 = NULL, *rl = NULL, *rj = NULL;
+    struct ring *r0 = NULL, *rl = NULL, *rj = NULL;
     uint64_t *items = host_items(M);
     const char **o0, **ol, **oj;
     size_t bad_leave = 0, bad_join = 0, moved_leave = 0, moved_join = 0;
 
     node_ids(ids, p, N + 1, 0); /* node-0 .. node-10; node-10 joins */
-    frontier_ring_new(&r0, p, N, 100);
-    frontier_ring_new(&rl, p + 1, N - 1, 100); /* node-0 leaves */
-    frontier_ring_new(&rj, p, N + 1, 100);
+    ring_new(&r0, p, N, 100);
+    ring_new(&rl, p + 1, N - 1, 100); /* node-0 leaves */
+    ring_new(&rj, p, N + 1, 100);
     o0 = assign_ids(r0, items, M, 0.0);
     ol = assign_ids(rl, items, M, 0.0);
     oj = assign_ids(rj, items, M, 0.0);
@@ -317,9 +317,9 @@ static void test_plain_stability(void)
     free(o0);
     free(ol);
     free(oj);
-    frontier_ring_free(&r0);
-    frontier_ring_free(&rl);
-    frontier_ring_free(&rj);
+    ring_free(&r0);
+    ring_free(&rl);
+    ring_free(&rj);
     free(items);
 }
 
@@ -359,14 +359,14 @@ static void move_case(size_t n, size_t m, double c, double *join,
 {
     char ids[MAXN][32];
     const char *p[MAXN];
-    struct frontier_ring *r0 = NULL, *rl = NULL, *rj = NULL;
+    struct ring *r0 = NULL, *rl = NULL, *rj = NULL;
     uint64_t *items = part_items(m);
     const char **o0, **ol, **oj;
 
     node_ids(ids, p, n + 1, 0);
-    frontier_ring_new(&r0, p, n, 100);
-    frontier_ring_new(&rl, p + 1, n - 1, 100);
-    frontier_ring_new(&rj, p, n + 1, 100);
+    ring_new(&r0, p, n, 100);
+    ring_new(&rl, p + 1, n - 1, 100);
+    ring_new(&rj, p, n + 1, 100);
     o0 = assign_ids(r0, items, m, c);
     ol = assign_ids(rl, items, m, c);
     oj = assign_ids(rj, items, m, c);
@@ -375,9 +375,9 @@ static void move_case(size_t n, size_t m, double c, double *join,
     free(o0);
     free(ol);
     free(oj);
-    frontier_ring_free(&r0);
-    frontier_ring_free(&rl);
-    frontier_ring_free(&rj);
+    ring_free(&r0);
+    ring_free(&rl);
+    ring_free(&rj);
     free(items);
 }
 

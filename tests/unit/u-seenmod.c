@@ -182,6 +182,8 @@ static void t_flags(struct server *s)
     uint64_t batch[MAXB];
     size_t nm = 0, wrong = 0;
 
+    printf("u-seenmod: random batches from splitmix seed %llu\n",
+           (unsigned long long)seed);
     for (int round = 0; round < ROUNDS; round++) {
         size_t n = 1 + splitmix(&seed) % MAXB;
         int check = round % 3 == 2;

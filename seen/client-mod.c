@@ -1,18 +1,18 @@
 /*
- * seen-mod.c: the seen-set in layout "mod-u64", used when the server has
- * the dcrawl-seen module (frontier/seenmod/seenmod.c): one module key
- * "<prefix>:{p}:S" per partition (its hash tag keeps it in the partition's
+ * client-mod.c: the client side of the seen-set in layout "mod-u64", used
+ * when the server has the dcrawl-seen module (seen/module/seen-module.c):
+ * one module key "<prefix>:{p}:S" per partition (its hash tag keeps it in the partition's
  * Redis Cluster slot, with the partition's queues), holding the whole
  * 64-bit fingerprints.
  *
- * frontier__seen_mod groups a batch by partition (a counting sort) and
+ * seen__mod_batch groups a batch by partition (a counting sort) and
  * sends, in one pipeline, one DCSEEN.ADD (or DCSEEN.CHECK) per partition
  * touched with the fingerprints as one binary blob (8 little-endian bytes
  * each, no decimal formatting); each reply is one bulk string of '1'/'0'
  * flags in blob order. The module answers a repeat inside one blob "not
- * new", so the batch is sent as is. The admit script (scripts.c) calls
- * DCSEEN.ADD on the same key with the same blob format, so a URL marked by
- * one is "seen" to the other.
+ * new", so the batch is sent as is. The admit script
+ * (frontier/lua/admit-mod.lua) calls DCSEEN.ADD on the same key with the
+ * same blob format, so a URL marked by one is "seen" to the other.
  *
  * Thread rules: as struct frontier.
  */
@@ -24,9 +24,11 @@
 #include "dedup.h"
 #include "frontier.h"
 #include "frontier-internal.h"
+#include "seen.h"
+#include "seen-internal.h"
 
 
-int frontier__probe_module(struct frontier *f)
+int seen__probe_module(struct frontier *f)
 {
     struct frontier_call c;
     redisReply *r = NULL;
@@ -46,7 +48,7 @@ int frontier__probe_module(struct frontier *f)
     return DC_OK;
 }
 
-int frontier__seen_modkey(const struct frontier *f, int p, char *out,
+int seen__modkey(const struct frontier *f, int p, char *out,
                           size_t cap)
 {
     int n = snprintf(out, cap, "%s:{%d}:S", f->prefix, p);
@@ -54,7 +56,7 @@ int frontier__seen_modkey(const struct frontier *f, int p, char *out,
     return n < 0 || (size_t)n >= cap ? DC_ETOOBIG : DC_OK;
 }
 
-void frontier__put_le64(unsigned char *out, uint64_t fp)
+void seen__put_le64(unsigned char *out, uint64_t fp)
 {
     for (int i = 0; i < 8; i++, fp >>= 8)
         out[i] = (unsigned char)fp;
@@ -114,14 +116,14 @@ static int append_call(struct frontier *f, const struct frontier_url *u,
     char key[512];
     unsigned char le[8];
 
-    frontier__seen_modkey(f, p, key, sizeof(key));
+    seen__modkey(f, p, key, sizeof(key));
     buf_head(r, '*', 3);
     buf_bulk(r, check_only ? "DCSEEN.CHECK" : "DCSEEN.ADD",
              check_only ? 12 : 10);
     buf_bulk(r, key, strlen(key));
     buf_head(r, '$', (b - a) * 8);
     for (size_t j = a; j < b; j++) {
-        frontier__put_le64(le, u[order[j]].fp);
+        seen__put_le64(le, u[order[j]].fp);
         buf_add(r, le, 8);
     }
     buf_add(r, "\r\n", 2);
@@ -141,7 +143,7 @@ static int read_call(struct frontier *f, const size_t *order, size_t a,
     return DC_OK;
 }
 
-int frontier__seen_mod(struct frontier *f, const struct frontier_url *u,
+int seen__mod_batch(struct frontier *f, const struct frontier_url *u,
                        size_t n, int check_only, unsigned char *isnew)
 {
     size_t *order = xmalloc(n * sizeof(*order)), *off, *from, nc = 0;
@@ -185,12 +187,12 @@ int frontier__seen_mod(struct frontier *f, const struct frontier_url *u,
 
 /* ---- layout and usage ---- */
 
-void frontier__seen_mod_layout(const struct frontier *f, char *out, size_t cap)
+void seen__mod_layout(const struct frontier *f, char *out, size_t cap)
 {
     snprintf(out, cap,
              "seen-set layout %s: %d partitions, one dcrawl-seen module key "
              "per partition (256 sorted arrays of 64-bit fingerprints), "
              "fingerprint %s",
-             FRONTIER_SEEN_LAYOUT_MOD, f->nparts,
+             SEEN_LAYOUT_MOD, f->nparts,
              dedup_fp_algo_name(dedup_fingerprint_algo()));
 }

@@ -1,5 +1,5 @@
 /*
- * ring.c: who owns which partition. A consistent-hash ring of the live
+ * ring.c: who owns which partition (ring.h). A consistent-hash ring of the live
  * node ids, `vnodes` points per node, with bounded loads.
  *
  * Points. Node id s gets the points H("s#0") ... H("s#<vnodes-1>"), H being
@@ -21,8 +21,8 @@
  * inputs do; while they disagree the partition leases in Redis keep
  * ownership exclusive (frontier/cluster.c).
  *
- * Thread rules: a ring is immutable after frontier_ring_new; any number of
- * threads may call frontier_ring_assign on it.
+ * Thread rules: a ring is immutable after ring_new; any number of
+ * threads may call ring_assign on it.
  */
 #include <math.h>
 #include <stdio.h>
@@ -31,14 +31,14 @@
 
 #include "conf.h"
 #include "dedup.h"
-#include "frontier.h"
+#include "ring.h"
 
 struct ring_point {
     uint64_t h;
     uint32_t node;
 };
 
-struct frontier_ring {
+struct ring {
     char **ids;           /* sorted, unique */
     size_t nids;
     struct ring_point *pts;
@@ -59,7 +59,7 @@ static int point_cmp(const void *a, const void *b)
     return x->node < y->node ? -1 : x->node > y->node;
 }
 
-uint64_t frontier_ring_hash(const void *p, size_t len)
+uint64_t ring_hash(const void *p, size_t len)
 {
     uint64_t h[2];
 
@@ -67,7 +67,7 @@ uint64_t frontier_ring_hash(const void *p, size_t len)
     return h[0];
 }
 
-uint64_t frontier_ring_item(uint64_t key)
+uint64_t ring_item(uint64_t key)
 {
     /* splitmix64's finalizer: partition numbers 0, 1, 2... spread evenly */
     key += 0x9e3779b97f4a7c15ULL;
@@ -76,10 +76,10 @@ uint64_t frontier_ring_item(uint64_t key)
     return key ^ (key >> 31);
 }
 
-int frontier_ring_new(struct frontier_ring **out, const char *const *ids,
+int ring_new(struct ring **out, const char *const *ids,
                       size_t n, int vnodes)
 {
-    struct frontier_ring *r;
+    struct ring *r;
     size_t k = 0;
 
     *out = NULL;
@@ -105,7 +105,7 @@ int frontier_ring_new(struct frontier_ring **out, const char *const *ids,
         for (int v = 0; v < vnodes; v++) {
             int bl = snprintf(buf, len + 16, "%s#%d", r->ids[i], v);
             struct ring_point *pt = &r->pts[i * (size_t)vnodes + (size_t)v];
-            pt->h = frontier_ring_hash(buf, (size_t)bl);
+            pt->h = ring_hash(buf, (size_t)bl);
             pt->node = (uint32_t)i;
         }
         free(buf);
@@ -115,9 +115,9 @@ int frontier_ring_new(struct frontier_ring **out, const char *const *ids,
     return DC_OK;
 }
 
-void frontier_ring_free(struct frontier_ring **rp)
+void ring_free(struct ring **rp)
 {
-    struct frontier_ring *r = *rp;
+    struct ring *r = *rp;
 
     if (!r)
         return;
@@ -129,17 +129,17 @@ void frontier_ring_free(struct frontier_ring **rp)
     *rp = NULL;
 }
 
-size_t frontier_ring_nodes(const struct frontier_ring *r)
+size_t ring_nodes(const struct ring *r)
 {
     return r->nids;
 }
 
-const char *frontier_ring_node(const struct frontier_ring *r, size_t i)
+const char *ring_node(const struct ring *r, size_t i)
 {
     return i < r->nids ? r->ids[i] : NULL;
 }
 
-long frontier_ring_find(const struct frontier_ring *r, const char *id)
+long ring_find(const struct ring *r, const char *id)
 {
     size_t lo = 0, hi = r->nids;
 
@@ -157,7 +157,7 @@ long frontier_ring_find(const struct frontier_ring *r, const char *id)
 }
 
 /* Index of the first point with h >= x, wrapping to 0. */
-static size_t first_point(const struct frontier_ring *r, uint64_t x)
+static size_t first_point(const struct ring *r, uint64_t x)
 {
     size_t lo = 0, hi = r->npts;
 
@@ -171,7 +171,7 @@ static size_t first_point(const struct frontier_ring *r, uint64_t x)
     return lo == r->npts ? 0 : lo;
 }
 
-void frontier_ring_assign(const struct frontier_ring *r,
+void ring_assign(const struct ring *r,
                           const uint64_t *item_hash, size_t nitems, double c,
                           uint32_t *owner)
 {

@@ -1,7 +1,7 @@
 /*
- * seenmod.c: dcrawl-seen.so, a Redis module holding the URL seen-set as
+ * seen-module.c: dcrawl-seen.so, a Redis module holding the URL seen-set as
  * one native value per frontier partition (layout "mod-u64": key
- * "<prefix>:{p}:S", see frontier/seen.c).
+ * "<prefix>:{p}:S", see seen/seen.h).
  *
  * Value: 256 sub-arrays indexed by a fingerprint's top 8 bits, each a
  * sorted array of distinct uint64 fingerprints. Lookup is a binary search,

@@ -1,11 +1,11 @@
 /*
- * seen.c: the seen-set without the queues: batch dedup (frontier_seen),
+ * seen.c: the seen-set without the queues: batch dedup (seen_batch),
  * what layout is in use and whether Redis keeps it compact
- * (frontier_seen_layout), and how big it is (frontier_seen_usage).
- * Two layouts: with the dcrawl-seen module loaded, mod-u64 (seen-mod.c;
+ * (seen_layout), and how big it is (seen_usage).
+ * Two layouts: with the dcrawl-seen module loaded, mod-u64 (client-mod.c;
  * these functions hand over to it); else b256-i64, described here.
  *
- * frontier_seen sorts a batch by partition and bucket (two counting sorts)
+ * seen_batch sorts a batch by partition and bucket (two counting sorts)
  * and sends, in one pipeline, one call of the seen script per partition
  * touched, its members grouped by bucket as arguments; the script builds
  * the bucket keys from the partition's "<prefix>:{p}:s:" prefix (as the
@@ -36,13 +36,15 @@
 #include "dedup.h"
 #include "frontier.h"
 #include "frontier-internal.h"
+#include "seen.h"
+#include "seen-internal.h"
 
-/* Keys polled per pipeline by frontier_seen_usage. */
+/* Keys polled per pipeline by seen_usage. */
 #define USAGE_BATCH 8192
 
 /* CONFIG GET set-max-intset-entries; -1 when the server refuses (managed
  * Redis often disables CONFIG). */
-void frontier__probe_intset(struct frontier *f)
+void seen__probe_intset(struct frontier *f)
 {
     struct frontier_call c;
     redisReply *r = NULL;
@@ -61,13 +63,13 @@ void frontier__probe_intset(struct frontier *f)
     frontier__call_release(&c);
 }
 
-int frontier_seen_layout(const struct frontier *f, char *out, size_t cap)
+int seen_layout(const struct frontier *f, char *out, size_t cap)
 {
     char have[32];
 
     if (f->seen_mod) {
         if (out && cap)
-            frontier__seen_mod_layout(f, out, cap);
+            seen__mod_layout(f, out, cap);
         return 0;
     }
     if (f->intset_entries < 0)
@@ -80,23 +82,19 @@ int frontier_seen_layout(const struct frontier *f, char *out, size_t cap)
                  "integer members, fingerprint %s; compact while a bucket "
                  "holds <= set-max-intset-entries (this Redis: %s, layout "
                  "sized for %d)",
-                 FRONTIER_SEEN_LAYOUT_B256, f->nparts, DEDUP_SUBBUCKETS,
+                 SEEN_LAYOUT_B256, f->nparts, DEDUP_SUBBUCKETS,
                  dedup_fp_algo_name(dedup_fingerprint_algo()), have,
                  DEDUP_INTSET_ENTRIES);
     return f->intset_entries < DEDUP_INTSET_ENTRIES;
 }
 
-const char *frontier_seen_layout_name(const struct frontier *f)
+const char *seen_layout_name(const struct frontier *f)
 {
-    return f->seen_mod ? FRONTIER_SEEN_LAYOUT_MOD : FRONTIER_SEEN_LAYOUT_B256;
+    return f->seen_mod ? SEEN_LAYOUT_MOD : SEEN_LAYOUT_B256;
 }
 
-uint64_t frontier_roundtrips(const struct frontier *f)
-{
-    return f->roundtrips;
-}
 
-/* ---- frontier_seen ---- */
+/* ---- seen_batch ---- */
 
 /* A batch sorted by bucket key: order[] lists URL indexes by partition,
  * then bucket; sent[i] = 0 for a repeat of an earlier (key, fp) of the
@@ -300,7 +298,7 @@ static size_t plan_calls(const struct seen_plan *pl, size_t n,
 /*
  * Append one seen-script call (EVALSHA, or EVAL with the body) for the
  * URLs of c: KEYS[1] = "<prefix>:{p}:s:", ARGV = mode, then per bucket
- * (split at FRONTIER_SEEN_GROUP_MAX) the bucket, a count and the members.
+ * (split at SEEN_GROUP_MAX) the bucket, a count and the members.
  * Returns the key's slot.
  */
 static int build_call(struct frontier *f, const struct frontier_url *u,
@@ -317,7 +315,7 @@ static int build_call(struct frontier *f, const struct frontier_url *u,
         uint32_t k = pl->keyid[pl->order[j]];
         size_t m = 0, e = j;
         while (e < c->to && pl->keyid[pl->order[e]] == k &&
-               m + pl->sent[pl->order[e]] <= FRONTIER_SEEN_GROUP_MAX)
+               m + pl->sent[pl->order[e]] <= SEEN_GROUP_MAX)
             m += pl->sent[pl->order[e++]];
         if (m) {
             resp_uint(&args, k % DEDUP_SUBBUCKETS);
@@ -417,7 +415,7 @@ static int send_calls(struct frontier *f, const struct frontier_url *u,
     return rc ? rc : callrc;
 }
 
-int frontier_seen(struct frontier *f, const struct frontier_url *urls,
+int seen_batch(struct frontier *f, const struct frontier_url *urls,
                   size_t n, int check_only, unsigned char *isnew)
 {
     struct seen_plan pl;
@@ -436,7 +434,7 @@ int frontier_seen(struct frontier *f, const struct frontier_url *urls,
         if (!urls[i].host || urls[i].hostlen == 0)
             return frontier__seterr(f, DC_EINVAL, "seen: bad URL entry");
     if (f->seen_mod)
-        return frontier__seen_mod(f, urls, n, check_only, isnew);
+        return seen__mod_batch(f, urls, n, check_only, isnew);
     plan_make(f, urls, n, &pl);
     nc = plan_calls(&pl, n, &c);
     redo = xcalloc(nc, 1);
@@ -451,7 +449,7 @@ int frontier_seen(struct frontier *f, const struct frontier_url *urls,
     return rc;
 }
 
-/* ---- frontier_seen_usage ---- */
+/* ---- seen_usage ---- */
 
 /* What is asked of each key: its member count, then its memory, then (b256
  * only) its encoding. mod-u64 has one key per partition, b256-i64
@@ -469,12 +467,12 @@ static int usage_key(struct frontier *f, size_t k, char *key, size_t cap)
     uint64_t fp;
 
     if (f->seen_mod)
-        return frontier__seen_modkey(f, (int)k, key, cap);
+        return seen__modkey(f, (int)k, key, cap);
     fp = (uint64_t)(k % DEDUP_SUBBUCKETS) << (64 - DEDUP_SUBBUCKET_BITS);
     return dedup_seen_key(f->prefix, (int)(k / DEDUP_SUBBUCKETS), fp, key, cap);
 }
 
-static void usage_add(struct frontier_seen_usage *u, redisReply **r, int nc)
+static void usage_add(struct seen_usage *u, redisReply **r, int nc)
 {
     if (r[0]->type != REDIS_REPLY_INTEGER || r[0]->integer <= 0)
         return;
@@ -490,7 +488,7 @@ static void usage_add(struct frontier_seen_usage *u, redisReply **r, int nc)
 
 /* Ask about keys idx[0 .. n) of the layout, one pipeline. */
 static int usage_batch(struct frontier *f, const size_t *idx, size_t n,
-                       struct frontier_seen_usage *u)
+                       struct seen_usage *u)
 {
     const char *const *cmds = f->seen_mod ? usage_cmds_mod : usage_cmds_b256;
     size_t nc = f->seen_mod ? 2 : 3, m = 0;
@@ -527,8 +525,8 @@ static int usage_batch(struct frontier *f, const size_t *idx, size_t n,
     return rc;
 }
 
-int frontier_seen_usage(struct frontier *f, size_t sample,
-                        struct frontier_seen_usage *u)
+int seen_usage(struct frontier *f, size_t sample,
+                        struct seen_usage *u)
 {
     size_t total, n = 0, stride, *idx;
     int rc = DC_OK;

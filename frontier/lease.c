@@ -1,0 +1,373 @@
+/*
+ * lease.c: frontier_pop and frontier_complete, and the local ready index
+ * they keep.
+ *
+ * Pop keeps a local index of when each partition may next have a ready
+ * host at the depth being popped (part_next). Only partitions whose time
+ * has come are polled, round-robin from where the last pop stopped. Replies
+ * of pop and complete keep the index exact for this process's own work;
+ * work pushed by other processes is found by a full rescan (one cheap
+ * range query per partition, pipelined), done at most every
+ * FRONTIER_SCAN_MS, or every FRONTIER_IDLE_SCAN_MS while the index knows of
+ * nothing ready. The index is reset when the popped depth changes.
+ *
+ * Complete sends one complete script call per partition touched
+ * (frontier/lua/complete.lua), in one pipeline; a lease that may no longer
+ * run here comes back as FRONTIER_RETRY.
+ *
+ * Thread rules: as struct frontier.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+#include "dedup.h"
+#include "frontier.h"
+#include "frontier-internal.h"
+
+/* ---- pop ---- */
+
+static void index_reset(struct frontier *f, int depth)
+{
+    f->depth = depth;
+    f->scanned = 0;
+    for (int p = 0; p < f->nparts; p++)
+        f->part_next[p] = INT64_MAX;
+}
+
+static int64_t index_min(const struct frontier *f)
+{
+    int64_t m = INT64_MAX;
+
+    for (int p = 0; p < f->nparts; p++)
+        if (f->part_next[p] < m)
+            m = f->part_next[p];
+    return m;
+}
+
+static int need_scan(const struct frontier *f, int64_t now)
+{
+    if (!f->scanned || now < f->last_scan ||
+        now - f->last_scan >= FRONTIER_SCAN_MS)
+        return 1;
+    return index_min(f) > now && now - f->last_scan >= FRONTIER_IDLE_SCAN_MS;
+}
+
+static int64_t ready_time(const redisReply *r)
+{
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 2)
+        return INT64_MAX;
+    return frontier__reply_int(r->element[1], INT64_MAX);
+}
+
+/* Ask every partition for its earliest ready host at f->depth. */
+static int rescan(struct frontier *f, int64_t now)
+{
+    size_t n = (size_t)f->nparts, k = 0;
+    struct frontier_call *calls = xcalloc(n, sizeof(*calls));
+    redisReply **rep = xcalloc(n, sizeof(*rep));
+    int *part = xcalloc(n, sizeof(*part));
+    int rc = DC_OK;
+
+    for (int p = 0; p < f->nparts; p++) {
+        struct frontier_strv *a = &calls[k].args;
+        f->part_next[p] = INT64_MAX;
+        if (!frontier__may_pop(f, p)) /* another node's partition */
+            continue;
+        frontier__call_init(&calls[k], -1);
+        frontier__strv_pushs(a, "ZRANGEBYSCORE");
+        frontier__strv_pushf(a, "%s:{%d}:h:%d", f->prefix, p, f->depth);
+        frontier__strv_pushs(a, "-inf");
+        frontier__strv_pushf(a, "(%lld", (long long)FRONTIER_BUSY);
+        frontier__strv_pushs(a, "WITHSCORES");
+        frontier__strv_pushs(a, "LIMIT");
+        frontier__strv_pushs(a, "0");
+        frontier__strv_pushs(a, "1");
+        part[k++] = p;
+    }
+    if (k)
+        rc = frontier__run(f, calls, k, rep);
+    for (size_t i = 0; !rc && i < k; i++)
+        f->part_next[part[i]] = ready_time(rep[i]);
+    if (!rc) {
+        f->scanned = 1;
+        f->last_scan = now;
+    }
+    if (k)
+        frontier__replies_free(rep, k);
+    free(rep);
+    free(part);
+    frontier__calls_free(calls, k);
+    return rc;
+}
+
+void frontier__index_lower(struct frontier *f, int p, int64_t t)
+{
+    if (f->depth >= 0 && f->part_next[p] > t)
+        f->part_next[p] = t;
+}
+
+void frontier__index_wake(struct frontier *f, int p)
+{
+    (void)p;
+    f->scanned = 0; /* the next pop rescans, this partition included */
+}
+
+/* Up to `want` partitions ready at now, round-robin from f->rr, looking at
+ * no more than *budget positions (decreased by the positions looked at). */
+static size_t pick_batch(struct frontier *f, int64_t now, size_t want,
+                         int *parts, int *budget)
+{
+    size_t nb = 0;
+
+    while (nb < want && *budget > 0) {
+        int p = f->rr;
+        f->rr = (f->rr + 1) % f->nparts;
+        (*budget)--;
+        if (f->part_next[p] <= now && frontier__may_pop(f, p))
+            parts[nb++] = p;
+    }
+    return nb;
+}
+
+static void pop_call(struct frontier *f, struct frontier_call *c, int p,
+                     int64_t now, size_t share)
+{
+    struct frontier_strv *a = &c->args;
+
+    frontier__call_init(c, FRONTIER_SCRIPT_POP);
+    frontier__strv_pushf(&c->keys, "%s:{%d}:h:%d", f->prefix, p, f->depth);
+    frontier__strv_pushf(&c->keys, "%s:{%d}:next", f->prefix, p);
+    frontier__strv_pushf(&c->keys, "%s:{%d}:act", f->prefix, p);
+    frontier__strv_pushf(&c->keys, "%s:{%d}:lease", f->prefix, p);
+    frontier__strv_pushf(&c->keys, "%s:{%d}:q:%d:", f->prefix, p, f->depth);
+    frontier__strv_pushf(&c->keys, "%s:{%d}:own", f->prefix, p);
+    frontier__strv_pushf(a, "%lld", (long long)now);
+    frontier__strv_pushf(a, "%d", f->depth);
+    frontier__strv_pushf(a, "%zu", share);
+    frontier__strv_pushf(a, "%lld", (long long)(now + f->lease_ms));
+    frontier__strv_pushf(a, "%d", f->conns);
+    frontier__strv_pushs(a, f->node);
+    frontier__strv_pushs(a, f->cl ? "1" : "0");
+}
+
+/* Split "<node>\t<d>\t<host>\t<url>" into a lease. */
+static int lease_parse(struct frontier_lease *l, const char *e, size_t len,
+                       int p)
+{
+    const char *end = e + len, *t1, *t2, *t3;
+
+    t1 = memchr(e, '\t', len);
+    t2 = t1 ? memchr(t1 + 1, '\t', (size_t)(end - t1 - 1)) : NULL;
+    t3 = t2 ? memchr(t2 + 1, '\t', (size_t)(end - t2 - 1)) : NULL;
+    if (!t3)
+        return DC_EPROTO;
+    l->entry = xstrndup(e, len);
+    l->depth = atoi(t1 + 1);
+    l->host = xstrndup(t2 + 1, (size_t)(t3 - t2 - 1));
+    l->url = xstrndup(t3 + 1, (size_t)(end - t3 - 1));
+    l->partition = p;
+    return DC_OK;
+}
+
+struct lease_vec {
+    struct frontier_lease *v;
+    size_t n, cap;
+};
+
+static int pop_read(struct frontier *f, const redisReply *r, int p,
+                    struct lease_vec *out)
+{
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 1)
+        return frontier__seterr(f, DC_EREDIS, "pop: bad reply");
+    if (r->element[0]->integer == -2) { /* not ours (any more) */
+        f->part_next[p] = INT64_MAX;
+        frontier__cluster_lost(f, p);
+        return DC_OK;
+    }
+    f->part_next[p] = r->element[0]->integer < 0 ? INT64_MAX
+                                                 : r->element[0]->integer;
+    for (size_t i = 1; i < r->elements; i++) {
+        const redisReply *e = r->element[i];
+        xgrow((void **)&out->v, &out->cap, out->n + 1, sizeof(*out->v));
+        if (e->type != REDIS_REPLY_STRING ||
+            lease_parse(&out->v[out->n], e->str, e->len, p))
+            return frontier__seterr(f, DC_EREDIS, "pop: bad lease entry");
+        out->n++;
+        frontier__held_add(f, p, out->v[out->n - 1].entry);
+    }
+    return DC_OK;
+}
+
+/* One pipelined round: poll nb partitions for `want` leases in total. */
+static int pop_round(struct frontier *f, const int *parts, size_t nb,
+                     int64_t now, size_t want, struct lease_vec *out)
+{
+    struct frontier_call calls[FRONTIER_POP_BATCH];
+    redisReply *rep[FRONTIER_POP_BATCH];
+    int rc;
+
+    for (size_t i = 0; i < nb; i++)
+        pop_call(f, &calls[i], parts[i], now,
+                 want / nb + (i < want % nb ? 1 : 0));
+    rc = frontier__run(f, calls, nb, rep);
+    for (size_t i = 0; !rc && i < nb; i++)
+        rc = pop_read(f, rep[i], parts[i], out);
+    frontier__replies_free(rep, nb);
+    for (size_t i = 0; i < nb; i++)
+        frontier__call_release(&calls[i]);
+    return rc;
+}
+
+int frontier_pop(struct frontier *f, int depth, int64_t now_ms, size_t max,
+                 struct frontier_lease **out, size_t *nout, int64_t *next_ms)
+{
+    struct lease_vec v = { NULL, 0, 0 };
+    int parts[FRONTIER_POP_BATCH];
+    int idle = 0, rc = DC_OK;
+
+    *out = NULL;
+    *nout = 0;
+    *next_ms = INT64_MAX;
+    if (depth < 0)
+        return frontier__seterr(f, DC_EINVAL, "pop: negative depth");
+    if (depth != f->depth)
+        index_reset(f, depth);
+    if (need_scan(f, now_ms) && (rc = rescan(f, now_ms)) != DC_OK)
+        return rc;
+    /* Rounds go on while they yield leases; rounds that yield nothing
+     * stop once they have looked at the whole ring. */
+    while (!rc && v.n < max && idle < f->nparts) {
+        size_t want = max - v.n, before = v.n;
+        int budget = f->nparts - idle;
+        size_t nb = pick_batch(f, now_ms, want < FRONTIER_POP_BATCH
+                               ? want : FRONTIER_POP_BATCH, parts, &budget);
+        if (nb == 0)
+            break;
+        rc = pop_round(f, parts, nb, now_ms, want, &v);
+        idle = v.n > before ? 0 : f->nparts - budget;
+    }
+    if (rc) {
+        frontier_leases_free(v.v, v.n);
+        return rc;
+    }
+    *out = v.v;
+    *nout = v.n;
+    *next_ms = index_min(f);
+    return DC_OK;
+}
+
+void frontier_leases_free(struct frontier_lease *l, size_t n)
+{
+    if (!l)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        free(l[i].entry);
+        free(l[i].url);
+        free(l[i].host);
+    }
+    free(l);
+}
+
+
+/* ---- complete ---- */
+
+static void complete_call(struct frontier *f, struct frontier_call *c, int p,
+                          int depth, int64_t now)
+{
+    frontier__lease_call(f, c, FRONTIER_SCRIPT_COMPLETE, p);
+    frontier__strv_pushf(&c->keys, "%s:{%d}:pend", f->prefix, p);
+    frontier__strv_pushf(&c->keys, "%s:{%d}:stat", f->prefix, p);
+    frontier__strv_pushf(&c->keys, "%s:{%d}:h:%d", f->prefix, p, depth);
+    frontier__strv_pushf(&c->args, "%lld", (long long)now);
+    frontier__strv_pushf(&c->args, "%d", f->conns);
+}
+
+static void complete_add(struct frontier *f, struct frontier_call *c,
+                         const struct frontier_lease *l, int outcome,
+                         int64_t delay)
+{
+    int p = l->partition;
+
+    frontier__strv_pushf(&c->keys, "%s:{%d}:q:%d:%s", f->prefix, p, l->depth,
+                         l->host);
+    frontier__strv_pushf(&c->keys, "%s:{%d}:h:%d", f->prefix, p, l->depth);
+    frontier__strv_pushf(&c->keys, "%s:{%d}:h:%d", f->prefix, p, l->depth + 1);
+    frontier__strv_pushs(&c->args, l->entry);
+    frontier__strv_pushf(&c->args, "%d", outcome);
+    frontier__strv_pushf(&c->args, "%lld", (long long)(delay < 0 ? 0 : delay));
+    frontier__strv_pushf(&c->args, "%d", l->depth);
+    frontier__strv_pushs(&c->args, l->host);
+    frontier__strv_pushs(&c->args, l->url);
+}
+
+static int check_lease(const struct frontier *f, const struct frontier_lease *l,
+                       int outcome)
+{
+    return l->entry && l->url && l->host && l->depth >= 0 &&
+           l->partition >= 0 && l->partition < f->nparts &&
+           outcome >= FRONTIER_DONE && outcome <= FRONTIER_RETRY;
+}
+
+static void complete_build(struct frontier *f, const struct frontier_lease *l,
+                           const int *outcome, const int64_t *delay_ms,
+                           const struct frontier_slot *s, size_t n,
+                           struct frontier_call *calls, int64_t now)
+{
+    size_t c = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        const struct frontier_lease *x = &l[s[i].idx];
+        if (i > 0 && s[i].part != s[i - 1].part)
+            c++;
+        if (i == 0 || s[i].part != s[i - 1].part)
+            complete_call(f, &calls[c], s[i].part,
+                          f->depth >= 0 ? f->depth : x->depth, now);
+        complete_add(f, &calls[c], x, outcome[s[i].idx],
+                     delay_ms ? delay_ms[s[i].idx] : 0);
+    }
+}
+
+int frontier_complete(struct frontier *f, const struct frontier_lease *l,
+                      const int *outcome, const int64_t *delay_ms, size_t n,
+                      int64_t now_ms)
+{
+    struct frontier_call *calls;
+    redisReply **rep;
+    struct frontier_slot *s;
+    size_t ncalls;
+    int rc;
+
+    if (n == 0)
+        return DC_OK;
+    s = xmalloc(n * sizeof(*s));
+    for (size_t i = 0; i < n; i++) {
+        if (!check_lease(f, &l[i], outcome[i])) {
+            free(s);
+            return frontier__seterr(f, DC_EINVAL, "complete: bad lease");
+        }
+        s[i].part = l[i].partition;
+        s[i].idx = i;
+    }
+    ncalls = frontier__slots_sort(s, n);
+    calls = xcalloc(ncalls, sizeof(*calls));
+    rep = xcalloc(ncalls, sizeof(*rep));
+    complete_build(f, l, outcome, delay_ms, s, n, calls, now_ms);
+    rc = frontier__run(f, calls, ncalls, rep);
+    for (size_t i = 0; !rc && i < n; i++)
+        frontier__held_del(f, l[i].partition, l[i].entry);
+    for (size_t i = 0, c = 0; !rc && i < n; i++) {
+        if (i > 0 && s[i].part != s[i - 1].part)
+            c++;
+        if (f->depth >= 0)
+            f->part_next[s[i].part] = rep[c]->integer < 0 ? INT64_MAX
+                                                          : rep[c]->integer;
+    }
+    frontier__replies_free(rep, ncalls);
+    free(rep);
+    frontier__calls_free(calls, ncalls);
+    free(s);
+    return rc;
+}
+
