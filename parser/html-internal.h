@@ -111,6 +111,8 @@ struct parser {
     size_t base_cap;
     char *scratch; /* body copy patched by parser__nest_guard() */
     size_t scratch_cap;
+    char *stripped; /* body copy without script/style content */
+    size_t stripped_cap;
     size_t dom_max;   /* parser_set_limits(); SIZE_MAX: no limit */
     size_t slice_max;
 

@@ -2,7 +2,9 @@
  * html-slice.c: where a big HTML body may be cut into pieces that gumbo
  * parses one at a time (html.c parses the first piece into the page's DOM
  * and the rest as slices, so gumbo's memory is bounded by the piece size,
- * not by the body).
+ * not by the body), and, with the same scan, a copy of a piece without the
+ * content of its script and style elements (parser__raw_strip: gumbo's
+ * time is per byte, and that content never holds a link).
  *
  * A cut is made only before a '<' that starts a start or end tag ("<a",
  * "</a") where the HTML tokenizer is in its data state: never inside a
@@ -140,22 +142,24 @@ static size_t raw_end(const char *s, size_t len, size_t i, const char *name,
 enum { T_BEFORE_NAME, T_NAME, T_AFTER_NAME, T_BEFORE_VALUE, T_VALUE };
 
 /*
- * The tag whose '<' is at i (tag_starts() holds): the position after it,
- * and after the content of a raw text element; len when it does not end.
+ * The tag whose '<' is at i (tag_starts() holds): the position after its
+ * '>' (len when it does not end); its name lower-cased into name (the
+ * first 16 bytes), its length in *n, *end for an end tag.
  */
-static size_t skip_tag(const char *s, size_t len, size_t i)
+static size_t tag_close(const char *s, size_t len, size_t i, char name[16],
+                        size_t *n, int *end)
 {
-    char name[16];
-    size_t n = 0;
-    int end = s[i + 1] == '/', st = T_BEFORE_NAME;
+    int st = T_BEFORE_NAME;
     const char *p;
 
-    i += 1 + (size_t)end;
+    *end = s[i + 1] == '/';
+    *n = 0;
+    i += 1 + (size_t)*end;
     for (; i < len && !is_space((unsigned char)s[i]) && s[i] != '/' &&
            s[i] != '>';
-         i++, n++)
-        if (n < sizeof name)
-            name[n] = (char)(s[i] | 0x20);
+         i++, (*n)++)
+        if (*n < 16)
+            name[*n] = (char)(s[i] | 0x20);
     for (; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
         if (st == T_VALUE) { /* unquoted value */
@@ -187,16 +191,73 @@ static size_t skip_tag(const char *s, size_t len, size_t i)
             st = T_NAME;
         }
     }
-    if (i >= len)
-        return len;
-    i++; /* past '>' */
-    if (end || n > sizeof name)
+    return i < len ? i + 1 : len;
+}
+
+static int name_is(const char *name, size_t n, const char *want)
+{
+    return strlen(want) == n && memcmp(name, want, n) == 0;
+}
+
+/*
+ * The tag whose '<' is at i (tag_starts() holds): the position after it,
+ * and after the content of a raw text element; len when it does not end.
+ */
+static size_t skip_tag(const char *s, size_t len, size_t i)
+{
+    char name[16];
+    size_t n;
+    int end;
+
+    i = tag_close(s, len, i, name, &n, &end);
+    if (i >= len || end || n > sizeof name)
         return i;
-    if (n == 9 && memcmp(name, "plaintext", 9) == 0)
+    if (name_is(name, n, "plaintext"))
         return len;
     if (raw_text(name, n))
         return raw_end(s, len, i, name, n);
     return i;
+}
+
+/*
+ * Copy s[0..len) into out (len bytes) without the content of script and
+ * style elements: what gumbo would keep as their one text child, which
+ * holds no link and no counted text (html-walk.c), but costs gumbo a
+ * token per byte. The tags stay, so the tree has the same elements.
+ * Exact where the scan above is: it gives up (copies the rest as is) at
+ * the first svg or math start tag (foreign content: there style is an
+ * ordinary element with markup inside) and at frameset (script and style
+ * are ignored tags there); a script whose content holds "<!--" (script
+ * data's escape states, where "</script>" may not end it) is kept.
+ * Returns the length written.
+ */
+size_t parser__raw_strip(const char *s, size_t len, char *out)
+{
+    size_t i = 0, o = 0, b, e, r, n;
+    char name[16];
+    int end;
+
+    while ((b = next_tag(s, len, i)) < len) {
+        e = tag_close(s, len, b, name, &n, &end);
+        if (!end && (name_is(name, n, "svg") || name_is(name, n, "math") ||
+                     name_is(name, n, "frameset") ||
+                     name_is(name, n, "plaintext")))
+            break;
+        r = e;
+        if (!end && e < len && raw_text(name, n))
+            r = raw_end(s, len, e, name, n);
+        if (r > e && (name_is(name, n, "style") ||
+                      (name_is(name, n, "script") &&
+                       !memmem(s + e, r - e, "<!--", 4))))
+            n = e - i; /* the content is left out */
+        else
+            n = r - i;
+        memcpy(out + o, s + i, n);
+        o += n;
+        i = r;
+    }
+    memcpy(out + o, s + i, len - i);
+    return o + len - i;
 }
 
 void parser__cut_init(struct parser__cut *c, const char *s, size_t len)

@@ -70,6 +70,11 @@
  * levels (by a cheap byte scan) into text before parsing. See its comment
  * in html-gumbo.c.
  *
+ * Script and style content: gumbo spends a token per byte on it, and it
+ * never holds a link nor counted text, so gumbo is given a copy without it
+ * (parser__raw_strip() in html-slice.c; the tags stay, and pages it cannot
+ * scan exactly, with svg, math, frameset or an escaped script, keep it).
+ *
  * Buffers that grew beyond their KEEP limit on a large page are released at
  * the start of the next parse. Nothing here allocates per link.
  *
@@ -270,6 +275,22 @@ static void output(struct parser *p)
     p->res.nblocks = p->blocks_on ? p->nblocks : 0;
 }
 
+/* What gumbo parses of body[0..*len): nesting guarded, script and style
+ * content left out (html-slice.c); *len becomes its length. */
+static const char *gumbo_input(struct parser *p, const char *body,
+                               size_t *len)
+{
+    size_t n;
+
+    body = parser__nest_guard(p, body, *len);
+    xgrow((void **)&p->stripped, &p->stripped_cap, *len ? *len : 1, 1);
+    n = parser__raw_strip(body, *len, p->stripped);
+    if (n == *len)
+        return body;
+    *len = n;
+    return p->stripped;
+}
+
 /* ------------------------------------------------------------ slices */
 
 /*
@@ -310,7 +331,7 @@ static void parse_slices(struct parser *p, const char *body,
     static const char settled[] = "";
     int blocks_on = p->blocks_on;
     const char *s;
-    size_t a, b;
+    size_t a, b, n;
     GumboOutput *g;
 
     /* "first one wins": the DOM's directives are final */
@@ -325,8 +346,9 @@ static void parse_slices(struct parser *p, const char *body,
         parser__arena_reset(&p->arena);
         p->nrefs = 0;
         p->res.slices++;
-        s = parser__nest_guard(p, body + a, b - a);
-        g = gumbo_parse_with_options(&p->opts, s, b - a);
+        n = b - a;
+        s = gumbo_input(p, body + a, &n);
+        g = gumbo_parse_with_options(&p->opts, s, n);
         if (g)
             parser__walk(p, g->root);
         if (p->meta_robots & PARSER_META_NOFOLLOW) {
@@ -382,6 +404,7 @@ static void parser_begin(struct parser *p)
     buf_trim((void **)&p->set, &p->set_cap, 2 * COUNT_KEEP);
     buf_trim((void **)&p->links, &p->links_cap, COUNT_KEEP);
     buf_trim((void **)&p->scratch, &p->scratch_cap, BUF_KEEP);
+    buf_trim((void **)&p->stripped, &p->stripped_cap, BUF_KEEP);
     buf_trim((void **)&p->blocks, &p->blocks_cap, COUNT_KEEP);
     p->nrefs = p->nents = p->slen = p->nblocks = 0;
     p->base_raw = NULL;
@@ -399,7 +422,7 @@ int parser_parse_html(struct parser *p, const char *page_url, const char *body,
     GumboOutput *g;
     struct parser__cut cut;
     const char *dom;
-    size_t a, first = len;
+    size_t a, n, first = len;
 
     if (!p || !page_url || !out || (!body && len))
         return DC_EINVAL;
@@ -411,8 +434,9 @@ int parser_parse_html(struct parser *p, const char *page_url, const char *body,
         parser__cut_next(&cut, p->dom_max, &a, &first);
     }
     p->res.dom_len = first;
-    dom = parser__nest_guard(p, body, first);
-    g = gumbo_parse_with_options(&p->opts, dom, first);
+    n = first;
+    dom = gumbo_input(p, body, &n);
+    g = gumbo_parse_with_options(&p->opts, dom, n);
     if (g)
         parser__walk(p, g->root);
     if (p->blocks_on && !p->nblocks)
@@ -479,6 +503,7 @@ void parser_free(struct parser **pp)
     free(p->links);
     free(p->base);
     free(p->scratch);
+    free(p->stripped);
     free(p->blocks);
     free(p);
     *pp = NULL;

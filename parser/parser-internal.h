@@ -38,6 +38,9 @@ struct parser__cut {
     size_t pos; /* where the next piece starts */
 };
 void parser__cut_init(struct parser__cut *c, const char *s, size_t len);
+/* html-slice.c: s[0..len) copied into out (len bytes) without the content
+ * of script and style elements (their tags stay); returns the length. */
+size_t parser__raw_strip(const char *s, size_t len, char *out);
 /* The next piece [*start, *end), at most max bytes; 0 when the body is
  * done. Bytes between *end and the next piece's start (only after a
  * single token longer than max) hold no tag. */

@@ -15,7 +15,9 @@
  *    maps them), main content (main, article, role main), inherited
  *    through any element, with the full and a minimal block tag set; the
  *    link's block is its leaf-most one; a link in nav and in text keeps
- *    the text occurrence.
+ *    the text occurrence;
+ *  - script and style content left out before gumbo (and kept where the
+ *    scan cannot be exact).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -1107,6 +1109,42 @@ static void test_block_flags(void)
 #undef N
 #undef M
 
+/* Script and style content left out before gumbo, exactly where the
+ * scan can tell (parser__raw_strip in html-slice.c). */
+static void test_raw_strip(void)
+{
+    static const struct {
+        const char *in, *out;
+    } t[] = {
+        {"<style>a{}</style><a href=/x><SCRIPT>1</SCRIPT >",
+         "<style></style><a href=/x><SCRIPT></SCRIPT >"},
+        {"<script src=x></script><p>", "<script src=x></script><p>"},
+        {"<a title=\"<script>\">t</a><script>1</script>",
+         "<a title=\"<script>\">t</a><script></script>"},
+        {"<!-- <script> --><script>x</script>", "<!-- <script> --><script></script>"},
+        {"<textarea><script></textarea><style>s</style>",
+         "<textarea><script></textarea><style></style>"},
+        {"<script>a</scriptx>b</script>", "<script></script>"},
+        {"<script>never closed <a href=/n>", "<script>"},
+        /* kept: escaped script data, foreign content, frameset */
+        {"<script><!--<script></script>--></script>",
+         "<script><!--<script></script>--></script>"},
+        {"<style>s</style><svg><style><a href=/v></style></svg><style>t</style>",
+         "<style></style><svg><style><a href=/v></style></svg><style>t</style>"},
+        {"<math><style>m</style>", "<math><style>m</style>"},
+        {"<frameset><script>x</script>", "<frameset><script>x</script>"},
+        {"<plaintext><style>x</style>", "<plaintext><style>x</style>"},
+    };
+    char out[256];
+    size_t i, n;
+
+    for (i = 0; i < sizeof t / sizeof t[0]; i++) {
+        n = parser__raw_strip(t[i].in, strlen(t[i].in), out);
+        CHECK(n == strlen(t[i].out) && memcmp(out, t[i].out, n) == 0,
+              "raw strip %zu: got %.*s", i, (int)n, out);
+    }
+}
+
 int main(void)
 {
     test_block_flags();
@@ -1119,6 +1157,7 @@ int main(void)
     test_garbage();
     test_arena();
     test_cut_soup();
+    test_raw_strip();
     test_big();
     test_big_hostile();
     test_site();
