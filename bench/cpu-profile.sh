@@ -57,6 +57,7 @@ crawl_once() {
     local bin=$1 t0 t1
     rm -rf "$W/out" "$W/perf.data"
     t0=$EPOCHREALTIME
+    # shellcheck disable=SC2086 # DCRAWL_BENCH_SETS: several --set words
     perf record -q -e cpu-clock -F 1000 -g -o "$W/perf.data" -- \
         "$bin" crawl --seeds "$SITE/roots.txt" --depth 3 --out "$W/out" -q \
         --set politeness.delay=0 --set politeness.host_connections=32 \
