@@ -84,7 +84,7 @@ static int parse_args(struct dedup_args *a, int argc, char **argv)
         OPT_FLAG_ROW(0, "check-only", &a->check_only,
                      "print the new URLs without marking them seen"),
         OPT_INT_ROW('j', NULL, &a->jobs, "N", 1, DEDUP_MAX_JOBS,
-                    "canonicalize on N threads (default 1)"),
+                    "read and canonicalize ahead on N threads (default 1)"),
         OPT_FLAG_ROW('q', "quiet", &a->quiet, "no totals"),
         OPT_CONF_ROWS(&a->cc),
         OPT_ARGS_ROW(&a->files, "FILE"),
