@@ -16,7 +16,8 @@
  *   3. the I/O thread, in chunk order, asks Redis about a chunk's batch in
  *      one pipelined seen_batch (the same keys as the crawl's admit) and
  *      prints the chunk's new URLs in input order, then frees the slot for
- *      the chunk nslots further on.
+ *      the chunk nslots further on. Chunks that are ready together (Redis
+ *      the slower stage) go to Redis as one batch.
  *
  * A slot goes EMPTY -> CANON (stage 1 done) -> CACHED (stage 2 done) ->
  * EMPTY, all under one mutex and condition variable; each stage walks the
@@ -24,8 +25,11 @@
  * used by the I/O thread only, the cache by the cache thread only. A Redis
  * or write error stops all three stages (quit).
  *
- * Chunks are large (DD_CHUNK = 65536 lines) so that each partition's call
- * of the seen-set carries several members: Redis's cost is mostly per call.
+ * Chunks are large (DD_CHUNK = 65536 lines), and batches of several chunks
+ * larger, so that each partition's call of the seen-set carries several
+ * members: Redis's cost is mostly per call. nslots = -j + 5 (at most
+ * DD_MAX_SLOTS): a slot per canonicalizer, one for the cache, the rest
+ * queue for Redis; about 20 MB each.
  */
 #include <ctype.h>
 #include <pthread.h>
@@ -83,6 +87,9 @@ struct dd_pipe {
     int rd_done, quit, err, nslots;
     struct dd_slot slot[DD_MAX_SLOTS];
     const struct dd_input *di;
+    struct frontier_url *ask; /* several chunks' batches as one */
+    unsigned char *isnew;
+    size_t askcap;
     struct frontier *f;
     struct dedup_cache *cache;
     FILE *out;
@@ -301,14 +308,42 @@ static void cache_chunk(struct dd_pipe *p, struct dd_slot *sl)
     }
 }
 
-/* Stage 3 on one chunk: one seen_batch, then the new URLs in order. */
-static int answer_chunk(struct dd_pipe *p, struct dd_slot *sl)
+/* Stage 3, Redis: one seen_batch over the misses of the k chunks from c
+ * (one chunk's own batch, or the k batches copied into one). */
+static int ask_chunks(struct dd_pipe *p, uint64_t c, int k)
+{
+    struct dd_slot *sl = &p->slot[c % (uint64_t)p->nslots];
+    size_t n = 0, at = 0;
+
+    if (k == 1)
+        return sl->na && seen_batch(p->f, sl->ask, sl->na, p->di->check_only,
+                                    sl->isnew) ? DC_EREDIS : DC_OK;
+    for (int j = 0; j < k; j++)
+        n += p->slot[(c + (uint64_t)j) % (uint64_t)p->nslots].na;
+    if (n > p->askcap) {
+        p->askcap = n;
+        p->ask = xrealloc(p->ask, n * sizeof(*p->ask));
+        p->isnew = xrealloc(p->isnew, n);
+    }
+    for (int j = 0; j < k; j++, at += sl->na) {
+        sl = &p->slot[(c + (uint64_t)j) % (uint64_t)p->nslots];
+        memcpy(p->ask + at, sl->ask, sl->na * sizeof(*sl->ask));
+    }
+    if (n && seen_batch(p->f, p->ask, n, p->di->check_only, p->isnew))
+        return DC_EREDIS;
+    at = 0;
+    for (int j = 0; j < k; j++, at += sl->na) {
+        sl = &p->slot[(c + (uint64_t)j) % (uint64_t)p->nslots];
+        memcpy(sl->isnew, p->isnew + at, sl->na);
+    }
+    return DC_OK;
+}
+
+/* Stage 3, output: a chunk's new URLs in input order. */
+static int print_chunk(struct dd_pipe *p, struct dd_slot *sl)
 {
     uint64_t fresh = 0, seen = 0;
 
-    if (sl->na && seen_batch(p->f, sl->ask, sl->na, p->di->check_only,
-                             sl->isnew))
-        return DC_EREDIS;
     for (size_t k = 0; k < sl->na; k++)
         sl->it[sl->idx[k]].out = sl->isnew[k];
     for (size_t i = 0; i < sl->n; i++) {
@@ -325,26 +360,50 @@ static int answer_chunk(struct dd_pipe *p, struct dd_slot *sl)
     return ferror(p->out) ? DC_EIO : DC_OK;
 }
 
+/* How many chunks from c, which is CACHED, are CACHED in a row now (up
+ * to the last chunk): Redis answers them in one batch. When Redis is the
+ * slower stage, chunks queue up here and batches grow. */
+static int cached_run(struct dd_pipe *p, uint64_t c)
+{
+    int k = 1;
+
+    pthread_mutex_lock(&p->mu);
+    while (k < p->nslots && !p->slot[(c + (uint64_t)k - 1) %
+                                     (uint64_t)p->nslots].last) {
+        const struct dd_slot *sl = &p->slot[(c + (uint64_t)k) %
+                                            (uint64_t)p->nslots];
+        if (sl->chunk != c + (uint64_t)k || sl->state != SLOT_CACHED)
+            break;
+        k++;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return k;
+}
+
 static void *io_main(void *arg)
 {
     struct dd_pipe *p = arg;
 
-    for (uint64_t c = 0;; c++) {
+    for (uint64_t c = 0;;) {
         struct dd_slot *sl = &p->slot[c % (uint64_t)p->nslots];
-        int rc, last;
+        int rc, last = 0, k;
 
         if (!slot_wait(p, sl, c, SLOT_CACHED))
             return NULL;
-        rc = answer_chunk(p, sl);
-        if (!rc && sl->rderr)
-            rc = DC_EIO;
-        last = sl->last;
-        if (rc) {
-            pipe_fail(p, rc);
-            return NULL;
+        k = cached_run(p, c);
+        rc = ask_chunks(p, c, k);
+        for (int j = 0; j < k && !rc; j++, c++) {
+            sl = &p->slot[c % (uint64_t)p->nslots];
+            rc = print_chunk(p, sl);
+            if (!rc && sl->rderr)
+                rc = DC_EIO;
+            last = sl->last;
+            if (!rc)
+                slot_set(p, sl, SLOT_EMPTY, c + (uint64_t)p->nslots);
         }
-        slot_set(p, sl, SLOT_EMPTY, c + (uint64_t)p->nslots);
-        if (last)
+        if (rc)
+            pipe_fail(p, rc);
+        if (rc || last)
             return NULL;
     }
 }
@@ -361,7 +420,7 @@ static void pipe_init(struct dd_pipe *p, const struct dd_input *di)
     p->rd.in = di->in;
     p->rd.cap = DD_READ_BUF;
     p->rd.buf = xmalloc(p->rd.cap);
-    p->nslots = jobs + 3 < DD_MAX_SLOTS ? jobs + 3 : DD_MAX_SLOTS;
+    p->nslots = jobs + 5 < DD_MAX_SLOTS ? jobs + 5 : DD_MAX_SLOTS;
     for (int s = 0; s < p->nslots; s++) {
         struct dd_slot *sl = &p->slot[s];
         sl->chunk = (uint64_t)s;
@@ -384,6 +443,8 @@ static void pipe_release(struct dd_pipe *p)
         free(sl->ctext);
     }
     free(p->rd.buf);
+    free(p->ask);
+    free(p->isnew);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);
     pthread_mutex_destroy(&p->rd_mu);
