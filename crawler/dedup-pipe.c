@@ -343,18 +343,26 @@ static int ask_chunks(struct dd_pipe *p, uint64_t c, int k)
 static int print_chunk(struct dd_pipe *p, struct dd_slot *sl)
 {
     uint64_t fresh = 0, seen = 0;
+    size_t from = 0, to = 0;
 
     for (size_t k = 0; k < sl->na; k++)
         sl->it[sl->idx[k]].out = sl->isnew[k];
+    /* ctext holds the good lines' URLs in order: one fwrite per run of
+     * new URLs that follow each other there */
     for (size_t i = 0; i < sl->n; i++) {
         const struct dd_item *it = &sl->it[i];
         if (it->out) {
-            fwrite(sl->ctext + it->coff, 1, (size_t)it->clen + 1, p->out);
+            if (it->coff != to) {
+                fwrite(sl->ctext + from, 1, to - from, p->out);
+                from = it->coff;
+            }
+            to = it->coff + it->clen + 1;
             fresh++;
         } else if (it->rc == DC_OK) {
             seen++;
         }
     }
+    fwrite(sl->ctext + from, 1, to - from, p->out);
     p->t->fresh += fresh;
     p->t->seen += seen;
     return ferror(p->out) ? DC_EIO : DC_OK;
