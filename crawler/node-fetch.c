@@ -205,10 +205,11 @@ void node__dispatch(struct node *n, struct frontier_lease *l, int64_t now)
         e->state = ROBOTS_UNKNOWN;
     (void)robots_entry_revive(e, l->depth); /* a dead host, a new level */
     if (e->state != ROBOTS_READY) {
+        int depth = l->depth; /* the park clears l */
         robots_entry_park(e, l);
         n->parked++;
         if (e->state == ROBOTS_UNKNOWN)
-            start_robots(n, e, l->depth);
+            start_robots(n, e, depth);
         return;
     }
     if (robots_entry_retrying(e)) { /* robots.txt failed: wait for a retry */
