@@ -125,7 +125,7 @@ for site in $SITES; do
             [ -x "$bin" ] || continue
             read -r dn ds dr < <(run_dcrawl "$bin" "$origin/" "$origin" "$WORK/$site-$who")
             printf '%-7s %-4s %-11s %7s %8s %8s %7s\n' "$site" "$r" "dcrawl-$who" "$dn" "$ds" "$dr" \
-                "$(awk -v a="$dr" -v b="$wr" 'BEGIN { printf "%.2f", b > 0 ? a / b : 0 }')"
+                "$(awk -v a="$dr" -v b="$wr" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')"
         done
     done
 done
