@@ -2,7 +2,8 @@
  * node-fetch.c: the fetch phase of the node loop (node.c). A leased URL is
  * dispatched: checked against its host's robots.txt (fetching robots.txt
  * first when the host's rules are unknown; the lease waits, parked on the
- * host's entry), then queued in the politeness queue (politeness.c) until
+ * host's entry; a dead host's URLs are skipped at once and its robots.txt
+ * is tried again only for URLs of a deeper level, see robots-cache.c), then queued in the politeness queue (politeness.c) until
  * the host's gap since its last transfer has passed and its IP address
  * has a free slot (politeness.ip_connections). launch_ready starts the
  * transfers whose time has come (robots.txt, sitemaps and pages alike);
@@ -70,6 +71,7 @@ static void start_robots(struct node *n, struct robots_entry *e, int depth)
     in->kind = INFLIGHT_ROBOTS;
     in->robots = e;
     e->state = ROBOTS_FETCHING;
+    e->try_depth = depth;
     if (e->sm_depth < 0 || depth + 1 < e->sm_depth)
         e->sm_depth = depth + 1;
     n->st->robots_fetches++;
@@ -201,11 +203,13 @@ void node__dispatch(struct node *n, struct frontier_lease *l, int64_t now)
     }
     if (e->state == ROBOTS_READY && now > e->expires_ms)
         e->state = ROBOTS_UNKNOWN;
+    (void)robots_entry_revive(e, l->depth); /* a dead host, a new level */
     if (e->state != ROBOTS_READY) {
+        int depth = l->depth; /* the park clears l */
         robots_entry_park(e, l);
         n->parked++;
         if (e->state == ROBOTS_UNKNOWN)
-            start_robots(n, e, l->depth);
+            start_robots(n, e, depth);
         return;
     }
     if (robots_entry_retrying(e)) { /* robots.txt failed: wait for a retry */

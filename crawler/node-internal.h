@@ -190,7 +190,8 @@ enum robots_rule {
 
 /* Tries of a failing (5xx / unreachable) robots.txt, and the first wait;
  * the wait doubles: 1, 2, 4 s. After the last try the host stays
- * "disallow all" until robots.expiry. */
+ * "disallow all" until robots.expiry. Errors robots_error_final calls
+ * final are not retried (a dead host, see robots-cache.c). */
 #define ROBOTS_FAIL_TRIES 4
 #define ROBOTS_FAIL_WAIT_MS 1000
 /* Sitemaps fetched per host (robots.txt lines and index entries), and how
@@ -204,6 +205,10 @@ struct robots_entry {
     int state;
     int rule;                 /* enum robots_rule of the last fetch */
     int fails;                /* consecutive failed fetches */
+    int try_depth;            /* depth of the lease that started the
+                                 last robots.txt fetch */
+    int dead_depth;           /* -1, or the host is dead (robots_error_final)
+                                 for URLs of this depth and shallower */
     char error[256];          /* why the last fetch failed (5xx /
                                  unreachable): libcurl's text or "HTTP
                                  503"; "" after a success */
@@ -247,8 +252,9 @@ struct parser_robots *robots_rules_from(const struct fetch_result *r,
 /* Install rules from a robots.txt fetch result (robots_rules_from) and
  * set the expiry: robots.expiry, or for a failed fetch (5xx /
  * unreachable) a retry after ROBOTS_FAIL_WAIT_MS doubled per failure,
- * until ROBOTS_FAIL_TRIES. Crawl-delay is capped at
- * robots.max_crawl_delay. */
+ * until ROBOTS_FAIL_TRIES; a final error (robots_error_final) marks the
+ * host dead for e->try_depth instead, with no retry before
+ * robots.expiry. Crawl-delay is capped at robots.max_crawl_delay. */
 void robots_entry_set(struct robots_entry *e, const struct fetch_result *r,
                       const char *agent_token, const struct conf *c,
                       int64_t now_ms);
@@ -270,6 +276,14 @@ int robots_entry_restore(struct robots_entry *e,
                          int64_t now_ms);
 
 int robots_entry_retrying(const struct robots_entry *e);
+/* 1 when r's error will not go away on a retry seconds later (name not
+ * resolved, connection refused, certificate not verified): the host is
+ * dead, its robots.txt is not retried. */
+int robots_error_final(const struct fetch_result *r);
+/* A dead host whose URL of `depth` arrives at a deeper level than the
+ * fetch that found it dead: its rules are forgotten (state UNKNOWN) so
+ * that robots.txt is tried once more; returns 1 then, else 0. */
+int robots_entry_revive(struct robots_entry *e, int depth);
 /* The gap (ms) before the host's next transfer: the larger of
  * politeness.delay and the host's Crawl-delay (already capped). */
 int64_t robots_entry_delay_ms(const struct robots_entry *e,

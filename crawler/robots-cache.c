@@ -17,6 +17,16 @@
  * round of tries starts. The RFC's "after 30 days treat as allow all" is
  * not implemented: a host whose robots.txt keeps failing is never crawled.
  *
+ * Dead hosts: an error that a retry seconds later will not fix (libcurl's
+ * "Could not resolve host", "Couldn't connect to server" = refused or no
+ * route, a TLS certificate that does not verify; robots_error_final) is
+ * not retried: the host is "dead" at once (disallow all, its URLs skipped
+ * with the same "robots.txt unreachable: <error>" lines) so that it does
+ * not hold its level for the 1 + 2 + 4 s of retries. Its robots.txt is
+ * tried again only when a URL of the host arrives at a deeper level than
+ * the fetch that found it dead (dead_depth; once per level at most), or
+ * after robots.expiry. Timeouts, 5xx and other errors keep the retries.
+ *
  * Crawl-delay is honoured up to robots.max_crawl_delay; the node asks
  * robots_entry_delay_ms for the gap it passes to the frontier. Sitemap
  * URLs wait in a small queue per entry; the node fetches them one at a
@@ -95,6 +105,7 @@ struct robots_entry *robots_cache_get(struct robots_cache *rc, const char *url)
     n->e.state = ROBOTS_UNKNOWN;
     n->e.crawl_delay = -1;
     n->e.sm_depth = -1;
+    n->e.dead_depth = -1;
     n->next = rc->slots[h];
     rc->slots[h] = n;
     rc->n++;
@@ -173,6 +184,21 @@ struct parser_robots *robots_rules_from(const struct fetch_result *r,
     return parser_robots_all(0);
 }
 
+int robots_error_final(const struct fetch_result *r)
+{
+    if (r->status != 0)
+        return 0;
+    switch (r->curl_code) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 void robots_entry_set(struct robots_entry *e, const struct fetch_result *r,
                       const char *agent_token, const struct conf *c,
                       int64_t now_ms)
@@ -180,6 +206,7 @@ void robots_entry_set(struct robots_entry *e, const struct fetch_result *r,
     char desc[128];
     double d;
 
+    e->dead_depth = -1;
     parser_robots_free(&e->rules);
     e->rules = robots_rules_from(r, agent_token, PARSER_ROBOTS_CANON, &e->rule,
                                  desc, sizeof desc);
@@ -193,6 +220,12 @@ void robots_entry_set(struct robots_entry *e, const struct fetch_result *r,
             snprintf(e->error, sizeof(e->error), "HTTP %d", r->status);
         else
             snprintf(e->error, sizeof(e->error), "no response");
+        if (e->rule == ROBOTS_RULE_UNREACHABLE && robots_error_final(r)) {
+            e->fails = 0; /* dead: no retries (see the top comment) */
+            e->dead_depth = e->try_depth;
+            e->expires_ms = now_ms + (int64_t)(c->robots_expiry * 1000);
+            return;
+        }
         e->fails++;
         if (e->fails < ROBOTS_FAIL_TRIES) {
             e->expires_ms = now_ms + ((int64_t)ROBOTS_FAIL_WAIT_MS << (e->fails - 1));
@@ -258,6 +291,14 @@ int robots_entry_restore(struct robots_entry *e,
 int robots_entry_retrying(const struct robots_entry *e)
 {
     return e->fails > 0;
+}
+
+int robots_entry_revive(struct robots_entry *e, int depth)
+{
+    if (e->state != ROBOTS_READY || e->dead_depth < 0 || depth <= e->dead_depth)
+        return 0;
+    e->state = ROBOTS_UNKNOWN;
+    return 1;
 }
 
 int64_t robots_entry_delay_ms(const struct robots_entry *e,
