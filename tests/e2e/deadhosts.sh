@@ -49,7 +49,9 @@ out=$WORK/out
 # on a unix socket), the server stopped
 timeout 300 unshare -n bash -c '
     ip link set lo up || exit 90
-    cd "$1" && python3 -m http.server 8080 --bind 127.0.0.1 2>"$2/server.log" >/dev/null &
+    # the server keeps no descriptor above 2 (the ctest lock among them) if it outlives the test
+    ( for fd in /proc/$BASHPID/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] 2>/dev/null && eval "exec $fd>&-"; done
+      cd "$1" && exec python3 -m http.server 8080 --bind 127.0.0.1 2>"$2/server.log" >/dev/null ) &
     srv=$!
     for i in $(seq 1 50); do
         python3 -c "import socket; socket.create_connection((\"127.0.0.1\", 8080), 1)" 2>/dev/null && break
