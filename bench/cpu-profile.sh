@@ -127,4 +127,4 @@ fi
 echo
 echo "top $TOP symbols by self CPU (last run of ${BINS[-1]}; dcrawl and redis-server):"
 perf report -i "$W/perf.data" --no-children --sort comm,dso,sym --stdio -q 2>/dev/null |
-    grep -v '^$' | grep -v '^ *|' | grep -v '^ *-' | grep '%' | head -"$TOP"
+    awk -v top="$TOP" '/%/ && !/^ *[|-]/ && n < top { print; n++ }'
