@@ -47,10 +47,9 @@ if [ "$(cat "$SITE/.params" 2>/dev/null)" != "$PARAMS" ]; then
         --seed 1 --depth 6 >/dev/null
     echo "$PARAMS" >"$SITE/.params"
 fi
-"$SHARED/bench/serve.sh" start "$SITE" >/dev/null
-
 W=$(mktemp -d /tmp/dcrawl-cpu.XXXXXX)
-trap 'rm -rf "$W"' EXIT
+trap '"$SHARED/bench/serve.sh" stop >/dev/null 2>&1; rm -rf "$W"' EXIT
+"$SHARED/bench/serve.sh" start "$SITE" >/dev/null
 
 # one crawl of BIN into $W/out under perf: prints "pages wall_s dcrawl_ms redis_ms"
 crawl_once() {
