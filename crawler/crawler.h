@@ -198,8 +198,10 @@ void node_install_signals(void);
  * while less than that has been observed (never over time not seen). */
 #define NODE_RATE_WINDOW_S 10
 struct node_rate {
-    int64_t ms[NODE_RATE_WINDOW_S + 2];   /* sample times, oldest first */
-    uint64_t count[NODE_RATE_WINDOW_S + 2];
+    struct {
+        int64_t ms;     /* sample time */
+        uint64_t count; /* the total then */
+    } s[NODE_RATE_WINDOW_S + 2]; /* oldest first, >= 1 s apart */
     int n;
 };
 /* Add the total `count` at now_ms (any ms clock, not going back) and

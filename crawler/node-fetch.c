@@ -25,16 +25,7 @@
 #include "node-internal.h"
 #include "parser.h"
 
-
 static void release_parked(struct node *n, struct robots_entry *e, int stop);
-
-/* The gap between the end of one transfer of a host and the start of the
- * next: the larger of politeness.delay and the host's robots.txt
- * Crawl-delay (the hook for the robots cache's value and its cap). */
-int64_t node__host_delay_ms(struct node *n, const struct robots_entry *e)
-{
-    return robots_entry_delay_ms(e, n->c);
-}
 
 static const char *inflight_host(const struct inflight *in)
 {
@@ -59,7 +50,7 @@ static void start_page(struct node *n, struct frontier_lease *l)
     if (n->c->robots_obey)
         e = robots_cache_get(n->robots, in->lease.url);
     in->queued_ms = dc_now_ms();
-    polite_queue(n->polite, in->lease.host, node__host_delay_ms(n, e), in);
+    polite_queue(n->polite, in->lease.host, robots_entry_delay_ms(e, n->c), in);
 }
 
 static void start_robots(struct node *n, struct robots_entry *e, int depth)
@@ -75,7 +66,7 @@ static void start_robots(struct node *n, struct robots_entry *e, int depth)
     if (e->sm_depth < 0 || depth + 1 < e->sm_depth)
         e->sm_depth = depth + 1;
     n->st->robots_fetches++;
-    polite_queue(n->polite, e->host, node__host_delay_ms(n, NULL), in);
+    polite_queue(n->polite, e->host, robots_entry_delay_ms(NULL, n->c), in);
 }
 
 /* A transfer that could not start (or is given up before it starts). */

@@ -467,7 +467,6 @@ void node__launch_ready(struct node *n, int64_t now);
 void node__drop_queued(struct node *n);
 void node__on_fetched(struct node *n, struct fetch_result *r);
 void node__inflight_free(struct inflight *in);
-int64_t node__host_delay_ms(struct node *n, const struct robots_entry *e);
 /* sitemaps.c */
 void sitemaps_queue(struct node *n, struct robots_entry *e);
 void sitemaps_done(struct node *n, struct robots_entry *e, int level,

@@ -238,7 +238,7 @@ static int64_t job_delay(struct node *n, const struct work_job *j,
     int64_t delay;
     if (n->c->robots_obey)
         e = robots_cache_get(n->robots, j->lease.url);
-    delay = node__host_delay_ms(n, e);
+    delay = robots_entry_delay_ms(e, n->c);
     if (transient) {
         int64_t back = failure_delay(n, j);
         if (back > delay)

@@ -41,31 +41,30 @@
 #define U(x) ((unsigned long long)(x)) /* a counter for %llu */
 #define SUMMARY_SEEN_KEYS_MAX ((size_t)256 * 256)
 
+static void rate_drop_oldest(struct node_rate *r)
+{
+    memmove(r->s, r->s + 1, (size_t)(r->n - 1) * sizeof(r->s[0]));
+    r->n--;
+}
+
 double node_rate_add(struct node_rate *r, int64_t now_ms, uint64_t count)
 {
-    const int cap = (int)(sizeof(r->ms) / sizeof(r->ms[0]));
+    const int cap = (int)(sizeof(r->s) / sizeof(r->s[0]));
     double secs;
 
-    if (r->n == 0 || now_ms - r->ms[r->n - 1] >= 1000) {
-        if (r->n == cap) { /* cannot happen at >= 1 s apart; stay bounded */
-            memmove(r->ms, r->ms + 1, (size_t)(cap - 1) * sizeof(*r->ms));
-            memmove(r->count, r->count + 1,
-                    (size_t)(cap - 1) * sizeof(*r->count));
-            r->n--;
-        }
-        r->ms[r->n] = now_ms;
-        r->count[r->n++] = count;
+    if (r->n == 0 || now_ms - r->s[r->n - 1].ms >= 1000) {
+        if (r->n == cap) /* cannot happen at >= 1 s apart; stay bounded */
+            rate_drop_oldest(r);
+        r->s[r->n].ms = now_ms;
+        r->s[r->n++].count = count;
     }
     /* keep one sample at least NODE_RATE_WINDOW_S old, none older */
-    while (r->n > 1 && now_ms - r->ms[1] >= NODE_RATE_WINDOW_S * 1000) {
-        memmove(r->ms, r->ms + 1, (size_t)(r->n - 1) * sizeof(*r->ms));
-        memmove(r->count, r->count + 1, (size_t)(r->n - 1) * sizeof(*r->count));
-        r->n--;
-    }
-    secs = (double)(now_ms - r->ms[0]) / 1000.0;
-    if (secs <= 0 || count < r->count[0])
+    while (r->n > 1 && now_ms - r->s[1].ms >= NODE_RATE_WINDOW_S * 1000)
+        rate_drop_oldest(r);
+    secs = (double)(now_ms - r->s[0].ms) / 1000.0;
+    if (secs <= 0 || count < r->s[0].count)
         return 0.0;
-    return (double)(count - r->count[0]) / secs;
+    return (double)(count - r->s[0].count) / secs;
 }
 
 void node_dedup_stats(struct frontier *f, struct node_stats *st)
