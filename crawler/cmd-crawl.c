@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "crawler.h"
 #include "frontier.h"
@@ -93,6 +96,27 @@ static int mkdirs(const char *path)
     return 0;
 }
 
+/* The merge's sort buffers (merge_opts.mem_bytes; `dcrawl merge` uses 64 MB
+ * by default). Its passes hold up to two sorters' buffers at once, each
+ * half of this: on the 40 x 500 bench site (18,510 pages, ~80 MB of
+ * outlink keys) the merge peaks at 26 MB RSS with 16 MB, 45 MB with 64 MB,
+ * in the same time (the outlink keys spill to sorted runs either way). */
+#define CRAWL_MERGE_MEM ((size_t)16 << 20)
+
+/* Merge the crawl's output (DIR/merged), after giving the memory the node
+ * freed back to the system, so the merge does not stack on top of it. */
+static int merge_output(const char *out, struct merge_stats *ms, char *err,
+                        size_t errlen)
+{
+    struct merge_opts mo = {0};
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+    mo.mem_bytes = CRAWL_MERGE_MEM;
+    memset(ms, 0, sizeof(*ms));
+    return merge_run_opts(out, &mo, ms, stderr, err, errlen);
+}
+
 /* t0: dc_mono_us() when the command started (for its wall clock). */
 static int run(struct crawl_args *a, struct conf *c, const char *redis,
                const char *id, int64_t t0)
@@ -131,8 +155,7 @@ static int run(struct crawl_args *a, struct conf *c, const char *redis,
         fprintf(stderr, "dcrawl crawl: %s\n", err);
         return 1;
     }
-    memset(&ms, 0, sizeof(ms));
-    if (merge_run(a->out, NULL, &ms, stderr, err, sizeof(err))) {
+    if (merge_output(a->out, &ms, err, sizeof(err))) {
         fprintf(stderr, "dcrawl crawl: merge: %s\n", err);
         return 1;
     }
