@@ -26,6 +26,18 @@
  * bytes per entry when the capacity is 16 * a power of two, at most 16
  * otherwise (18 for the small caches with a side array).
  *
+ * Growth. The sets of a large cache are allocated at once (calloc: pages
+ * the cache never touches cost no memory) but used from CACHE_START_SETS
+ * on: a put into a full set while fewer sets are in use doubles them
+ * instead of evicting (set i splits into i and i + sets by the next bit of
+ * h, which the words hold: sets >= 256; recency order kept). Sets in use
+ * before the last doubling hold 16 ways; the last one trims any set past
+ * its final ways by the usual victim. The cache's resident memory thus
+ * follows its entries (about 16 bytes each while it grows) instead of
+ * its capacity: a crawl of a few thousand URLs touched most of the 8 MB
+ * of the default 1 M entries, hashed at random over its pages. Nothing is
+ * evicted before the full layout is reached.
+ *
  * Policy. A put into a full set evicts the used way of lowest weight
  *   weight = CACHE_W_COUNT * count - rank   (ties: the less recent goes)
  * so among entries asked for equally often the least recent goes (LRU
@@ -80,6 +92,7 @@
 #define CACHE_WAYS 16
 #define CACHE_SET_BYTES (CACHE_WAYS * 8)
 #define CACHE_IMPLIED_SETS 256 /* sets >= this: the set gives h's low byte */
+#define CACHE_START_SETS 256   /* sets in use at first (32 KB), see Growth */
 #define CACHE_W_COUNT 1
 #define CACHE_AGE_PERIOD 512 /* accesses to a set per halving, a power of 2 */
 
@@ -90,10 +103,11 @@
 #define W_KEY (~(uint64_t)0xFF)
 
 struct dedup_cache {
-    uint64_t *set;         /* CACHE_SET_BYTES-aligned, nsets * CACHE_WAYS */
+    uint64_t *set;         /* CACHE_SET_BYTES-aligned, nsets_max * WAYS */
     void *raw;             /* what was allocated (set points into it) */
     uint8_t *low;          /* h's low byte per way when nsets < 256 */
     size_t nsets, capacity, entries;
+    size_t nsets_max;      /* sets of the full layout (nsets grows to it) */
     size_t base_ways, extra; /* sets < extra hold base_ways + 1 ways */
     int recency_only;      /* (0, 0): LRU within each set */
     uint64_t rng;          /* aging draws */
@@ -126,6 +140,8 @@ static size_t set_index(const struct dedup_cache *c, uint64_t h)
 
 static size_t ways_in(const struct dedup_cache *c, size_t set)
 {
+    if (c->nsets < c->nsets_max)
+        return CACHE_WAYS;
     return c->base_ways + (set < c->extra);
 }
 
@@ -158,13 +174,16 @@ struct dedup_cache *dedup_cache_new_tuned(size_t entries, int window_pct,
         c->nsets <<= 1;
     c->base_ways = entries / c->nsets;
     c->extra = entries % c->nsets;
+    c->nsets_max = c->nsets;
+    if (c->nsets > CACHE_START_SETS && CACHE_START_SETS >= CACHE_IMPLIED_SETS)
+        c->nsets = CACHE_START_SETS;
     c->recency_only = window_pct == 0 && protected_pct == 0;
     c->rng = 0x9e3779b97f4a7c15ULL;
-    words = c->nsets * CACHE_WAYS;
+    words = c->nsets_max * CACHE_WAYS;
     c->raw = xcalloc(1, words * 8 + CACHE_SET_BYTES);
     c->set = (uint64_t *)(((uintptr_t)c->raw + CACHE_SET_BYTES - 1) &
                           ~(uintptr_t)(CACHE_SET_BYTES - 1));
-    if (c->nsets < CACHE_IMPLIED_SETS)
+    if (c->nsets_max < CACHE_IMPLIED_SETS)
         c->low = xcalloc(words, 1);
     c->st.capacity = entries;
     return c;
@@ -243,6 +262,80 @@ static int victim(const struct dedup_cache *c, const uint64_t *s, int n)
     return (int)(best & 15);
 }
 
+/* ---- growth ---- */
+
+/* Split set s into s and t (t empty) by bit `bit` of h, each keeping its
+ * ways' recency order (ranks renumbered 0..used-1). */
+static void split_set(uint64_t *s, uint64_t *t, unsigned bit)
+{
+    uint64_t a[CACHE_WAYS] = {0}, b[CACHE_WAYS] = {0};
+    unsigned na = 0, nb = 0;
+
+    for (unsigned r = 0; r < CACHE_WAYS; r++)
+        for (int w = 0; w < CACHE_WAYS; w++) {
+            uint64_t x = s[w] & ~(uint64_t)W_RANK;
+            if (!(s[w] & W_USED) || rank_of(s[w]) != r)
+                continue;
+            if ((x >> bit) & 1)
+                b[nb] = x | (uint64_t)nb << W_RANK_SHIFT, nb++;
+            else
+                a[na] = x | (uint64_t)na << W_RANK_SHIFT, na++;
+        }
+    memcpy(s, a, sizeof(a));
+    memcpy(t, b, sizeof(b));
+}
+
+/* Evict from set si until it holds at most its ways (full layout). */
+static void trim_set(struct dedup_cache *c, size_t si)
+{
+    uint64_t *s = c->set + si * CACHE_WAYS;
+    int n = (int)ways_in(c, si), used = 0;
+
+    while (used < CACHE_WAYS && (s[used] & W_USED))
+        used++;
+    while (used > n) {
+        int v = victim(c, s, used);
+        unsigned r = rank_of(s[v]);
+        s[v] = s[used - 1]; /* used ways stay a prefix */
+        s[--used] = 0;
+        for (int i = 0; i < used; i++)
+            s[i] -= (uint64_t)(rank_of(s[i]) > r) << W_RANK_SHIFT;
+        c->entries--;
+        c->st.evictions++;
+    }
+}
+
+/* Double the sets in use (see Growth at the top). */
+static void grow(struct dedup_cache *c)
+{
+    size_t k = c->nsets, i;
+    unsigned bit = 0;
+
+    while (((size_t)1 << bit) < k)
+        bit++;
+    for (i = 0; i < k; i++)
+        split_set(c->set + i * CACHE_WAYS, c->set + (i + k) * CACHE_WAYS,
+                  bit);
+    c->nsets = 2 * k;
+    if (c->nsets == c->nsets_max && c->base_ways < CACHE_WAYS)
+        for (i = 0; i < c->nsets; i++)
+            trim_set(c, i);
+}
+
+/* Set si is full: while fewer sets than the full layout are in use,
+ * double them; returns h's set then. */
+static size_t grow_for(struct dedup_cache *c, uint64_t h, size_t si)
+{
+    const uint64_t *s = c->set + si * CACHE_WAYS;
+
+    while (c->nsets < c->nsets_max && (s[CACHE_WAYS - 1] & W_USED)) {
+        grow(c);
+        si = set_index(c, h);
+        s = c->set + si * CACHE_WAYS;
+    }
+    return si;
+}
+
 /* ---- API ---- */
 
 int dedup_cache_contains(const struct dedup_cache *c, uint64_t fp)
@@ -293,6 +386,10 @@ int dedup_cache_put(struct dedup_cache *c, uint64_t fp)
     if (!(c->missed_valid && c->missed == fp) && find_way(c, si, h) >= 0)
         return 0;
     c->missed_valid = 0;
+    if (c->nsets < c->nsets_max) {
+        si = grow_for(c, h, si);
+        n = (int)ways_in(c, si);
+    }
     s = c->set + si * CACHE_WAYS;
     for (w = 0; w < n && (s[w] & W_USED); w++)
         ;

@@ -507,6 +507,45 @@ static void test_cache_random(void)
     free(ever);
 }
 
+/* A large cache grows its sets as entries arrive (cache.c, Growth; with
+ * a capacity of 16 * a power of two or not): every
+ * put is found right after, the entries are exactly what is present,
+ * almost nothing is evicted before the cache is full, and it fills to its
+ * capacity. */
+static void test_cache_growth(void)
+{
+    static const size_t sizes[] = {1000, 30000, 300000};
+    static const size_t caps[] = {65536, 40000}; /* 40000: 9-10 ways */
+
+    for (size_t k = 0; k < 2 * sizeof(sizes) / sizeof(sizes[0]); k++) {
+        size_t cap = caps[k % 2];
+        struct dedup_cache *c = dedup_cache_new(cap);
+        struct dedup_cache_stats s;
+        uint64_t st = 0x2545f4914f6cdd1dULL + k, *fp;
+        size_t n = sizes[k / 2], lost = 0, present = 0;
+
+        fp = xmalloc(n * sizeof(*fp));
+        for (size_t i = 0; i < n; i++) {
+            fp[i] = rnd(&st);
+            dedup_cache_put(c, fp[i]);
+            lost += !dedup_cache_contains(c, fp[i]);
+        }
+        for (size_t i = 0; i < n; i++)
+            present += (size_t)dedup_cache_contains(c, fp[i]);
+        stats_of(c, &s);
+        CHECK(lost == 0, "%zu puts: %zu not found right after", n, lost);
+        CHECK(present == s.entries, "%zu puts: %zu present, %" PRIu64
+              " entries", n, present, s.entries);
+        CHECK(s.inserts - s.evictions == s.entries, "inserts - evictions");
+        CHECK(n > cap / 2 || s.evictions <= n / 100,
+              "%zu puts: %" PRIu64 " evicted", n, s.evictions);
+        CHECK(n < 4 * cap || s.entries == cap, "%zu puts: %" PRIu64
+              " entries", n, s.entries);
+        free(fp);
+        dedup_cache_free(&c);
+    }
+}
+
 /* A rank in [0, n) with P(k) about 1/(k + 1) (Zipf, s = 1): a power-of-
  * two range picked uniformly, then a value in it. */
 static uint64_t zipfish(uint64_t *st, uint64_t n)
@@ -689,6 +728,7 @@ int main(void)
     test_cache_evict_order();
     test_cache_hot();
     test_cache_random();
+    test_cache_growth();
     test_cache_vs_lru();
     return t_done("u-dedup");
 }
