@@ -56,39 +56,19 @@ gen_site() { # hosts pages dir
         --seed 1 --depth 6 >/dev/null || return 1
     echo "$params" >"$3/.params"
 }
-big_start() {
-    local t=$WORK/bignginx/tmp
-    mkdir -p "$t"
-    python3 "$SRC/tests/e2e/bigpages.py" --out "$WORK/big" --host $BIG_IP \
-        --port $BIG_PORT || return 1
-    cat >"$WORK/bignginx/nginx.conf" <<CONF
-worker_processes 1;
-pid $WORK/bignginx/nginx.pid;
-error_log $WORK/bignginx/error.log;
-events { worker_connections 1024; }
-http {
-  include /etc/nginx/mime.types;
-  access_log off;
-  client_body_temp_path $t; proxy_temp_path $t; fastcgi_temp_path $t;
-  uwsgi_temp_path $t; scgi_temp_path $t;
-  server { listen $BIG_IP:$BIG_PORT; root $WORK/big/hosts/$BIG_IP; index index.html; }
-}
-CONF
-    nginx -c "$WORK/bignginx/nginx.conf" -p "$WORK/bignginx"
-}
 bench_serve() { # dir
     STATE=$WORK/bench-nginx WORKERS=2 bash "$SHARED/bench/serve.sh" start "$1" \
         >"$WORK/serve.log" 2>&1 || { cat "$WORK/serve.log" >&2; return 1; }
 }
 stop_all() {
     real_sites_stop
-    [ -f "$WORK/bignginx/nginx.pid" ] && kill "$(cat "$WORK/bignginx/nginx.pid")" 2>/dev/null
+    bigpages_stop "$WORK/big"
     STATE=$WORK/bench-nginx bash "$SHARED/bench/serve.sh" stop >/dev/null 2>&1
     return 0
 }
 trap stop_all EXIT
 real_sites_start "$WORK/real" || exit 1
-big_start || exit 1
+bigpages_start "$WORK/big" $BIG_IP $BIG_PORT || exit 1
 
 # crawl BIN DIR ARGS...: prints "dcrawl_kb redis_kb pages seconds"
 crawl() {

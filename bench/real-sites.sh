@@ -12,6 +12,10 @@
 #                             in DIR, default /tmp/real-sites); 1 on failure
 #   real_sites_stop
 #   REAL_SITES                "name url" lines, one per site
+#   bigpages_start DIR IP PORT  tests/e2e/bigpages.py's site (a 3 MB and a
+#                             9 MB index page) generated in DIR/site and
+#                             served by an nginx of its own on IP:PORT
+#   bigpages_stop DIR
 #
 # Sites (package, generator): python (python3.11-doc, Sphinx), postgres
 # (postgresql-doc-15, DocBook XSL), javadoc (libcommons-lang3-java-doc,
@@ -77,6 +81,33 @@ CONF
 real_sites_stop() {
     [ -n "${REAL_SITES_DIR:-}" ] && [ -f "$REAL_SITES_DIR/nginx.pid" ] &&
         kill "$(cat "$REAL_SITES_DIR/nginx.pid")" 2>/dev/null
+    return 0
+}
+
+bigpages_start() {
+    local d=$1 ip=$2 port=$3 src
+    src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+    mkdir -p "$d/nginx/tmp"
+    python3 "$src/tests/e2e/bigpages.py" --out "$d/site" --host "$ip" --port "$port" || return 1
+    local t=$d/nginx/tmp
+    cat >"$d/nginx/nginx.conf" <<CONF
+worker_processes 1;
+pid $d/nginx/nginx.pid;
+error_log $d/nginx/error.log;
+events { worker_connections 1024; }
+http {
+  include /etc/nginx/mime.types;
+  access_log off;
+  client_body_temp_path $t; proxy_temp_path $t; fastcgi_temp_path $t;
+  uwsgi_temp_path $t; scgi_temp_path $t;
+  server { listen $ip:$port; root $d/site/hosts/$ip; index index.html; }
+}
+CONF
+    nginx -c "$d/nginx/nginx.conf" -p "$d/nginx"
+}
+
+bigpages_stop() {
+    [ -f "$1/nginx/nginx.pid" ] && kill "$(cat "$1/nginx/nginx.pid")" 2>/dev/null
     return 0
 }
 

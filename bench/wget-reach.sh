@@ -41,36 +41,11 @@ if ! command -v wget >/dev/null; then
 fi
 
 BIG_IP=127.0.3.9
-BIG=$WORK/bigsite
-big_stop() {
-    [ -f "$WORK/bignginx/nginx.pid" ] && kill "$(cat "$WORK/bignginx/nginx.pid")" 2>/dev/null
-    return 0
-}
-big_start() {
-    mkdir -p "$WORK/bignginx/tmp"
-    python3 "$SRC/tests/e2e/bigpages.py" --out "$BIG" --host $BIG_IP --port $REAL_SITES_PORT || return 1
-    local t=$WORK/bignginx/tmp
-    cat >"$WORK/bignginx/nginx.conf" <<CONF
-worker_processes 1;
-pid $WORK/bignginx/nginx.pid;
-error_log $WORK/bignginx/error.log;
-events { worker_connections 1024; }
-http {
-  include /etc/nginx/mime.types;
-  access_log off;
-  client_body_temp_path $t; proxy_temp_path $t; fastcgi_temp_path $t;
-  uwsgi_temp_path $t; scgi_temp_path $t;
-  server { listen $BIG_IP:$REAL_SITES_PORT; root $BIG/hosts/$BIG_IP; index index.html; }
-}
-CONF
-    nginx -c "$WORK/bignginx/nginx.conf" -p "$WORK/bignginx"
-}
-
 rm -rf "$WORK"
 mkdir -p "$WORK"
-trap 'real_sites_stop; big_stop' EXIT INT TERM
+trap 'real_sites_stop; bigpages_stop "$WORK/big"' EXIT INT TERM
 real_sites_start "$WORK/real" || exit 1
-big_start || exit 1
+bigpages_start "$WORK/big" $BIG_IP $REAL_SITES_PORT || exit 1
 SITES="$REAL_SITES
 bigpages http://$BIG_IP:$REAL_SITES_PORT/"
 
