@@ -72,7 +72,7 @@ man = json.load(open(site + "/manifest.json"))
 within = man["within_depth"]
 prev, ideal_d = set(), []
 for d in range(depth + 1):
-    cur = set(within[d])
+    cur = set(within[str(d)])
     per_host = collections.Counter(urlsplit(u).netloc for u in cur - prev)
     host, n = (per_host.most_common(1) or [("-", 0)])[0]
     ideal_d.append((n * (delay + lat), host, n, len(cur - prev)))
@@ -93,7 +93,7 @@ for p in glob.glob(w + "/out/depth-*/*.jsonl"):
         first[d] = min(first.get(d, t), t)
         last[d] = max(last.get(d, t), t)
 print("polite bench: %s, site %s (%d URLs within depth %d), delay %.3f s, "
-      "latency %.0f ms" % (binary, site, len(within[depth]), depth, delay,
+      "latency %.0f ms" % (binary, site, len(within[str(depth)]), depth, delay,
                            lat * 1000))
 print("%5s %7s %10s %6s %9s %9s %9s %10s" % ("depth", "pages", "max host",
       "of it", "ideal s", "span s", "over s", "gap s"))
@@ -105,7 +105,7 @@ for d in range(depth + 1):
     # of its slowest host less one request (the first response ends one
     # latency after the depth starts)
     print("%5d %7d %10s %6d %9.2f %9.2f %9.2f %10.3f" % (d, cnt, host, n, i,
-          span, span - (i - (delay + lat)) if span == span else span, gap))
+          span, span - max(i - (delay + lat), 0), gap))
 gaps = sum(first[d + 1] - last[d] for d in range(depth) if d + 1 in first)
 print("ideal %.2f s; measured %.2f s (node loop, %d pages; whole command "
       "%.2f s); efficiency %.3f" % (ideal, loop_s, pages,
