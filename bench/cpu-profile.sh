@@ -40,13 +40,8 @@ done
 command -v perf >/dev/null || { echo "perf not found" >&2; exit 1; }
 
 if [ "$HOSTS" = 10 ]; then SITE=${SITE:-/tmp/bench-site-small}; else SITE=${SITE:-/tmp/bench-site}; fi
-PARAMS="hosts=$HOSTS pages=$PAGES seed=1 mdepth=6 gen=$(sha1sum "$SHARED/bench/gen_site.py" | cut -c1-12)"
-if [ "$(cat "$SITE/.params" 2>/dev/null)" != "$PARAMS" ]; then
-    rm -rf "$SITE"
-    python3 "$SHARED/bench/gen_site.py" --out "$SITE" --hosts "$HOSTS" --pages "$PAGES" \
-        --seed 1 --depth 6 >/dev/null
-    echo "$PARAMS" >"$SITE/.params"
-fi
+. "$ROOT/bench/site-gen.sh"
+site_gen "$SITE" --hosts "$HOSTS" --pages "$PAGES" --seed 1 --depth 6
 W=$(mktemp -d /tmp/dcrawl-cpu.XXXXXX)
 trap '"$SHARED/bench/serve.sh" stop >/dev/null 2>&1; rm -rf "$W"' EXIT
 "$SHARED/bench/serve.sh" start "$SITE" >/dev/null

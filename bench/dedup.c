@@ -82,6 +82,7 @@
 #include "parser.h"
 
 #include "linkstream.h"
+#include "redis-priv.h"
 
 #define CHUNK 65536
 
@@ -130,31 +131,6 @@ static int canon(const char *raw, int len, char *out, size_t *olen,
                          olen) != DC_OK)
         return -1;
     return parser_url_host(out, host, hostlen) == DC_OK ? 0 : -1;
-}
-
-static redisContext *rconnect(const char *sock)
-{
-    redisContext *r = redisConnectUnix(sock);
-
-    if (!r || r->err) {
-        fprintf(stderr, "dedup_bench: cannot connect to %s\n", sock);
-        exit(1);
-    }
-    return r;
-}
-
-static long long info_used_memory(redisContext *r)
-{
-    redisReply *rep = redisCommand(r, "INFO memory");
-    long long v = -1;
-    const char *p;
-
-    if (rep && rep->type == REDIS_REPLY_STRING &&
-        (p = strstr(rep->str, "used_memory:")))
-        v = atoll(p + 12);
-    if (rep)
-        freeReplyObject(rep);
-    return v;
 }
 
 static void rcmd(redisContext *r, const char *cmd)
@@ -301,58 +277,6 @@ static void compare_caches(uint64_t n, size_t cap, int recency_only,
     *l_rate = (double)l.hits / (double)(l.hits + l.misses);
     dedup_cache_free(&w);
     lru_release(&l);
-}
-
-/* ------------------------------------------------------ redis-server */
-
-struct server {
-    pid_t pid;
-    char dir[256], sock[300];
-};
-
-static void server_start(struct server *sv, const char *module)
-{
-    snprintf(sv->dir, sizeof(sv->dir), "/tmp/dcrawl-dedup-bench.XXXXXX");
-    if (!mkdtemp(sv->dir)) {
-        perror("mkdtemp");
-        exit(1);
-    }
-    snprintf(sv->sock, sizeof(sv->sock), "%s/redis.sock", sv->dir);
-    sv->pid = fork();
-    if (sv->pid == 0) {
-        char log[400];
-        snprintf(log, sizeof(log), "%s/redis.log", sv->dir);
-        if (!freopen(log, "w", stdout) || dup2(fileno(stdout), 2) < 0)
-            _exit(127);
-        const char *args[] = {
-            "redis-server", "--port", "0", "--unixsocket", sv->sock,
-            "--dir", sv->dir, "--save", "", "--appendonly", "no",
-            "--set-max-intset-entries", "8192", "--maxmemory-policy",
-            "noeviction", "--loglevel", "warning",
-            module ? "--loadmodule" : NULL, module, NULL
-        };
-        execvp("redis-server", (char *const *)args);
-        _exit(127);
-    }
-    for (int i = 0; i < 200 && access(sv->sock, F_OK) != 0; i++)
-        usleep(20000);
-    if (access(sv->sock, F_OK) != 0) {
-        fprintf(stderr, "dedup_bench: redis-server did not start\n");
-        exit(1);
-    }
-}
-
-static void server_stop(struct server *sv)
-{
-    char path[400];
-
-    kill(sv->pid, SIGTERM);
-    waitpid(sv->pid, NULL, 0);
-    snprintf(path, sizeof(path), "%s/redis.sock", sv->dir);
-    unlink(path);
-    snprintf(path, sizeof(path), "%s/redis.log", sv->dir);
-    unlink(path);
-    rmdir(sv->dir);
 }
 
 /* --------------------------------------------------------- the path */
@@ -699,23 +623,6 @@ static double io_submit(struct io *io, struct batch *b)
     return w;
 }
 
-static double redis_cpu(redisContext *r)
-{
-    redisReply *rep = redisCommand(r, "INFO cpu");
-    double v = 0;
-    const char *p;
-
-    if (rep && rep->type == REDIS_REPLY_STRING) {
-        if ((p = strstr(rep->str, "used_cpu_sys:")))
-            v += atof(p + 13);
-        if ((p = strstr(rep->str, "used_cpu_user:")))
-            v += atof(p + 14);
-    }
-    if (rep)
-        freeReplyObject(rep);
-    return v;
-}
-
 static double process_cpu(void)
 {
     struct timespec ts;
@@ -745,7 +652,7 @@ static void run_path(const struct opts *o, struct frontier *f,
     batch_init(&bt[0], o->batch);
     batch_init(&bt[1], o->batch);
     rcmd(r, "FLUSHALL");
-    mem0 = info_used_memory(r);
+    mem0 = bench_redis_info(r, "memory", "used_memory");
     t = now_s();
     corpus_make(&cp, total, o->jobs);
     res->gen_secs = now_s() - t;
@@ -753,7 +660,7 @@ static void run_path(const struct opts *o, struct frontier *f,
         fprintf(stderr, "dedup_bench: pthread_create failed\n");
         exit(1);
     }
-    rcpu0 = redis_cpu(r);
+    rcpu0 = bench_redis_cpu(r);
     cpu0 = process_cpu();
     t = now_s();
     pool_start(&pool, &cp, total, o->jobs);
@@ -799,7 +706,7 @@ static void run_path(const struct opts *o, struct frontier *f,
     pthread_cond_broadcast(&io.cv);
     pthread_mutex_unlock(&io.mu);
     pthread_join(ioth, NULL);
-    res->redis_cpu = redis_cpu(r) - rcpu0;
+    res->redis_cpu = bench_redis_cpu(r) - rcpu0;
     res->io_busy = io.busy;
     res->fresh = io.fresh;
     dedup_cache_stats(c, &st);
@@ -807,7 +714,7 @@ static void run_path(const struct opts *o, struct frontier *f,
     res->rt_per_1000 = 1000.0 * (double)(frontier_roundtrips(f) - rt0) /
                        (double)res->urls;
     res->stored = res->fresh;
-    res->used_per_url = (double)(info_used_memory(r) - mem0) /
+    res->used_per_url = (double)(bench_redis_info(r, "memory", "used_memory") - mem0) /
                         (double)res->stored;
     if (seen_usage(f, 0, &us) == DC_OK && us.members) {
         res->usage_per_url = (double)us.bytes / (double)us.members;
@@ -858,7 +765,7 @@ static void run_baseline(redisContext *r, uint64_t total, size_t batch,
 
     memset(res, 0, sizeof(*res));
     rcmd(r, "FLUSHALL");
-    mem0 = info_used_memory(r);
+    mem0 = bench_redis_info(r, "memory", "used_memory");
     linkstream_init(&s);
     while (res->urls < total) {
         size_t want = total - res->urls < CHUNK ? total - res->urls : CHUNK;
@@ -887,7 +794,7 @@ static void run_baseline(redisContext *r, uint64_t total, size_t batch,
         res->urls += ch.n;
         res->secs += now_s() - t;
     }
-    res->used_per_url = (double)(info_used_memory(r) - mem0) /
+    res->used_per_url = (double)(bench_redis_info(r, "memory", "used_memory") - mem0) /
                         (double)(res->fresh ? res->fresh : 1);
 }
 
@@ -975,7 +882,7 @@ static void print_baseline(uint64_t total, const struct base_result *p,
 int main(int argc, char **argv)
 {
     struct opts o;
-    struct server sv;
+    struct bench_redis sv;
     struct conf c;
     struct frontier *f = NULL;
     struct base_result bp, bn;
@@ -996,13 +903,13 @@ int main(int argc, char **argv)
         }
         return 0;
     }
-    server_start(&sv, o.b256 ? NULL : o.module);
-    r = rconnect(sv.sock);
+    bench_redis_start(&sv, "dcrawl-dedup-bench", o.b256 ? NULL : o.module);
+    r = bench_redis_connect(sv.sock);
     snprintf(url, sizeof(url), "unix:%s", sv.sock);
     conf_init(&c);
     if (frontier_open(&f, url, &c, "bench", err, sizeof(err))) {
         fprintf(stderr, "dedup_bench: %s\n", err);
-        server_stop(&sv);
+        bench_redis_stop(&sv);
         return 1;
     }
     seen_layout(f, layout, sizeof(layout));
@@ -1053,6 +960,6 @@ int main(int argc, char **argv)
     frontier_close(&f);
     conf_release(&c);
     redisFree(r);
-    server_stop(&sv);
+    bench_redis_stop(&sv);
     return 0;
 }

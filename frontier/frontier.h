@@ -31,6 +31,9 @@
  *                                      module's type; seen/seen.h)
  *   <prefix>:{p}:s:<b>           seen-set buckets, layout b256-i64 (dedup.h)
  *   <prefix>:{p}:q:<d>:<host>    LIST  queued URLs of host at depth d
+ *                                      (a leading "http://<host>" or
+ *                                      "https://<host>" kept as one byte,
+ *                                      frontier/lua/lib/common.lua)
  *   <prefix>:{p}:h:<d>           ZSET  host -> ms when it may be fetched next
  *                                      (hosts with URLs queued at depth d)
  *   <prefix>:{p}:next            HASH  host -> politeness clock (ms)

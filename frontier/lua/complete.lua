@@ -18,10 +18,12 @@ for i = 0, (#KEYS - 6) / 3 - 1 do
     redis.call('HDEL', KEYS[2], host)
   end
   if outcome == 3 then
-    if held then redis.call('RPUSH', q, url) end
+    if held then redis.call('RPUSH', q, qenc(url, host)) end
     counted = false
   elseif not held then
-    counted = redis.call('LREM', q, 1, url) == 1
+    local s = qenc(url, host) -- or queued whole, before the encoding
+    counted = redis.call('LREM', q, 1, s) == 1 or
+              (s ~= url and redis.call('LREM', q, 1, url) == 1)
   end
   if counted then
     if redis.call('HINCRBY', KEYS[4], d, -1) <= 0 then

@@ -29,6 +29,7 @@ for _, host in ipairs(hosts) do
     while got < take do
       local url = redis.call('LPOP', q)
       if not url then break end
+      url = qdec(url, host)
       local e = ARGV[6] .. '\t' .. ARGV[2] .. '\t' .. host .. '\t' .. url
       redis.call('ZADD', KEYS[4], ARGV[4], e)
       out[#out + 1] = e

@@ -414,6 +414,57 @@ static void t_complete_reclaimed(void)
     frontier_close(&f);
 }
 
+/* A queued URL is kept without its "scheme://host" (the queue key names the
+ * host): \1 for http, \2 for https; pop, retry and reclaim give back the
+ * whole URL, and a URL queued whole (before the encoding) still pops. */
+static int queued_is(const char *key, long idx, const char *want, size_t len)
+{
+    redisReply *r = redisCommand(raw, "LINDEX %s %ld", key, idx);
+    int ok = r && r->type == REDIS_REPLY_STRING && r->len == len &&
+             memcmp(r->str, want, len) == 0;
+    if (r)
+        freeReplyObject(r);
+    return ok;
+}
+
+static void t_queue_encoding(void)
+{
+    struct frontier *f = open_f(4, 3, 1, "n1");
+    const char *u[] = { "http://a.test:8080/1", "https://a.test:8080/2?q" };
+    struct frontier_lease *l;
+    char key[64], pend[32];
+    size_t n, got = 0;
+    int p;
+
+    admit(f, u, 2, 0, 1000, NULL);
+    p = frontier_partition(f, "a.test:8080", 11);
+    snprintf(key, sizeof(key), "dc:{%d}:q:0:a.test:8080", p);
+    snprintf(pend, sizeof(pend), "dc:{%d}:pend", p);
+    CHECK(queued_is(key, 0, "\1/1", 3) && queued_is(key, 1, "\2/2?q", 5),
+          "queued without scheme and host");
+    raw_int("RPUSH %s http://a.test:8080/3", key); /* queued whole */
+    raw_int("HINCRBY %s 0 1", pend);
+    n = pop(f, 0, 1000, 10, &l, NULL);
+    CHECK(n == 3 && !strcmp(l[0].url, u[0]) && !strcmp(l[1].url, u[1]) &&
+          !strcmp(l[2].url, "http://a.test:8080/3"), "popped whole: %zu", n);
+    complete(f, l, 1, FRONTIER_RETRY, 0, 1000);
+    CHECK(queued_is(key, 0, "\1/1", 3), "retry queued encoded");
+    CHECK(frontier_reclaim(f, 5000, 0, &got) == DC_OK && got == 2,
+          "reclaimed %zu", got);
+    CHECK(queued_is(key, 0, "\1/3", 3) || queued_is(key, 0, "\2/2?q", 5),
+          "reclaimed queued encoded");
+    frontier_leases_free(l, n);
+    n = pop(f, 0, 5000, 10, &l, NULL);
+    CHECK(n == 3, "all three again: %zu", n);
+    for (size_t i = 0; i < n; i++)
+        CHECK(!strncmp(l[i].url, "http", 4) && strstr(l[i].url, "a.test:8080/"),
+              "whole URL: %s", l[i].url);
+    complete(f, l, n, FRONTIER_DONE, 0, 5000);
+    frontier_leases_free(l, n);
+    CHECK(level(f, 1, NULL) == -1, "drained");
+    frontier_close(&f);
+}
+
 static void t_reclaim_own(void)
 {
     struct frontier *f1 = open_f(4, 1, 60, "n1");
@@ -1071,6 +1122,7 @@ static const struct {
     { "depth separation", t_depths },
     { "levels", t_levels },
     { "reclaim by deadline", t_reclaim_deadline },
+    { "queue encoding", t_queue_encoding },
     { "complete reclaimed", t_complete_reclaimed },
     { "reclaim own node", t_reclaim_own },
     { "pend exact", t_pend_exact },

@@ -2,12 +2,15 @@
 -- enqueue(q, h, url, host, d) queues url of host at depth d (queue q,
 -- ready set h); answer(i, new, ...) queues a new URL (counting it against
 -- its host's budget) or counts a seen one, res[i + 1] = 1 or 0; finish()
--- adds the counts to stat and returns res. KEYS 1-5: pend, stat, next,
--- act, budget; needs common and the locals now, conns and budget.
+-- adds the counts to stat and pend and returns res. KEYS 1-5: pend, stat,
+-- next, act, budget; needs common and the locals now, conns and budget.
+-- A queue that RPUSH makes one long was empty, so its host is not in h
+-- (h holds the hosts with a non-empty queue) and gets its score; a longer
+-- one's host is in h already.
+local pend = {}
 local function enqueue(q, h, url, host, d)
-  redis.call('RPUSH', q, url)
-  redis.call('HINCRBY', KEYS[1], d, 1)
-  if not redis.call('ZSCORE', h, host) then
+  pend[d] = (pend[d] or 0) + 1
+  if redis.call('RPUSH', q, qenc(url, host)) == 1 then
     local score = busy
     if num(redis.call('HGET', KEYS[4], host)) < conns then
       score = math.max(now, num(redis.call('HGET', KEYS[3], host)))
@@ -31,5 +34,6 @@ local function finish()
   if added > 0 then redis.call('HINCRBY', KEYS[2], 'admitted', added) end
   if seen > 0 then redis.call('HINCRBY', KEYS[2], 'seen', seen) end
   if over > 0 then redis.call('HINCRBY', KEYS[2], 'budget', over) end
+  for d, n in pairs(pend) do redis.call('HINCRBY', KEYS[1], d, n) end
   return res
 end

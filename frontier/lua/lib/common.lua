@@ -5,3 +5,24 @@
 local busy = 9000000000000000
 local function num(x) return tonumber(x or '0') or 0 end
 local function str(x) return string.format('%.0f', x) end
+-- qenc(url, host) is how a URL is kept in its host's queue q:<d>:<host>,
+-- qdec(s, host) reads it back (exact inverses). The key names the host, so
+-- a leading "http://<host>" or "https://<host>" is kept as one byte, \1 or
+-- \2 (about 20 bytes less per queued URL); any other URL is kept as it is
+-- (no URL starts with \1 or \2, so URLs queued whole read back unchanged).
+local function qenc(url, host)
+  local n = #host + 7
+  if string.sub(url, 1, n) == 'http://' .. host then
+    return '\1' .. string.sub(url, n + 1)
+  end
+  if string.sub(url, 1, n + 1) == 'https://' .. host then
+    return '\2' .. string.sub(url, n + 2)
+  end
+  return url
+end
+local function qdec(s, host)
+  local b = string.byte(s)
+  if b == 1 then return 'http://' .. host .. string.sub(s, 2) end
+  if b == 2 then return 'https://' .. host .. string.sub(s, 2) end
+  return s
+end

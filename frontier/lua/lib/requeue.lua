@@ -6,7 +6,7 @@ local function requeue(e)
   local _, d, host, url =
     string.match(e, '^([^\t]*)\t(%d+)\t([^\t]+)\t(.*)$')
   if redis.call('ZREM', KEYS[1], e) == 0 or not url then return 0 end
-  redis.call('LPUSH', KEYS[4] .. 'q:' .. d .. ':' .. host, url)
+  redis.call('LPUSH', KEYS[4] .. 'q:' .. d .. ':' .. host, qenc(url, host))
   local act = redis.call('HINCRBY', KEYS[2], host, -1)
   if act <= 0 then redis.call('HDEL', KEYS[2], host) end
   local score = math.max(now, num(redis.call('HGET', KEYS[3], host)))
