@@ -3,13 +3,17 @@
  * dispatched: checked against its host's robots.txt (fetching robots.txt
  * first when the host's rules are unknown; the lease waits, parked on the
  * host's entry; a dead host's URLs are skipped at once and its robots.txt
- * is tried again only for URLs of a deeper level, see robots-cache.c), then queued in the politeness queue (politeness.c) until
- * the host's gap since its last transfer has passed and its IP address
- * has a free slot (politeness.ip_connections). launch_ready starts the
- * transfers whose time has come (robots.txt, sitemaps and pages alike);
- * on_fetched takes each finished one: robots.txt rules installed (and
- * stored for the host's next owner), a sitemap parsed (sitemaps.c), a page
- * handed to the workers.
+ * is tried again only for URLs of a deeper level, see robots-cache.c),
+ * then queued in the politeness queue (politeness.c) until the host has a
+ * free connection (politeness.host_connections; the frontier leases some
+ * URLs of a host ahead), its gap since its last transfer has passed and
+ * its IP address has a free slot (politeness.ip_connections).
+ * launch_ready starts the transfers whose time has come (robots.txt,
+ * sitemaps and pages alike); transfer_ended gives a finished one's slots
+ * back (and starts a page's back-off on a transient failure) so the next
+ * can start; on_fetched then takes its result: robots.txt rules installed
+ * (and stored for the host's next owner), a sitemap parsed (sitemaps.c), a
+ * page handed to the workers.
  *
  * Ownership: an inflight is created when a transfer is queued, carried as
  * the fetcher's ud, and freed when it ends or is given up.
@@ -110,7 +114,7 @@ static int give_back(struct node *n, struct inflight *in, int64_t now)
 {
     if (!owns_host(n, in, now)) {
         /* hand the URL back (a no-op if the new owner already took it) */
-        polite_release(n->polite, in->ipkey);
+        polite_release(n->polite, inflight_host(in), in->ipkey);
         n->st->handed_back++;
         not_started(n, in, 1);
         return 1;
@@ -118,7 +122,7 @@ static int give_back(struct node *n, struct inflight *in, int64_t now)
     if (in->kind == INFLIGHT_PAGE &&
         now - in->queued_ms > (int64_t)(n->c->frontier_lease * 750)) {
         /* rather than risk fetching a URL that was reclaimed */
-        polite_release(n->polite, in->ipkey);
+        polite_release(n->polite, inflight_host(in), in->ipkey);
         node__complete(n, &in->lease, FRONTIER_RETRY, 0);
         node__inflight_free(in);
         return 1;
@@ -242,10 +246,30 @@ static void robots_fetched(struct node *n, struct robots_entry *e,
     release_parked(n, e, node__stop_requested());
 }
 
+/* The host's back-off starts when a page's transient failure (transport
+ * error, 5xx, 429) ends, before a transfer already leased for the host may
+ * start; a success resets it. Returns the back-off (0: success). */
+static int64_t page_outcome(struct node *n, const char *host,
+                            const struct fetch_result *r, int64_t now)
+{
+    if (r->status == 0 || r->status >= 500 || r->status == 429)
+        return polite_failure(n->polite, host, now);
+    polite_success(n->polite, host);
+    return 0;
+}
+
+void node__transfer_ended(struct node *n, struct fetch_result *r,
+                          int64_t now)
+{
+    struct inflight *in = r->ud;
+    polite_ended(n->polite, inflight_host(in), in->ipkey, r->ip, now);
+    if (in->kind == INFLIGHT_PAGE)
+        in->backoff_ms = page_outcome(n, in->lease.host, r, now);
+}
+
 void node__on_fetched(struct node *n, struct fetch_result *r)
 {
     struct inflight *in = r->ud;
-    polite_ended(n->polite, inflight_host(in), in->ipkey, r->ip, dc_now_ms());
     if (in->kind == INFLIGHT_ROBOTS) {
         robots_fetched(n, in->robots, r);
         fetch_result_free(r);
@@ -255,6 +279,7 @@ void node__on_fetched(struct node *n, struct fetch_result *r)
     } else {
         struct work_job *j = xcalloc(1, sizeof(*j));
         j->res = r;
+        j->backoff_ms = in->backoff_ms;
         j->lease = in->lease;
         j->depth = in->lease.depth;
         j->follow = j->depth < n->maxd;

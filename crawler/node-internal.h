@@ -99,6 +99,7 @@ struct work_job {
     struct frontier_lease lease; /* owned copy */
     int depth;
     int follow;          /* extract links for admission (depth < max) */
+    int64_t backoff_ms;  /* transient failure: the host's back-off (node) */
     /* out */
     struct warc_built built;
     struct work_links links;
@@ -136,9 +137,10 @@ void workers_free(struct workers **w);
 
 /* --------------------------------------------------------- politeness */
 
-/* When a leased transfer may start (politeness.c): the host's gap since
- * the end of its last transfer, politeness.ip_connections per address,
- * and per-host back-off. */
+/* When a leased transfer may start (politeness.c): at most
+ * politeness.host_connections per host, the host's gap since the end of
+ * its last transfer, politeness.ip_connections per address, and per-host
+ * back-off. */
 #define POLITE_IP_MAX 64
 struct polite;
 struct polite *polite_new(const struct conf *c);
@@ -161,12 +163,18 @@ int64_t polite_wait_ms(struct polite *p, int64_t now);
  * host's address ip (CURLINFO_PRIMARY_IP, may be "" or NULL). */
 void polite_ended(struct polite *p, const char *host, const char *ipkey,
                   const char *ip, int64_t now);
-/* Give back an address slot taken by polite_next without a transfer. */
-void polite_release(struct polite *p, const char *ipkey);
+/* Give back the host and address slots taken by polite_next without a
+ * transfer. */
+void polite_release(struct polite *p, const char *host, const char *ipkey);
 /* A transient failure of host: its back-off in ms (1 s doubling per
- * consecutive failure, capped by politeness.max_backoff). */
+ * consecutive failure, capped by politeness.max_backoff); the host's
+ * queued transfers wait it out from now. */
 int64_t polite_failure(struct polite *p, const char *host, int64_t now);
-/* A success of host: its next failure backs off from 1 s again. */
+/* Nothing of host starts before until (ms; an earlier hold is kept when
+ * later). */
+void polite_hold(struct polite *p, const char *host, int64_t until);
+/* A success of host: its next failure backs off from 1 s again, its hold
+ * ends. */
 void polite_success(struct polite *p, const char *host);
 size_t polite_waiting(const struct polite *p);
 /* Remove and return the first queued transfer regardless of time (stop). */
@@ -352,6 +360,11 @@ void retry_release(struct retry *t);
 #define NODE_JOB_BATCH 1024
 /* While idle, how often the node asks whether a depth level is done. */
 #define NODE_LEVEL_CHECK_MS 20
+/* URLs of a host leased beyond politeness.host_connections (hosts without
+ * a politeness gap): the next transfer starts the moment one ends, while
+ * the page before is still parsed and admitted; the politeness queue keeps
+ * the host's transfers to host_connections. */
+#define NODE_LEASE_AHEAD 16
 
 struct node_opts;
 struct node_stats;
@@ -370,6 +383,7 @@ struct inflight {
     char *url;                    /* robots.txt / sitemap URL (pages: lease.url) */
     char ipkey[POLITE_IP_MAX];    /* address slot held while in flight */
     int64_t queued_ms;            /* when it entered the politeness queue */
+    int64_t backoff_ms;           /* pages: back-off of a transient failure */
 };
 
 /* One timer of the loop: fn runs once now >= due and sets the next due
@@ -417,6 +431,8 @@ struct node {
     struct noise *noise;
     struct redirects *redir;      /* hops behind queued redirect targets */
     struct polite *polite;        /* when leased transfers may start */
+    struct fetch_result **ended;  /* finished transfers, results not taken */
+    size_t nended, capended;
     struct parser_scope *scope;   /* which links are followed */
     struct warc_writer *writers[NODE_MAX_DEPTH + 1]; /* one per depth */
     char agent[64];               /* robots.txt product token */
@@ -465,6 +481,10 @@ int node__timer_level(struct node *n, struct node_timer *t, int64_t now);
 void node__dispatch(struct node *n, struct frontier_lease *l, int64_t now);
 void node__launch_ready(struct node *n, int64_t now);
 void node__drop_queued(struct node *n);
+/* A transfer ended at now: its host and address slots are free (the next
+ * transfer may start before node__on_fetched takes the result). */
+void node__transfer_ended(struct node *n, struct fetch_result *r,
+                          int64_t now);
 void node__on_fetched(struct node *n, struct fetch_result *r);
 void node__inflight_free(struct inflight *in);
 /* sitemaps.c */

@@ -210,12 +210,13 @@ static int write_job(struct node *n, struct work_job *j)
 }
 
 /* How long a transient failure pushes its host back: the host's back-off
- * (politeness.c), or a 429/503's Retry-After when longer (capped by
- * politeness.max_retry_after). */
+ * (counted when the transfer ended, node-fetch.c), or a 429/503's
+ * Retry-After when longer (capped by politeness.max_retry_after; the
+ * host's transfers already leased wait for it too). */
 static int64_t failure_delay(struct node *n, const struct work_job *j)
 {
     const struct fetch_result *r = j->res;
-    int64_t back = polite_failure(n->polite, j->lease.host, dc_now_ms());
+    int64_t back = j->backoff_ms;
     int64_t ra, cap = (int64_t)(n->c->politeness_max_retry_after * 1000);
     if ((r->status == 429 || r->status == 503) && r->resp_head &&
         parser_retry_after(r->resp_head, r->resp_len, dc_now_ms(), &ra) ==
@@ -223,8 +224,10 @@ static int64_t failure_delay(struct node *n, const struct work_job *j)
         n->st->retry_after++;
         if (ra > cap)
             ra = cap;
-        if (ra > back)
+        if (ra > back) {
             back = ra;
+            polite_hold(n->polite, j->lease.host, dc_now_ms() + ra);
+        }
     }
     return back;
 }
@@ -243,8 +246,6 @@ static int64_t job_delay(struct node *n, const struct work_job *j,
         int64_t back = failure_delay(n, j);
         if (back > delay)
             delay = back;
-    } else {
-        polite_success(n->polite, j->lease.host);
     }
     return delay;
 }

@@ -15,7 +15,11 @@
  *   fetch    start the transfers the politeness queue releases, run libcurl
  *            until something finishes, a worker wakes us, or the next host
  *            becomes ready; robots.txt and sitemaps are handled, pages go
- *            to the workers (node-fetch.c, sitemaps.c)
+ *            to the workers (node-fetch.c, sitemaps.c). When transfers end
+ *            (here and between the results phase's round trips, pump), the
+ *            transfers their hosts already hold leases for start at once:
+ *            the frontier leases a few URLs a host ahead (NODE_LEASE_AHEAD),
+ *            the politeness queue keeps host_connections and the gap
  *   results  for the pages the workers finished, in batches: claim their
  *            payload digests, run the noise filter's per-host stage, admit
  *            their links (node-admit.c), write WARC + JSON line or retry
@@ -92,7 +96,7 @@ int node_max_depth(struct frontier *f, const struct conf *c)
 int node__local_idle(const struct node *n)
 {
     return fetcher_active(n->fetch) == 0 && workers_pending(n->workers) == 0 &&
-           n->parked == 0 && polite_waiting(n->polite) == 0;
+           n->parked == 0 && polite_waiting(n->polite) == 0 && n->nended == 0;
 }
 
 /* ---------------------------------------------------------- set up */
@@ -188,6 +192,7 @@ static int node_setup(struct node *n, struct frontier *f, const struct conf *c,
     if (rc)
         return rc;
     parser_agent_token(c->crawl_user_agent, n->agent, sizeof(n->agent));
+    frontier_set_lease_ahead(f, NODE_LEASE_AHEAD);
     n->maxd = node_max_depth(f, c);
     st->max_depth = n->maxd;
     n->level = 0;
@@ -231,6 +236,13 @@ static int node_teardown(struct node *n)
     noise_free(&n->noise);
     redirects_free(&n->redir);
     drop_polite(n);
+    for (size_t k = 0; k < n->nended; k++) { /* exit on error */
+        struct inflight *in = n->ended[k]->ud;
+        node__lease_clear(&in->lease);
+        node__inflight_free(in);
+        fetch_result_free(n->ended[k]);
+    }
+    free(n->ended);
     node__done_release(n);
     parser_scope_free(&n->scope);
     retry_release(&n->retry);
@@ -273,19 +285,51 @@ static int64_t wait_ms(const struct node *n, int64_t now)
     return w;
 }
 
-/* Fetch: start what politeness allows, run libcurl, take what finished. */
+/* The transfers libcurl finished, their slots given back; added to
+ * n->ended until the fetch phase takes their results (returns how many). */
+static size_t take_ended(struct node *n)
+{
+    struct fetch_result *r;
+    int64_t now = dc_now_ms();
+    size_t k = 0;
+    while ((r = fetcher_next_done(n->fetch))) {
+        node__transfer_ended(n, r, now);
+        xgrow((void **)&n->ended, &n->capended, n->nended + 1,
+              sizeof(*n->ended));
+        n->ended[n->nended++] = r;
+        k++;
+    }
+    return k;
+}
+
+/* Run libcurl (waiting up to wait_ms for something to happen); whenever
+ * transfers end, start the transfers their hosts already have leased at
+ * once. Called between the Redis round trips of a turn too, so a host's
+ * connection does not idle while the node handles pages. */
+static int pump(struct node *n, int wait_ms)
+{
+    int rc = fetcher_run(n->fetch, wait_ms);
+    while (!rc && take_ended(n) > 0) {
+        node__launch_ready(n, dc_now_ms());
+        rc = fetcher_run(n->fetch, 0);
+    }
+    return rc;
+}
+
+/* Fetch: start what politeness allows, run libcurl, take the results of
+ * what finished (this turn and during the last one's round trips). */
 static int phase_fetch(struct node *n, int64_t now)
 {
     int64_t w = wait_ms(n, now), pw;
-    struct fetch_result *r;
     int rc;
     node__launch_ready(n, now);
     pw = polite_wait_ms(n->polite, now);
     if (pw < w)
         w = pw;
-    rc = fetcher_run(n->fetch, (int)w);
-    while ((r = fetcher_next_done(n->fetch)))
-        node__on_fetched(n, r);
+    rc = pump(n, (int)w);
+    for (size_t i = 0; i < n->nended; i++)
+        node__on_fetched(n, n->ended[i]);
+    n->nended = 0;
     return rc;
 }
 
@@ -295,9 +339,15 @@ static int results_batch(struct node *n, struct work_job **jobs, size_t nj)
 {
     int rc = node__claim_digests(n, jobs, nj);
     if (!rc)
+        rc = pump(n, 0);
+    if (!rc)
         rc = node__admit_links(n, jobs, nj);
+    if (!rc)
+        rc = pump(n, 0);
     for (size_t k = 0; k < nj && !rc; k++)
         rc = node__finish_job(n, jobs[k]);
+    if (!rc)
+        rc = pump(n, 0);
     if (!rc)
         rc = node__flush_completions(n);
     return rc;
@@ -338,6 +388,8 @@ static int phase_complete(struct node *n)
         n->loop.timers[TIMER_POP].due = 0;
         n->loop.kick = 0;
     }
+    if (frontier_cluster_tick_due(n->f)) /* new partitions: own them now */
+        n->loop.timers[TIMER_TICK].due = 0;
     return rc;
 }
 

@@ -1,12 +1,17 @@
 /*
  * politeness.c: the node's local half of politeness. The frontier (Redis)
  * decides when a host may be leased again (politeness.delay after its last
- * completion, at most host_connections leases); this file decides when a
- * leased transfer actually starts:
+ * completion, and a few leases more than host_connections so the next URL
+ * is already here when a transfer ends, see frontier_set_lease_ahead);
+ * this file decides when a leased transfer actually starts:
  *
+ *   - the host's connections: at most politeness.host_connections
+ *     transfers of one host in flight (robots.txt and sitemaps included);
  *   - the host's gap: not before delay ms after the END of the host's
  *     previous transfer on this node, robots.txt fetches included (the
- *     frontier's clock does not see those);
+ *     frontier's clock does not see those), measured when the transfer is
+ *     about to start, so a transfer queued while the previous one runs
+ *     waits from that one's end;
  *   - the IP limit: at most politeness.ip_connections transfers in flight
  *     to one IP address. The address of a host is the host itself when it
  *     is an IP literal, else the primary IP libcurl reported for the host's
@@ -15,7 +20,8 @@
  *     host:port origins on one address share its slots;
  *   - back-off: consecutive transient failures (timeouts, connection errors,
  *     5xx, 429) of a host give 1 s, 2 s, 4 s ... up to politeness.max_backoff;
- *     a success resets it.
+ *     the host's queued transfers wait it out (polite_hold extends it, e.g.
+ *     to a Retry-After); a success resets it.
  *
  * Transfers wait in a list scanned in order, so the first queued transfer
  * of an address is the first to get its free slot; one round
@@ -23,10 +29,11 @@
  * which is exact because slots are only taken during a round. Nothing here spins: the
  * node sleeps until polite_wait_ms() or until a transfer ends.
  *
- * Memory: one entry per host seen recently (gap, address, failures) and
- * one per address with transfers in flight. Past POLITE_HOSTS_MAX host
- * entries, those idle for a minute without failures are dropped (a dropped
- * named host is learnt again from its next transfer).
+ * Memory: one entry per host seen recently (gap, address, failures,
+ * transfers queued and in flight) and one per address with transfers in
+ * flight. Past POLITE_HOSTS_MAX host entries, those idle for a minute
+ * without failures are dropped (a dropped named host is learnt again from
+ * its next transfer).
  *
  * Thread rules: the node thread only.
  */
@@ -45,7 +52,10 @@
 struct polite_host {
     char *host;
     int64_t last_end;   /* ms of the end of its last transfer, 0 never */
+    int64_t hold_until; /* back-off: nothing starts before (ms) */
     unsigned fails;     /* consecutive transient failures */
+    int active;         /* transfers in flight */
+    size_t queued;      /* transfers waiting in the list */
     char ip[POLITE_IP_MAX];
     struct polite_host *next;
 };
@@ -58,13 +68,13 @@ struct polite_ip {
 
 struct polite_wait {
     void *ud;
-    char host[256];     /* truncated host keys only lose precision */
-    int64_t not_before;
+    struct polite_host *h; /* kept while queued (never pruned) */
+    int64_t gap_ms;        /* after the end of h's last transfer */
     struct polite_wait *next;
 };
 
 struct polite {
-    int ip_limit;
+    int ip_limit, host_limit;
     int64_t max_backoff_ms;
     struct polite_host *hosts[POLITE_BUCKETS];
     struct polite_ip *ips[POLITE_BUCKETS];
@@ -86,6 +96,8 @@ struct polite *polite_new(const struct conf *c)
 {
     struct polite *p = xcalloc(1, sizeof(*p));
     p->ip_limit = c->politeness_ip_connections;
+    p->host_limit = c->politeness_host_connections < 1
+                        ? 1 : c->politeness_host_connections;
     p->max_backoff_ms = (int64_t)(c->politeness_max_backoff * 1000);
     p->tail = &p->head;
     return p;
@@ -125,7 +137,8 @@ static void prune_hosts(struct polite *p, int64_t now)
         struct polite_host **hp = &p->hosts[b];
         while (*hp) {
             struct polite_host *h = *hp;
-            if (!h->fails && h->last_end + POLITE_IDLE_MS < now) {
+            if (!h->fails && !h->active && !h->queued &&
+                h->last_end + POLITE_IDLE_MS < now) {
                 *hp = h->next;
                 free(h->host);
                 free(h);
@@ -230,13 +243,25 @@ void polite_queue(struct polite *p, const char *host, int64_t gap_ms,
                   void *ud)
 {
     struct polite_wait *w = xcalloc(1, sizeof(*w));
-    struct polite_host *h = host_get(p, host, 0, 0);
     w->ud = ud;
-    snprintf(w->host, sizeof(w->host), "%s", host);
-    w->not_before = h && h->last_end ? h->last_end + gap_ms : 0;
+    w->h = host_get(p, host, 1, dc_now_ms());
+    w->h->queued++;
+    w->gap_ms = gap_ms;
     *p->tail = w;
     p->tail = &w->next;
     p->nwaiting++;
+}
+
+/* When w may start as far as its host goes (its gap since the host's last
+ * end, the host's back-off); INT64_MAX while the host's connections are
+ * all in use (a transfer's end wakes the node). */
+static int64_t not_before(const struct polite *p, const struct polite_wait *w)
+{
+    const struct polite_host *h = w->h;
+    int64_t t = h->last_end ? h->last_end + w->gap_ms : 0;
+    if (h->active >= p->host_limit)
+        return INT64_MAX;
+    return h->hold_until > t ? h->hold_until : t;
 }
 
 void polite_rewind(struct polite *p)
@@ -256,14 +281,16 @@ void *polite_next(struct polite *p, int64_t now, char *ipkey, size_t cap)
         struct polite_wait *w = *wp;
         struct polite_ip *e;
         void *ud;
-        if (w->not_before > now)
+        if (not_before(p, w) > now)
             continue;
-        address_of(p, w->host, ipkey, cap);
+        address_of(p, w->h->host, ipkey, cap);
         e = ipkey[0] ? ip_get(p, ipkey, 1) : NULL;
         if (e && e->active >= p->ip_limit)
             continue;
         if (e)
             e->active++;
+        w->h->active++;
+        w->h->queued--;
         *wp = w->next;
         if (p->tail == &w->next)
             p->tail = prev ? &prev->next : &p->head;
@@ -286,23 +313,27 @@ int64_t polite_wait_ms(struct polite *p, int64_t now)
     for (struct polite_wait *w = p->head; w; w = w->next) {
         char ip[POLITE_IP_MAX];
         struct polite_ip *e;
-        if (w->not_before <= now) { /* ready: blocked only by its address */
-            address_of(p, w->host, ip, sizeof(ip));
+        int64_t t = not_before(p, w);
+        if (t <= now) { /* ready: blocked only by its address */
+            address_of(p, w->h->host, ip, sizeof(ip));
             e = ip[0] ? ip_get(p, ip, 0) : NULL;
             if (!e || e->active < p->ip_limit)
                 return 0;
-        } else if (w->not_before - now < best) {
-            best = w->not_before - now;
+        } else if (t != INT64_MAX && t - now < best) {
+            best = t - now;
         }
     }
     return best;
 }
 
-/* An address slot taken by polite_next, given back without a transfer. */
-void polite_release(struct polite *p, const char *ipkey)
+/* The slots taken by polite_next, given back without a transfer. */
+void polite_release(struct polite *p, const char *host, const char *ipkey)
 {
+    struct polite_host *h = host_get(p, host, 0, 0);
     if (ipkey && ipkey[0])
         ip_put(p, ipkey);
+    if (h && h->active > 0)
+        h->active--;
 }
 
 void polite_ended(struct polite *p, const char *host, const char *ipkey,
@@ -311,6 +342,8 @@ void polite_ended(struct polite *p, const char *host, const char *ipkey,
     struct polite_host *h = host_get(p, host, 1, now);
     if (ipkey && ipkey[0])
         ip_put(p, ipkey);
+    if (h->active > 0)
+        h->active--;
     h->last_end = now;
     if (ip && ip[0] && strlen(ip) < sizeof(h->ip))
         snprintf(h->ip, sizeof(h->ip), "%s", ip);
@@ -318,25 +351,43 @@ void polite_ended(struct polite *p, const char *host, const char *ipkey,
 
 /* Back-off after the host's consecutive failure number h->fails: 1 s,
  * doubling each time (the shift capped at 2^20 s, h->fails at 64 so it
- * cannot wrap), at most politeness.max_backoff. */
-int64_t polite_failure(struct polite *p, const char *host, int64_t now)
+ * cannot wrap), at most politeness.max_backoff; 0 without failures. */
+static int64_t backoff(const struct polite *p, const struct polite_host *h)
 {
-    struct polite_host *h = host_get(p, host, 1, now);
-    int64_t ms;
     unsigned shift;
-    if (h->fails < 64)
-        h->fails++;
+    int64_t ms;
+    if (!h || !h->fails)
+        return 0;
     shift = h->fails - 1 > 20 ? 20 : h->fails - 1;
     ms = 1000LL << shift;
     return ms > p->max_backoff_ms ? p->max_backoff_ms : ms;
 }
 
-/* A success resets the host's failure count (no entry is created). */
+int64_t polite_failure(struct polite *p, const char *host, int64_t now)
+{
+    struct polite_host *h = host_get(p, host, 1, now);
+    if (h->fails < 64)
+        h->fails++;
+    polite_hold(p, host, now + backoff(p, h));
+    return backoff(p, h);
+}
+
+void polite_hold(struct polite *p, const char *host, int64_t until)
+{
+    struct polite_host *h = host_get(p, host, 1, dc_now_ms());
+    if (until > h->hold_until)
+        h->hold_until = until;
+}
+
+/* A success resets the host's failure count and back-off (no entry is
+ * created). */
 void polite_success(struct polite *p, const char *host)
 {
     struct polite_host *h = host_get(p, host, 0, 0);
-    if (h)
+    if (h) {
         h->fails = 0;
+        h->hold_until = 0;
+    }
 }
 
 size_t polite_waiting(const struct polite *p)
@@ -354,6 +405,7 @@ void *polite_take(struct polite *p)
     p->head = w->next;
     if (!p->head)
         p->tail = &p->head;
+    w->h->queued--;
     ud = w->ud;
     free(w);
     p->nwaiting--;

@@ -498,6 +498,11 @@ int frontier_cluster_leave(struct frontier *f)
     return rc;
 }
 
+int frontier_cluster_tick_due(const struct frontier *f)
+{
+    return f->cl && f->used_dirty;
+}
+
 void frontier__used_set(struct frontier *f, int p)
 {
     if (frontier__is_used(f, p))

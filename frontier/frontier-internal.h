@@ -102,7 +102,9 @@ struct frontier {
     unsigned char *used;         /* bitmap of partitions known to have had
                                   * a URL (<prefix>:used, SETBIT order) */
     int used_dirty;              /* used grew here since the last tick */
-    int conns;                   /* politeness.host_connections */
+    int conns;                   /* leases a host may have out: the
+                                  * window, host_conns + lease ahead */
+    int host_conns;              /* politeness.host_connections */
     int64_t host_budget;         /* scope.host_budget, 0 = none */
     uint64_t budget_refused;     /* admit answers "budget spent" so far */
     int64_t lease_ms;

@@ -143,6 +143,7 @@ static struct frontier *frontier_new(const char *url, const struct conf *c,
         f->nparts = MAX_PARTITIONS;
     f->conns = c->politeness_host_connections < 1
                    ? 1 : c->politeness_host_connections;
+    f->host_conns = f->conns;
     f->host_budget = c->scope_host_budget > 0 ? c->scope_host_budget : 0;
     f->lease_ms = (int64_t)(c->frontier_lease * 1000.0);
     if (f->lease_ms < 1)

@@ -155,6 +155,18 @@ int frontier_admit(struct frontier *f, const struct frontier_url *urls,
  */
 int frontier_pop(struct frontier *f, int depth, int64_t now_ms, size_t max,
                  struct frontier_lease **out, size_t *nout, int64_t *next_ms);
+/*
+ * Let pop lease up to `extra` URLs of a host beyond
+ * politeness.host_connections (default 0), for a caller that keeps the
+ * host's transfers to host_connections itself and wants the next URL at
+ * hand when a transfer ends. Only for hosts whose last completion set no
+ * politeness gap (delay 0, no back-off): a host with a gap is leased
+ * host_connections at a time as before. Each pop first gives every ready
+ * host its host_connections, then the extra leases with what room is
+ * left. A host counts as busy for every script of this handle once it
+ * holds host_connections + extra leases.
+ */
+void frontier_set_lease_ahead(struct frontier *f, int extra);
 void frontier_leases_free(struct frontier_lease *l, size_t n);
 
 /*
@@ -365,6 +377,10 @@ int frontier_cluster_tick(struct frontier *f, int64_t now_ms,
                           const struct frontier_node_info *info,
                           int64_t *next_ms);
 int frontier_cluster_owns(const struct frontier *f, int p, int64_t now_ms);
+/* 1 when URLs admitted here went to partitions nobody had used before:
+ * frontier_cluster_tick would take them at once (not at its next poll), so
+ * their URLs need not wait a poll period to be popped. */
+int frontier_cluster_tick_due(const struct frontier *f);
 int frontier_cluster_leave(struct frontier *f);
 void frontier_cluster_view(const struct frontier *f,
                            struct frontier_cluster_view *v);

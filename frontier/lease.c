@@ -11,6 +11,10 @@
  * FRONTIER_SCAN_MS, or every FRONTIER_IDLE_SCAN_MS while the index knows of
  * nothing ready. The index is reset when the popped depth changes.
  *
+ * A host is leased up to host_connections URLs at a time, or up to
+ * host_connections + the lease-ahead window (frontier_set_lease_ahead)
+ * while its last completion set no politeness gap (lua/pop.lua).
+ *
  * Complete sends one complete script call per partition touched
  * (frontier/lua/complete.lua), in one pipeline; a lease that may no longer
  * run here comes back as FRONTIER_RETRY.
@@ -150,6 +154,12 @@ static void pop_call(struct frontier *f, struct frontier_call *c, int p,
     frontier__strv_pushf(a, "%d", f->conns);
     frontier__strv_pushs(a, f->node);
     frontier__strv_pushs(a, f->cl ? "1" : "0");
+    frontier__strv_pushf(a, "%d", f->host_conns);
+}
+
+void frontier_set_lease_ahead(struct frontier *f, int extra)
+{
+    f->conns = f->host_conns + (extra > 0 ? extra : 0);
 }
 
 /* Split "<node>\t<d>\t<host>\t<url>" into a lease. */

@@ -276,6 +276,48 @@ static void t_host_conns_3(void)
     frontier_close(&f);
 }
 
+/* How many URLs of depth 0 a pop leases at now (the leases dropped). */
+static size_t pop_count(struct frontier *f, int64_t now, size_t max)
+{
+    struct frontier_lease *l;
+    size_t n = pop(f, 0, now, max, &l, NULL);
+    frontier_leases_free(l, n);
+    return n;
+}
+
+static void t_lease_ahead(void)
+{
+    struct frontier *f = open_f(4, 1, 60, "n1");
+    const char *u[] = { "http://a.test/1", "http://a.test/2", "http://a.test/3",
+                        "http://a.test/4", "http://a.test/5", "http://b.test/1" };
+    struct frontier_lease *l, *l2, *l3;
+    size_t n, n2, n3;
+
+    frontier_set_lease_ahead(f, 2);
+    admit(f, u, 6, 0, 1000, NULL);
+    n = pop(f, 0, 1000, 2, &l, NULL);
+    CHECK(n == 2 && count_host(l, n, "a.test") == 1 &&
+          count_host(l, n, "b.test") == 1,
+          "host_connections first, for every host: %zu", n);
+    n2 = pop(f, 0, 1000, 10, &l2, NULL);
+    CHECK(n2 == 2 && count_host(l2, n2, "a.test") == 2,
+          "then 2 ahead of a: %zu", n2);
+    CHECK(pop_count(f, 1000, 10) == 0, "a holds 1 + 2");
+    /* a completion with no gap frees one place in the window */
+    complete(f, &l[strcmp(l[0].host, "a.test") == 0 ? 0 : 1], 1,
+             FRONTIER_DONE, 0, 1100);
+    n3 = pop(f, 0, 1100, 10, &l3, NULL);
+    CHECK(n3 == 1 && strcmp(l3[0].url, "http://a.test/4") == 0,
+          "window refilled in order: %zu %s", n3, n3 ? l3[0].url : "-");
+    frontier_leases_free(l3, n3);
+    /* with a politeness gap, a is back to host_connections (1) */
+    complete(f, &l2[0], 1, FRONTIER_DONE, 500, 1200);
+    CHECK(pop_count(f, 1800, 10) == 0, "gap: no lease ahead while a holds 2");
+    frontier_leases_free(l2, n2);
+    frontier_leases_free(l, n);
+    frontier_close(&f);
+}
+
 static void t_depths(void)
 {
     struct frontier *f = open_f(4, 1, 60, "n1");
@@ -1119,6 +1161,7 @@ static const struct {
     { "admit two handles", t_admit_two_handles },
     { "host connections 1", t_host_conns_1 },
     { "host connections 3", t_host_conns_3 },
+    { "lease ahead", t_lease_ahead },
     { "depth separation", t_depths },
     { "levels", t_levels },
     { "reclaim by deadline", t_reclaim_deadline },

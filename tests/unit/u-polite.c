@@ -1,8 +1,9 @@
 /*
  * u-polite.c: the node's politeness queue (crawler/politeness.c) driven by
  * scripts of operations on a fake clock: host gaps from the end of the
- * last transfer, address slots shared by host:port origins, learnt
- * addresses of named hosts, back-off doubling and its cap.
+ * last transfer, one host's transfers kept to host_connections, address
+ * slots shared by host:port origins, learnt addresses of named hosts,
+ * back-off doubling and its cap, holds.
  */
 #include <stdint.h>
 #include <string.h>
@@ -106,7 +107,7 @@ static void test_learnt(void)
     CHECK(polite_next(p, 200, ip, sizeof(ip)) == &tag[2] &&
               !strcmp(ip, "10.0.0.1"), "x counted on 10.0.0.1");
     CHECK(polite_next(p, 200, ip, sizeof(ip)) == NULL, "y shares the slot");
-    polite_release(p, "10.0.0.1");
+    polite_release(p, "x.test", "10.0.0.1");
     polite_rewind(p);
     CHECK(polite_next(p, 200, ip, sizeof(ip)) == &tag[3], "released: y goes");
     CHECK(polite_take(p) == NULL, "take on empty");
@@ -131,6 +132,41 @@ static void test_backoff(void)
     polite_free(&p);
 }
 
+/* Leased ahead: one transfer of a host at a time (host_connections 1), the
+ * next one's gap counted from the end of the one before, a failure's
+ * back-off held by the queued ones. */
+static void test_host_conns(void)
+{
+    struct polite *p = mk(2, 300);
+    char ip[POLITE_IP_MAX];
+    polite_queue(p, "h.test", 100, &tag[0]);
+    polite_queue(p, "h.test", 100, &tag[1]);
+    polite_queue(p, "h.test", 100, &tag[2]);
+    CHECK(polite_next(p, 1000, ip, sizeof(ip)) == &tag[0], "first goes");
+    CHECK(polite_next(p, 1000, ip, sizeof(ip)) == NULL, "one at a time");
+    CHECK(polite_wait_ms(p, 1000) == INT64_MAX, "wait for the end");
+    polite_ended(p, "h.test", ip, "", 5000);
+    polite_rewind(p);
+    CHECK(polite_next(p, 5099, ip, sizeof(ip)) == NULL, "gap from the end");
+    CHECK(polite_wait_ms(p, 5050) == 50, "in 50 ms, got %lld",
+          (long long)polite_wait_ms(p, 5050));
+    polite_rewind(p);
+    CHECK(polite_next(p, 5100, ip, sizeof(ip)) == &tag[1], "then the second");
+    polite_ended(p, "h.test", ip, "", 6000);
+    CHECK(polite_failure(p, "h.test", 6000) == 1000, "back-off 1 s");
+    CHECK(polite_wait_ms(p, 6000) == 1000, "held 1 s, got %lld",
+          (long long)polite_wait_ms(p, 6000));
+    polite_hold(p, "h.test", 9000); /* e.g. a Retry-After */
+    polite_rewind(p);
+    CHECK(polite_next(p, 8999, ip, sizeof(ip)) == NULL, "held to 9000");
+    polite_rewind(p);
+    CHECK(polite_next(p, 9000, ip, sizeof(ip)) == &tag[2], "then the third");
+    polite_release(p, "h.test", ip); /* not started after all */
+    polite_queue(p, "h.test", 0, &tag[3]);
+    CHECK(polite_next(p, 9000, ip, sizeof(ip)) == &tag[3], "slot given back");
+    polite_free(&p);
+}
+
 /* Stop: everything queued comes back, in order, regardless of time. */
 static void test_take(void)
 {
@@ -148,6 +184,7 @@ static void test_take(void)
 int main(void)
 {
     test_host_ip();
+    test_host_conns();
     test_ip_slots();
     test_gap();
     test_learnt();
