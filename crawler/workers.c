@@ -35,7 +35,9 @@
  * page is still archived (WARC) and listed, flagged "noindex".
  *
  * Jobs go in through a mutex-protected FIFO and come back on a done list;
- * after each job the worker calls wake() so the main thread's poll returns.
+ * a worker that puts a job on an empty done list calls wake() so the main
+ * thread's poll returns (the main thread takes the whole list at once, so
+ * until it does, one wake-up covers the jobs that follow).
  * Thread rules: workers touch only their job; conf is read-only.
  */
 #include <pthread.h>
@@ -366,6 +368,7 @@ static void *worker_main(void *arg)
         parser_set_blocks(p, w->c->noise_blocks);
     for (;;) {
         struct work_job *j;
+        int first;
         pthread_mutex_lock(&w->mu);
         while (!w->in_head && !w->stopping)
             pthread_cond_wait(&w->cv, &w->mu);
@@ -383,9 +386,11 @@ static void *worker_main(void *arg)
 
         pthread_mutex_lock(&w->mu);
         j->next = w->done;
+        first = !w->done;
         w->done = j;
         pthread_mutex_unlock(&w->mu);
-        w->wake(w->wake_ud);
+        if (first) /* else the wake-up of the first is still pending */
+            w->wake(w->wake_ud);
     }
     parser_free(&p);
     return NULL;

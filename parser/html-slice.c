@@ -4,7 +4,8 @@
  * and the rest as slices, so gumbo's memory is bounded by the piece size,
  * not by the body), and, with the same scan, a copy of a piece without the
  * content of its script and style elements (parser__raw_strip: gumbo's
- * time is per byte, and that content never holds a link).
+ * time is per byte, and that content never holds a link) and, when no
+ * text is counted, with each run of plain text folded to one character.
  *
  * A cut is made only before a '<' that starts a start or end tag ("<a",
  * "</a") where the HTML tokenizer is in its data state: never inside a
@@ -220,6 +221,34 @@ static size_t skip_tag(const char *s, size_t len, size_t i)
 }
 
 /*
+ * Copy the data s[i..b) (what lies between two tags) to out; with fold, a
+ * run of plain text is folded to one "x". Plain text: no '<' in it (no
+ * comment, doctype or stray '<', which are copied as they are), and its
+ * first byte that is not HTML whitespace is an ordinary character (not
+ * '&', which may be a whitespace character reference, nor NUL, which the
+ * tree builder drops). Gumbo then sees the same tokens up to that first
+ * character: the same whitespace-only runs, a non-whitespace character
+ * where there was one (what switches insertion modes, closes head, fosters
+ * out of tables and clears frameset-ok) and the same formatting elements
+ * reconstructed, so the same elements in the same order; only the text
+ * nodes' content differs. Returns the length written.
+ */
+static size_t copy_data(const char *s, size_t i, size_t b, char *out, int fold)
+{
+    size_t k = i;
+
+    while (fold && k < b && is_space((unsigned char)s[k]))
+        k++;
+    if (fold && k < b && s[k] != '&' && s[k] != '\0' &&
+        !memchr(s + k, '<', b - k)) {
+        out[0] = 'x';
+        return 1;
+    }
+    memcpy(out, s + i, b - i);
+    return b - i;
+}
+
+/*
  * Copy s[0..len) into out (len bytes) without the content of script and
  * style elements: what gumbo would keep as their one text child, which
  * holds no link and no counted text (html-walk.c), but costs gumbo a
@@ -229,9 +258,11 @@ static size_t skip_tag(const char *s, size_t len, size_t i)
  * ordinary element with markup inside) and at frameset (script and style
  * are ignored tags there); a script whose content holds "<!--" (script
  * data's escape states, where "</script>" may not end it) is kept.
- * Returns the length written.
+ * With fold_text (nobody counts text: blocks off), text between tags is
+ * folded too (copy_data above): most of an ordinary page's bytes, each
+ * one a token for gumbo. Returns the length written.
  */
-size_t parser__raw_strip(const char *s, size_t len, char *out)
+size_t parser__raw_strip(const char *s, size_t len, char *out, int fold_text)
 {
     size_t i = 0, o = 0, b, e, r, n;
     char name[16];
@@ -246,13 +277,14 @@ size_t parser__raw_strip(const char *s, size_t len, char *out)
         r = e;
         if (!end && e < len && raw_text(name, n))
             r = raw_end(s, len, e, name, n);
+        o += copy_data(s, i, b, out + o, fold_text);
         if (r > e && (name_is(name, n, "style") ||
                       (name_is(name, n, "script") &&
                        !memmem(s + e, r - e, "<!--", 4))))
-            n = e - i; /* the content is left out */
+            n = e - b; /* the content is left out */
         else
-            n = r - i;
-        memcpy(out + o, s + i, n);
+            n = r - b;
+        memcpy(out + o, s + b, n);
         o += n;
         i = r;
     }

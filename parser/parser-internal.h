@@ -39,8 +39,9 @@ struct parser__cut {
 };
 void parser__cut_init(struct parser__cut *c, const char *s, size_t len);
 /* html-slice.c: s[0..len) copied into out (len bytes) without the content
- * of script and style elements (their tags stay); returns the length. */
-size_t parser__raw_strip(const char *s, size_t len, char *out);
+ * of script and style elements (their tags stay), with fold_text each run
+ * of plain text between tags as one "x"; returns the length. */
+size_t parser__raw_strip(const char *s, size_t len, char *out, int fold_text);
 /* The next piece [*start, *end), at most max bytes; 0 when the body is
  * done. Bytes between *end and the next piece's start (only after a
  * single token longer than max) hold no tag. */

@@ -1109,13 +1109,28 @@ static void test_block_flags(void)
 #undef N
 #undef M
 
+struct strip_case {
+    const char *in, *out;
+};
+
+/* parser__raw_strip of each case's input gives its output. */
+static void check_strip(const struct strip_case *t, size_t n, int fold)
+{
+    char out[256];
+    size_t i, o;
+
+    for (i = 0; i < n; i++) {
+        o = parser__raw_strip(t[i].in, strlen(t[i].in), out, fold);
+        CHECK(o == strlen(t[i].out) && memcmp(out, t[i].out, o) == 0,
+              "raw strip (fold %d) %zu: got %.*s", fold, i, (int)o, out);
+    }
+}
+
 /* Script and style content left out before gumbo, exactly where the
  * scan can tell (parser__raw_strip in html-slice.c). */
 static void test_raw_strip(void)
 {
-    static const struct {
-        const char *in, *out;
-    } t[] = {
+    static const struct strip_case t[] = {
         {"<style>a{}</style><a href=/x><SCRIPT>1</SCRIPT >",
          "<style></style><a href=/x><SCRIPT></SCRIPT >"},
         {"<script src=x></script><p>", "<script src=x></script><p>"},
@@ -1135,14 +1150,57 @@ static void test_raw_strip(void)
         {"<frameset><script>x</script>", "<frameset><script>x</script>"},
         {"<plaintext><style>x</style>", "<plaintext><style>x</style>"},
     };
-    char out[256];
-    size_t i, n;
 
-    for (i = 0; i < sizeof t / sizeof t[0]; i++) {
-        n = parser__raw_strip(t[i].in, strlen(t[i].in), out);
-        CHECK(n == strlen(t[i].out) && memcmp(out, t[i].out, n) == 0,
-              "raw strip %zu: got %.*s", i, (int)n, out);
+    check_strip(t, sizeof t / sizeof t[0], 0);
+}
+
+/* With blocks off, plain text between tags is folded to one "x"; runs of
+ * whitespace, runs with markup ('<') and runs that start with '&' or NUL
+ * stay; so do raw text elements other than script and style, and the text
+ * after the last tag. */
+static void test_fold_text(void)
+{
+    static const struct strip_case t[] = {
+        {"<p>Some text.</p>\n<p> more <b>bold</b> end</p>",
+         "<p>x</p>\n<p>x<b>x</b>x</p>"},
+        {"<table> <tr>\t<td>cell</td></tr></table>",
+         "<table> <tr>\t<td>x</td></tr></table>"},
+        {"<p>a <!-- c --> b</p><p>1 < 2</p>", "<p>a <!-- c --> b</p><p>1 < 2</p>"},
+        {"<p>&#32; x</p><p> &amp;</p>", "<p>&#32; x</p><p> &amp;</p>"},
+        {"<title>T</title><textarea>t <a></textarea><style>s</style>",
+         "<title>T</title><textarea>t <a></textarea><style></style>"},
+        {"<!DOCTYPE html>\n<html>t</html>tail", "<!DOCTYPE html>\n<html>x</html>tail"},
+        {"<p>t<svg>u</svg>v", "<p>t<svg>u</svg>v"},
+    };
+    static const char *pages[] = {
+        "<table>t<a href=/f>f</a><tr><td>c<a href=/c>c</a></table>",
+        "<head>t<base href=/b/><a href=x>x</a>",
+        "<p><b><a href=/1>1<p>t</b>u<a href=/2>2</a>",
+        "<head><noscript>n<a href=/n>n</a></noscript></head>",
+        "<pre>\nx</pre><select>o<a href=/s></select><a href=/t>",
+        "<body>t<frameset><frame src=/fr></frameset>",
+    };
+    const struct parser_result *r;
+    struct parser *on = parser_new(0, 0), *off = parser_new(0, 0);
+    char a[1024], b[1024];
+    size_t i, k, n, o;
+
+    check_strip(t, sizeof t / sizeof t[0], 1);
+    /* the same links, in the same order, folded or not */
+    parser_set_blocks(on, "p td div");
+    for (i = 0; i < sizeof pages / sizeof pages[0]; i++) {
+        for (k = 0, o = 0, a[0] = 0; k < 2; k++, o = 0) {
+            char *dst = k ? b : a;
+            parser_parse_html(k ? off : on, "http://h.test/", pages[i],
+                              strlen(pages[i]), &r);
+            for (n = 0; n < r->nlinks; n++)
+                o += (size_t)snprintf(dst + o, 1024 - o, "%s ", r->links[n].url);
+            snprintf(dst + o, 1024 - o, "found %zu", r->found);
+        }
+        CHECK(strcmp(a, b) == 0, "fold page %zu: %s | %s", i, a, b);
     }
+    parser_free(&on);
+    parser_free(&off);
 }
 
 int main(void)
@@ -1158,6 +1216,7 @@ int main(void)
     test_arena();
     test_cut_soup();
     test_raw_strip();
+    test_fold_text();
     test_big();
     test_big_hostile();
     test_site();
