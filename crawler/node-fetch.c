@@ -136,8 +136,12 @@ void node__launch_ready(struct node *n, int64_t now)
 {
     struct inflight *in;
     char ipkey[POLITE_IP_MAX];
+    size_t cap = (size_t)n->c->fetch_concurrency;
     polite_rewind(n->polite);
-    while ((in = polite_next(n->polite, now, ipkey, sizeof(ipkey)))) {
+    /* fetch.concurrency holds here too: leases held ahead (node-pop.c) wait
+     * for a transfer to end */
+    while (fetcher_active(n->fetch) < cap &&
+           (in = polite_next(n->polite, now, ipkey, sizeof(ipkey)))) {
         const char *url = in->kind == INFLIGHT_PAGE ? in->lease.url : in->url;
         size_t max = in->kind == INFLIGHT_PAGE      ? (size_t)n->c->fetch_max_bytes
                      : in->kind == INFLIGHT_SITEMAP ? (size_t)n->c->sitemap_max_bytes
@@ -248,12 +252,16 @@ static void robots_fetched(struct node *n, struct robots_entry *e,
 
 /* The host's back-off starts when a page's transient failure (transport
  * error, 5xx, 429) ends, before a transfer already leased for the host may
- * start; a success resets it. Returns the back-off (0: success). */
+ * start; a success resets it. A 5xx other than 503 holds the host only
+ * from its second failure in a row (politeness.c). Returns the back-off
+ * (0: success or no hold). */
 static int64_t page_outcome(struct node *n, const char *host,
                             const struct fetch_result *r, int64_t now)
 {
-    if (r->status == 0 || r->status >= 500 || r->status == 429)
-        return polite_failure(n->polite, host, now);
+    if (r->status == 0 || r->status == 503 || r->status == 429)
+        return polite_failure(n->polite, host, now, 0);
+    if (r->status >= 500)
+        return polite_failure(n->polite, host, now, 1);
     polite_success(n->polite, host);
     return 0;
 }

@@ -169,7 +169,9 @@ void polite_release(struct polite *p, const char *host, const char *ipkey);
 /* A transient failure of host: its back-off in ms (1 s doubling per
  * consecutive failure, capped by politeness.max_backoff); the host's
  * queued transfers wait it out from now. */
-int64_t polite_failure(struct polite *p, const char *host, int64_t now);
+int64_t polite_failure(struct polite *p, const char *host, int64_t now,
+                       int page_only);
+int64_t polite_url_backoff(const struct polite *p, unsigned attempt);
 /* Nothing of host starts before until (ms; an earlier hold is kept when
  * later). */
 void polite_hold(struct polite *p, const char *host, int64_t until);

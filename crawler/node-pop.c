@@ -29,13 +29,20 @@
 static int fill_slots(struct node *n, int64_t now, int64_t *next_ms, int *rc)
 {
     struct frontier_lease *l = NULL;
+    size_t cap = (size_t)n->c->fetch_concurrency;
     size_t busy = fetcher_active(n->fetch) + workers_pending(n->workers) +
-                  n->parked + polite_waiting(n->polite);
+                  n->parked;
+    size_t held = busy + polite_waiting(n->polite);
     size_t room, nl = 0, i;
     *next_ms = INT64_MAX;
-    if (busy >= (size_t)n->c->fetch_concurrency)
+    /* fetch.concurrency bounds the transfers at work; leases waiting out
+     * their host's gap (one ahead per host, frontier_set_lease_ahead) may
+     * add as many again */
+    if (busy >= cap || held >= 2 * cap)
         return 0;
-    room = (size_t)n->c->fetch_concurrency - busy;
+    room = cap - busy;
+    if (room > 2 * cap - held)
+        room = 2 * cap - held;
     if (room > POP_BATCH)
         room = POP_BATCH;
     *rc = frontier_pop(n->f, n->level, now, room, &l, &nl, next_ms);

@@ -252,7 +252,8 @@ static int64_t job_delay(struct node *n, const struct work_job *j,
 
 /* Record a finished page and queue its lease's completion. A transport
  * error, 5xx or 429 is retried (fetch.retries times, the host pushed back
- * by its back-off or Retry-After) before it is written as failed. */
+ * by its back-off or Retry-After; the page itself waits 1 s, 2 s ... or its
+ * turn behind the host's other URLs) before it is written as failed. */
 int node__finish_job(struct node *n, struct work_job *j)
 {
     int status = j->res->status, rc;
@@ -264,6 +265,7 @@ int node__finish_job(struct node *n, struct work_job *j)
         fp = dedup_fingerprint(j->lease.url, strlen(j->lease.url));
     if (transient && retry_again(&n->retry, fp, n->c->fetch_retries, &attempt)) {
         n->st->retries++;
+        j->lease.retry_ms = polite_url_backoff(n->polite, attempt);
         node__complete(n, &j->lease, FRONTIER_RETRY, delay);
         return DC_OK;
     }

@@ -21,7 +21,11 @@
  *   - back-off: consecutive transient failures (timeouts, connection errors,
  *     5xx, 429) of a host give 1 s, 2 s, 4 s ... up to politeness.max_backoff;
  *     the host's queued transfers wait it out (polite_hold extends it, e.g.
- *     to a Retry-After); a success resets it.
+ *     to a Retry-After); a success resets it. A 5xx other than 503 is
+ *     first taken as the page's own error: the host is held from its second
+ *     failure in a row, and the page is retried after its own back-off
+ *     (polite_url_backoff, node-write.c), so one broken page does not stall
+ *     a busy host.
  *
  * Transfers wait in a list scanned in order, so the first queued transfer
  * of an address is the first to get its free slot; one round
@@ -363,13 +367,23 @@ static int64_t backoff(const struct polite *p, const struct polite_host *h)
     return ms > p->max_backoff_ms ? p->max_backoff_ms : ms;
 }
 
-int64_t polite_failure(struct polite *p, const char *host, int64_t now)
+int64_t polite_failure(struct polite *p, const char *host, int64_t now,
+                       int page_only)
 {
     struct polite_host *h = host_get(p, host, 1, now);
     if (h->fails < 64)
         h->fails++;
+    if (page_only && h->fails < 2)
+        return 0; /* one page's error between successes: no hold */
     polite_hold(p, host, now + backoff(p, h));
     return backoff(p, h);
+}
+
+int64_t polite_url_backoff(const struct polite *p, unsigned attempt)
+{
+    unsigned shift = attempt < 1 ? 0 : attempt - 1 > 20 ? 20 : attempt - 1;
+    int64_t ms = 1000LL << shift;
+    return ms > p->max_backoff_ms ? p->max_backoff_ms : ms;
 }
 
 void polite_hold(struct polite *p, const char *host, int64_t until)

@@ -109,13 +109,17 @@ struct frontier_lease {
     char *host;
     int depth;
     int partition;
+    int64_t retry_ms; /* FRONTIER_RETRY: this URL's own back-off; 0 by default */
 };
 
 enum frontier_outcome {
     FRONTIER_DONE = 0,     /* fetched (any HTTP status) */
     FRONTIER_FAILED = 1,   /* given up after retries */
     FRONTIER_SKIPPED = 2,  /* not fetched: robots.txt disallowed, out of scope */
-    FRONTIER_RETRY = 3     /* put back at the end of its host queue */
+    FRONTIER_RETRY = 3     /* put back at the end of its host queue; with
+                            * retry_ms > 0 the host waits that long only
+                            * when nothing else of it is queued (one page's
+                            * failure does not hold its host's other URLs) */
 };
 
 /*
@@ -159,9 +163,10 @@ int frontier_pop(struct frontier *f, int depth, int64_t now_ms, size_t max,
  * Let pop lease up to `extra` URLs of a host beyond
  * politeness.host_connections (default 0), for a caller that keeps the
  * host's transfers to host_connections itself and wants the next URL at
- * hand when a transfer ends. Only for hosts whose last completion set no
- * politeness gap (delay 0, no back-off): a host with a gap is leased
- * host_connections at a time as before. Each pop first gives every ready
+ * hand when a transfer ends. A host whose last completion set a politeness
+ * gap (delay, back-off) gets one URL ahead at most (host_connections + 1),
+ * so its next transfer can start the moment its gap ends; a host without
+ * one gets all `extra`. Each pop first gives every ready
  * host its host_connections, then the extra leases with what room is
  * left. A host counts as busy for every script of this handle once it
  * holds host_connections + extra leases.

@@ -178,6 +178,7 @@ static int lease_parse(struct frontier_lease *l, const char *e, size_t len,
     l->host = xstrndup(t2 + 1, (size_t)(t3 - t2 - 1));
     l->url = xstrndup(t3 + 1, (size_t)(end - t3 - 1));
     l->partition = p;
+    l->retry_ms = 0;
     return DC_OK;
 }
 
@@ -310,6 +311,8 @@ static void complete_add(struct frontier *f, struct frontier_call *c,
     frontier__strv_pushf(&c->args, "%d", l->depth);
     frontier__strv_pushs(&c->args, l->host);
     frontier__strv_pushs(&c->args, l->url);
+    frontier__strv_pushf(&c->args, "%lld",
+                         (long long)(l->retry_ms < 0 ? 0 : l->retry_ms));
 }
 
 static int check_lease(const struct frontier *f, const struct frontier_lease *l,

@@ -1,14 +1,16 @@
 -- complete.lua: complete leases with their outcomes (frontier_complete).
 -- KEYS: lease, act, next, pend, stat, h:<d> whose ready time to return,
 -- then per lease: queue, h:<d>, h:<d+1>. ARGV: now, host_connections, then
--- per lease: entry, outcome, delay, depth, host, url. Returns the next
--- ready ms of KEYS[6], or -1.
+-- per lease: entry, outcome, delay, depth, host, url, retry. A retry (outcome
+-- 3) goes to the end of its host queue; its own back-off (retry ms) holds
+-- the host only when nothing else of it is queued. Returns the next ready ms
+-- of KEYS[6], or -1.
 --#include common
 --#include ready
 local now, conns = tonumber(ARGV[1]), tonumber(ARGV[2])
 local names = { 'done:', 'failed:', 'skipped:' }
 for i = 0, (#KEYS - 6) / 3 - 1 do
-  local k, a = 7 + 3 * i, 3 + 6 * i
+  local k, a = 7 + 3 * i, 3 + 7 * i
   local q, h, h1 = KEYS[k], KEYS[k + 1], KEYS[k + 2]
   local outcome, d = tonumber(ARGV[a + 1]), ARGV[a + 3]
   local host, url = ARGV[a + 4], ARGV[a + 5]
@@ -32,7 +34,11 @@ for i = 0, (#KEYS - 6) / 3 - 1 do
     redis.call('HINCRBY', KEYS[5], names[outcome + 1] .. d, 1)
   end
   local cur = num(redis.call('HGET', KEYS[3], host))
-  local nx = math.max(cur, now + math.max(tonumber(ARGV[a + 2]), 0))
+  local gap = math.max(tonumber(ARGV[a + 2]), 0)
+  if outcome == 3 and redis.call('LLEN', q) <= 1 then
+    gap = math.max(gap, tonumber(ARGV[a + 6]))
+  end
+  local nx = math.max(cur, now + gap)
   if nx > now then
     redis.call('HSET', KEYS[3], host, str(nx))
   elseif cur > 0 then

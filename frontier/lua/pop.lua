@@ -3,8 +3,9 @@
 -- "<prefix>:{p}:q:<d>:", own. ARGV: now, depth, max, lease deadline,
 -- window (leases a host may have out), node, check (1: pop only while own
 -- holds node), host_connections. A host whose last completion left a
--- politeness clock in next is leased up to host_connections, any other up
--- to the window (frontier_set_lease_ahead); every ready host gets its
+-- politeness clock in next is leased up to host_connections + 1 (one URL
+-- at hand when its gap ends; never past the window), any other up to the
+-- window (frontier_set_lease_ahead); every ready host gets its
 -- host_connections first, the window's extra leases come from the room
 -- left. Returns { next ready ms at d or -1, lease entry... }, or { -2 }
 -- when the partition is not ours.
@@ -37,7 +38,7 @@ for _, host in ipairs(hosts) do
   if #out > max then break end
   local nx = num(redis.call('HGET', KEYS[2], host))
   local act = num(redis.call('HGET', KEYS[3], host))
-  local limit = nx > 0 and conns or window
+  local limit = nx > 0 and math.min(window, conns + 1) or window
   if act >= limit then
     redis.call('ZADD', KEYS[1], str(busy), host)
   elseif nx > now then

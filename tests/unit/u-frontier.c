@@ -313,6 +313,41 @@ static void t_lease_ahead(void)
     /* with a politeness gap, a is back to host_connections (1) */
     complete(f, &l2[0], 1, FRONTIER_DONE, 500, 1200);
     CHECK(pop_count(f, 1800, 10) == 0, "gap: no lease ahead while a holds 2");
+    /* one of the two done with a gap: one URL ahead again once it passed */
+    complete(f, &l2[1], 1, FRONTIER_DONE, 500, 1900);
+    CHECK(pop_count(f, 2000, 10) == 0, "gap: nothing before the clock");
+    CHECK(pop_count(f, 2400, 10) == 1, "gap: host_connections + 1");
+    CHECK(pop_count(f, 2400, 10) == 0, "gap: never more than 1 ahead");
+    frontier_leases_free(l2, n2);
+    frontier_leases_free(l, n);
+    frontier_close(&f);
+}
+
+/* A retry's own back-off holds its host only when nothing else of the host
+ * is queued. */
+static void t_retry_backoff(void)
+{
+    struct frontier *f = open_f(4, 1, 60, "n1");
+    const char *u[] = { "http://r.test/1", "http://r.test/2" };
+    struct frontier_lease *l, *l2, *l3;
+    size_t n, n2, n3;
+
+    admit(f, u, 2, 0, 1000, NULL);
+    n = pop(f, 0, 1000, 10, &l, NULL);
+    CHECK(n == 1 && strcmp(l[0].url, u[0]) == 0, "first: %zu", n);
+    l[0].retry_ms = 5000;
+    complete(f, l, 1, FRONTIER_RETRY, 100, 1000);
+    n2 = pop(f, 0, 1100, 10, &l2, NULL);
+    CHECK(n2 == 1 && strcmp(l2[0].url, u[1]) == 0,
+          "the host's other URL goes on after its gap: %zu", n2);
+    complete(f, l2, 1, FRONTIER_DONE, 100, 1200);
+    n3 = pop(f, 0, 1300, 10, &l3, NULL);
+    CHECK(n3 == 1 && strcmp(l3[0].url, u[0]) == 0, "then the retried one");
+    l3[0].retry_ms = 5000;
+    complete(f, l3, 1, FRONTIER_RETRY, 100, 1300);
+    CHECK(pop_count(f, 2000, 10) == 0, "alone in its queue: held");
+    CHECK(pop_count(f, 6300, 10) == 1, "after its own back-off");
+    frontier_leases_free(l3, n3);
     frontier_leases_free(l2, n2);
     frontier_leases_free(l, n);
     frontier_close(&f);
@@ -1162,6 +1197,7 @@ static const struct {
     { "host connections 1", t_host_conns_1 },
     { "host connections 3", t_host_conns_3 },
     { "lease ahead", t_lease_ahead },
+    { "retry back-off", t_retry_backoff },
     { "depth separation", t_depths },
     { "levels", t_levels },
     { "reclaim by deadline", t_reclaim_deadline },

@@ -119,16 +119,33 @@ static void test_backoff(void)
     struct polite *p = mk(1, 5);
     static const int64_t want[] = {1000, 2000, 4000, 5000, 5000};
     for (size_t i = 0; i < 5; i++) {
-        int64_t b = polite_failure(p, "h.test", 0);
+        int64_t b = polite_failure(p, "h.test", 0, 0);
         CHECK(b == want[i], "failure %zu: %lld want %lld", i, (long long)b,
               (long long)want[i]);
     }
-    CHECK(polite_failure(p, "other.test", 0) == 1000, "per host");
+    CHECK(polite_failure(p, "other.test", 0, 0) == 1000, "per host");
     polite_success(p, "h.test");
-    CHECK(polite_failure(p, "h.test", 0) == 1000, "reset by a success");
+    CHECK(polite_failure(p, "h.test", 0, 0) == 1000, "reset by a success");
     polite_success(p, "never.test"); /* unknown host: no-op */
     for (int i = 0; i < 100; i++)    /* no overflow past many failures */
-        CHECK(polite_failure(p, "h.test", 0) <= 5000, "capped");
+        CHECK(polite_failure(p, "h.test", 0, 0) <= 5000, "capped");
+    polite_free(&p);
+}
+
+/* A 5xx of one page between successes does not hold its host; the second
+ * failure in a row does; the page's own back-off grows by attempt. */
+static void test_page_error(void)
+{
+    struct polite *p = mk(1, 5);
+    CHECK(polite_failure(p, "h.test", 0, 1) == 0, "one page error: no hold");
+    CHECK(polite_failure(p, "h.test", 0, 1) == 2000, "second in a row: 2 s");
+    polite_success(p, "h.test");
+    CHECK(polite_failure(p, "h.test", 0, 1) == 0, "reset by a success");
+    CHECK(polite_failure(p, "h.test", 0, 0) == 2000,
+          "a host-level failure after it holds");
+    CHECK(polite_url_backoff(p, 1) == 1000 && polite_url_backoff(p, 2) == 2000 &&
+              polite_url_backoff(p, 9) == 5000,
+          "the page's own back-off: 1 s, 2 s, capped");
     polite_free(&p);
 }
 
@@ -153,7 +170,7 @@ static void test_host_conns(void)
     polite_rewind(p);
     CHECK(polite_next(p, 5100, ip, sizeof(ip)) == &tag[1], "then the second");
     polite_ended(p, "h.test", ip, "", 6000);
-    CHECK(polite_failure(p, "h.test", 6000) == 1000, "back-off 1 s");
+    CHECK(polite_failure(p, "h.test", 6000, 0) == 1000, "back-off 1 s");
     CHECK(polite_wait_ms(p, 6000) == 1000, "held 1 s, got %lld",
           (long long)polite_wait_ms(p, 6000));
     polite_hold(p, "h.test", 9000); /* e.g. a Retry-After */
@@ -189,6 +206,7 @@ int main(void)
     test_gap();
     test_learnt();
     test_backoff();
+    test_page_error();
     test_take();
     return t_done("u-polite");
 }
