@@ -171,6 +171,8 @@ void polite_release(struct polite *p, const char *host, const char *ipkey);
  * queued transfers wait it out from now. */
 int64_t polite_failure(struct polite *p, const char *host, int64_t now,
                        int page_only);
+/* One URL's own back-off before its retry number attempt (1, 2, ...):
+ * 1 s doubling, capped by politeness.max_backoff. */
 int64_t polite_url_backoff(const struct polite *p, unsigned attempt);
 /* Nothing of host starts before until (ms; an earlier hold is kept when
  * later). */

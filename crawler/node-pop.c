@@ -40,9 +40,7 @@ static int fill_slots(struct node *n, int64_t now, int64_t *next_ms, int *rc)
      * add as many again */
     if (busy >= cap || held >= 2 * cap)
         return 0;
-    room = cap - busy;
-    if (room > 2 * cap - held)
-        room = 2 * cap - held;
+    room = cap - busy < 2 * cap - held ? cap - busy : 2 * cap - held;
     if (room > POP_BATCH)
         room = POP_BATCH;
     *rc = frontier_pop(n->f, n->level, now, room, &l, &nl, next_ms);

@@ -353,44 +353,45 @@ void polite_ended(struct polite *p, const char *host, const char *ipkey,
         snprintf(h->ip, sizeof(h->ip), "%s", ip);
 }
 
-/* Back-off after the host's consecutive failure number h->fails: 1 s,
- * doubling each time (the shift capped at 2^20 s, h->fails at 64 so it
- * cannot wrap), at most politeness.max_backoff; 0 without failures. */
-static int64_t backoff(const struct polite *p, const struct polite_host *h)
+/* The back-off after failure number k (1, 2, ...) in a row: 1 s, doubling
+ * each time (the shift capped at 2^20 s), at most politeness.max_backoff.
+ * Used for a host's failures (h->fails, capped at 64 so it cannot wrap)
+ * and for one URL's attempts alike. */
+static int64_t backoff(const struct polite *p, unsigned k)
 {
-    unsigned shift;
-    int64_t ms;
-    if (!h || !h->fails)
-        return 0;
-    shift = h->fails - 1 > 20 ? 20 : h->fails - 1;
-    ms = 1000LL << shift;
+    unsigned shift = k < 1 ? 0 : k - 1 > 20 ? 20 : k - 1;
+    int64_t ms = 1000LL << shift;
     return ms > p->max_backoff_ms ? p->max_backoff_ms : ms;
+}
+
+static void hold(struct polite_host *h, int64_t until)
+{
+    if (until > h->hold_until)
+        h->hold_until = until;
 }
 
 int64_t polite_failure(struct polite *p, const char *host, int64_t now,
                        int page_only)
 {
     struct polite_host *h = host_get(p, host, 1, now);
+    int64_t ms;
     if (h->fails < 64)
         h->fails++;
     if (page_only && h->fails < 2)
         return 0; /* one page's error between successes: no hold */
-    polite_hold(p, host, now + backoff(p, h));
-    return backoff(p, h);
+    ms = backoff(p, h->fails);
+    hold(h, now + ms);
+    return ms;
 }
 
 int64_t polite_url_backoff(const struct polite *p, unsigned attempt)
 {
-    unsigned shift = attempt < 1 ? 0 : attempt - 1 > 20 ? 20 : attempt - 1;
-    int64_t ms = 1000LL << shift;
-    return ms > p->max_backoff_ms ? p->max_backoff_ms : ms;
+    return backoff(p, attempt);
 }
 
 void polite_hold(struct polite *p, const char *host, int64_t until)
 {
-    struct polite_host *h = host_get(p, host, 1, dc_now_ms());
-    if (until > h->hold_until)
-        h->hold_until = until;
+    hold(host_get(p, host, 1, dc_now_ms()), until);
 }
 
 /* A success resets the host's failure count and back-off (no entry is

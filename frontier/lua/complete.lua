@@ -35,7 +35,8 @@ for i = 0, (#KEYS - 6) / 3 - 1 do
   end
   local cur = num(redis.call('HGET', KEYS[3], host))
   local gap = math.max(tonumber(ARGV[a + 2]), 0)
-  if outcome == 3 and redis.call('LLEN', q) <= 1 then
+  local queued = redis.call('LLEN', q)
+  if outcome == 3 and queued <= 1 then
     gap = math.max(gap, tonumber(ARGV[a + 6]))
   end
   local nx = math.max(cur, now + gap)
@@ -46,7 +47,7 @@ for i = 0, (#KEYS - 6) / 3 - 1 do
   end
   local score = math.max(nx, now)
   if num(redis.call('HGET', KEYS[2], host)) >= conns then score = busy end
-  if redis.call('LLEN', q) > 0 then
+  if queued > 0 then
     redis.call('ZADD', h, str(score), host)
   else
     redis.call('ZREM', h, host)
