@@ -117,9 +117,10 @@ static int merge_output(const char *out, struct merge_stats *ms, char *err,
     return merge_run_opts(out, &mo, ms, stderr, err, errlen);
 }
 
-/* t0: dc_mono_us() when the command started (for its wall clock). */
+/* t0: dc_mono_us() when the command started (for its wall clock); er:
+ * the private Redis, if any, told to exit once the crawl is done. */
 static int run(struct crawl_args *a, struct conf *c, const char *redis,
-               const char *id, int64_t t0)
+               struct embedded_redis *er, const char *id, int64_t t0)
 {
     struct frontier *f = NULL;
     struct seed_stats ss;
@@ -151,6 +152,7 @@ static int run(struct crawl_args *a, struct conf *c, const char *redis,
     node_install_signals();
     rc = node_run(f, c, id, &o, &st, err, sizeof(err));
     frontier_close(&f);
+    embedded_redis_signal(er); /* the merge needs no Redis */
     if (rc) {
         fprintf(stderr, "dcrawl crawl: %s\n", err);
         return 1;
@@ -210,7 +212,7 @@ int cmd_crawl(int argc, char **argv)
         }
         redis = er.url;
     }
-    rc = run(&a, &c, redis, id, t0);
+    rc = run(&a, &c, redis, &er, id, t0);
     embedded_redis_stop(&er);
 out:
     conf_release(&c);

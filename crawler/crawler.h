@@ -89,6 +89,7 @@ int seeds_load(struct frontier *f, const struct conf *c, const char *path,
 
 struct embedded_redis {
     int pid;
+    int signalled; /* SIGTERM sent */
     char dir[512];
     char url[640];
 };
@@ -98,6 +99,9 @@ struct embedded_redis {
  * Returns DC_OK and fills er->url, or DC_EREDIS with a message in err. */
 int embedded_redis_start(struct embedded_redis *er, const char *dir,
                          const char *module, char *err, size_t errlen);
+/* embedded_redis_signal asks it to exit without waiting; _stop asks (if
+ * not yet asked) and waits until it is gone. Both take an unstarted one. */
+void embedded_redis_signal(struct embedded_redis *er);
 void embedded_redis_stop(struct embedded_redis *er);
 
 /* ---------------------------------------------------------------- node */

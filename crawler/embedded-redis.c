@@ -23,36 +23,55 @@
 
 #include "crawler.h"
 
+/* A connected socket to the server's unix socket path, or -1. */
+static int socket_connect(const char *path)
+{
+    struct sockaddr_un sa;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path) >=
+            (int)sizeof(sa.sun_path) ||
+        connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 /* Ready when a connect to the socket succeeds: redis-server creates the
  * socket file at bind(), a moment before it listens. */
 static int socket_accepts(const char *path)
 {
-    struct sockaddr_un sa;
-    int fd = socket(AF_UNIX, SOCK_STREAM, 0), ok;
+    int fd = socket_connect(path);
     if (fd < 0)
         return 0;
-    memset(&sa, 0, sizeof(sa));
-    sa.sun_family = AF_UNIX;
-    if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path) >=
-        (int)sizeof(sa.sun_path)) {
-        close(fd);
-        return 0;
-    }
-    ok = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
     close(fd);
-    return ok;
+    return 1;
+}
+
+/* Sleep for the i-th time of a readiness or exit poll: 1 ms at first,
+ * then twice as long each time up to 50 ms (redis-server starts in ~40 ms
+ * and exits in a few, so a fixed 50 ms step cost most of that again). */
+static void poll_sleep(int i)
+{
+    long ms = i < 6 ? 1L << i : 50;
+    struct timespec ts = {0, (ms > 50 ? 50 : ms) * 1000 * 1000};
+    nanosleep(&ts, NULL);
 }
 
 static int wait_socket(const char *path, pid_t pid)
 {
     int i, st;
-    for (i = 0; i < 200; i++) { /* 10 s */
-        struct timespec ts = {0, 50 * 1000 * 1000};
+    int64_t t0 = dc_mono_us();
+    for (i = 0; dc_mono_us() - t0 < 10 * 1000 * 1000 && i < 1000; i++) {
         if (socket_accepts(path))
             return DC_OK;
         if (waitpid(pid, &st, WNOHANG) == pid)
             return DC_EREDIS;
-        nanosleep(&ts, NULL);
+        poll_sleep(i);
     }
     return DC_EREDIS;
 }
@@ -116,8 +135,9 @@ int embedded_redis_start(struct embedded_redis *er, const char *dir,
         setpgid(0, 0); /* a Ctrl-C to dcrawl must not kill redis first */
         /* keep only stdin/out/err: an inherited descriptor (a lock file,
          * a socket) must not outlive dcrawl in the server */
-        for (int fd = 3, max = (int)sysconf(_SC_OPEN_MAX); fd < max && fd < 65536; fd++)
-            close(fd);
+        if (close_range(3, ~0U, 0) != 0)
+            for (int fd = 3, max = (int)sysconf(_SC_OPEN_MAX); fd < max && fd < 65536; fd++)
+                close(fd);
         const char *args[] = {
             "redis-server", "--port", "0", "--unixsocket", sock,
             "--unixsocketperm", "700", "--dir", dir, "--save", "",
@@ -139,19 +159,41 @@ int embedded_redis_start(struct embedded_redis *er, const char *dir,
     return DC_OK;
 }
 
+/* Ask the server to exit: SHUTDOWN NOSAVE on its socket (it keeps
+ * nothing on disk). It runs at once; a SIGTERM is only acted on at the
+ * server's next cron tick (up to 100 ms later), so it is the fallback.
+ * embedded_redis_stop reaps it. Done right after the crawl, the exit
+ * overlaps the merge. */
+void embedded_redis_signal(struct embedded_redis *er)
+{
+    static const char cmd[] = "SHUTDOWN NOSAVE\r\n";
+    int fd;
+    if (!er || er->pid <= 0 || er->signalled)
+        return;
+    er->signalled = 1;
+    fd = er->url[0] ? socket_connect(er->url + strlen("unix://")) : -1;
+    if (fd >= 0 && write(fd, cmd, sizeof(cmd) - 1) == (ssize_t)sizeof(cmd) - 1) {
+        close(fd);
+        return;
+    }
+    if (fd >= 0)
+        close(fd);
+    kill(er->pid, SIGTERM);
+}
+
 void embedded_redis_stop(struct embedded_redis *er)
 {
     int i, st;
+    int64_t t0 = dc_mono_us();
     if (!er || er->pid <= 0)
         return;
-    kill(er->pid, SIGTERM);
-    for (i = 0; i < 100; i++) { /* 5 s, then force */
-        struct timespec ts = {0, 50 * 1000 * 1000};
+    embedded_redis_signal(er);
+    for (i = 0; dc_mono_us() - t0 < 5 * 1000 * 1000; i++) { /* then force */
         if (waitpid(er->pid, &st, WNOHANG) == er->pid) {
             er->pid = 0;
             return;
         }
-        nanosleep(&ts, NULL);
+        poll_sleep(i);
     }
     kill(er->pid, SIGKILL);
     waitpid(er->pid, &st, 0);
