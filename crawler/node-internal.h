@@ -118,6 +118,7 @@ struct work_job {
     char *canonical, *refresh; /* resolved, or NULL */
     int noindex;
     int decode_truncated; /* decoding stopped at fetch.max_bytes */
+    size_t held_bytes;    /* body bytes counted in workers_pending_bytes */
 };
 void work_job_free(struct work_job *j);
 /* The warc_page view of a job (pointers into the job). */
@@ -133,6 +134,9 @@ void workers_submit(struct workers *w, struct work_job *j);
 /* All finished jobs, as a list (caller owns them), or NULL. */
 struct work_job *workers_take_done(struct workers *w);
 size_t workers_pending(struct workers *w);
+/* Body bytes of the jobs submitted and not yet taken back (the memory the
+ * backlog holds; the node bounds it, NODE_BACKLOG_BYTES). */
+size_t workers_pending_bytes(struct workers *w);
 void workers_free(struct workers **w);
 
 /* --------------------------------------------------------- politeness */
@@ -364,6 +368,9 @@ void retry_release(struct retry *t);
 #define NODE_JOB_BATCH 1024
 /* While idle, how often the node asks whether a depth level is done. */
 #define NODE_LEVEL_CHECK_MS 20
+/* Most body bytes of fetched pages waiting for the workers; beyond it the
+ * node leases nothing new until they catch up. */
+#define NODE_BACKLOG_BYTES ((size_t)16 << 20)
 /* URLs of a host leased beyond politeness.host_connections (hosts without
  * a politeness gap): the next transfer starts the moment one ends, while
  * the page before is still parsed and admitted; the politeness queue keeps

@@ -24,25 +24,36 @@
 #define BUSY_POP_MS 500
 #define SEED_WAIT_MS 500 /* a daemon with an empty frontier */
 
-/* Lease as many URLs as there are free slots and dispatch them. Returns
+/* Room for new leases. fetch.concurrency bounds the transfers at work
+ * (running, or parked on their host's robots.txt); leases waiting out
+ * their host's gap (one ahead per host, frontier_set_lease_ahead) may add
+ * as many again. Pages the workers have not finished do not hold a slot:
+ * under latency the next transfers run while the workers parse (their
+ * backlog is bounded apart, by count and by bytes, so memory stays
+ * bounded when parsing is the slower side). */
+static size_t pop_room(struct node *n)
+{
+    size_t cap = (size_t)n->c->fetch_concurrency;
+    size_t busy = fetcher_active(n->fetch) + n->parked;
+    size_t held = busy + polite_waiting(n->polite);
+    size_t room;
+    if (busy >= cap || held >= 2 * cap ||
+        workers_pending(n->workers) >= cap ||
+        workers_pending_bytes(n->workers) >= NODE_BACKLOG_BYTES)
+        return 0;
+    room = cap - busy < 2 * cap - held ? cap - busy : 2 * cap - held;
+    return room > POP_BATCH ? POP_BATCH : room;
+}
+
+/* Lease as many URLs as there is room for and dispatch them. Returns
  * the number leased; *next_ms is when to try again. */
 static int fill_slots(struct node *n, int64_t now, int64_t *next_ms, int *rc)
 {
     struct frontier_lease *l = NULL;
-    size_t cap = (size_t)n->c->fetch_concurrency;
-    size_t busy = fetcher_active(n->fetch) + workers_pending(n->workers) +
-                  n->parked;
-    size_t held = busy + polite_waiting(n->polite);
-    size_t room, nl = 0, i;
+    size_t room = pop_room(n), nl = 0, i;
     *next_ms = INT64_MAX;
-    /* fetch.concurrency bounds the transfers at work; leases waiting out
-     * their host's gap (one ahead per host, frontier_set_lease_ahead) may
-     * add as many again */
-    if (busy >= cap || held >= 2 * cap)
+    if (!room)
         return 0;
-    room = cap - busy < 2 * cap - held ? cap - busy : 2 * cap - held;
-    if (room > POP_BATCH)
-        room = POP_BATCH;
     *rc = frontier_pop(n->f, n->level, now, room, &l, &nl, next_ms);
     if (*rc)
         return 0;

@@ -70,6 +70,7 @@ struct workers {
     pthread_cond_t cv;
     struct work_job *in_head, *in_tail, *done;
     size_t pending;
+    size_t pending_bytes; /* bodies of the jobs submitted, not yet taken */
     int stopping;
     const struct conf *c;
     workers_wake_fn wake;
@@ -432,6 +433,8 @@ void workers_submit(struct workers *w, struct work_job *j)
         w->in_head = j;
     w->in_tail = j;
     w->pending++;
+    j->held_bytes = j->res ? j->res->body_cap : 0;
+    w->pending_bytes += j->held_bytes;
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
 }
@@ -447,6 +450,7 @@ struct work_job *workers_take_done(struct workers *w)
         list->next = rev;
         rev = list;
         w->pending--;
+        w->pending_bytes -= list->held_bytes;
         list = next;
     }
     pthread_mutex_unlock(&w->mu);
@@ -458,6 +462,15 @@ size_t workers_pending(struct workers *w)
     size_t n;
     pthread_mutex_lock(&w->mu);
     n = w->pending;
+    pthread_mutex_unlock(&w->mu);
+    return n;
+}
+
+size_t workers_pending_bytes(struct workers *w)
+{
+    size_t n;
+    pthread_mutex_lock(&w->mu);
+    n = w->pending_bytes;
     pthread_mutex_unlock(&w->mu);
     return n;
 }
