@@ -210,6 +210,12 @@ const struct conf_opt conf__opts[] = {
               "size at which a WARC file is closed and the next one begun"),
     OPT_INT("output.gzip_level", output_gzip_level, "1", 0, 9,
             "gzip level of WARC records (1 = fastest; 0 = no compression)"),
+    OPT_DOUBLE("output.progress_interval", output_progress_interval, "10.0",
+               0, 86400, "seconds between progress lines when stderr is "
+               "not a terminal (0 = none)"),
+    OPT_STRING("output.metrics_listen", output_metrics_listen, "", 0, 256,
+               "ADDR:PORT where the node serves Prometheus /metrics "
+               "(\"\" = none)"),
 };
 
 const size_t conf__nopts = sizeof(conf__opts) / sizeof(conf__opts[0]);

@@ -156,6 +156,8 @@ struct conf {
     /* output */
     int64_t output_warc_max_bytes;
     int output_gzip_level;
+    double output_progress_interval;
+    char *output_metrics_listen;
     /* where each key's value came from, in table order */
     struct conf_origin origin[CONF_KEYS_MAX];
 };

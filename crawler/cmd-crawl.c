@@ -40,7 +40,9 @@ static int parse_args(struct crawl_args *a, int argc, char **argv)
                        "redis-cluster://host:port[,host:port...]"),
         OPT_SETTING_ROW("id", &a->cc, "crawl.node_id", "ID",
                         "node id used in output file names (default hostname)"),
-        OPT_FLAG_ROW('q', "quiet", &a->quiet, "no summary"),
+        OPT_FLAG_ROW('q', "quiet", &a->quiet, "no summary, no progress lines"),
+        OPT_SETTING_ROW("metrics", &a->cc, "output.metrics_listen", "ADDR:PORT",
+                        "serve Prometheus metrics at http://ADDR:PORT/metrics"),
         OPT_CONF_ROWS(&a->cc),
         OPT_ARGS_ROW(&a->urls, "URL"),
         OPT_END_ROW,
@@ -51,7 +53,10 @@ static int parse_args(struct crawl_args *a, int argc, char **argv)
         "Crawls every page reachable from the seeds within N link hops, writes\n"
         "DIR/depth-<d>/ (WARC + JSON lines), merges into DIR/merged/ and prints a\n"
         "summary. Without --redis a private redis-server is started on a unix\n"
-        "socket inside DIR and stopped at the end.\n"
+        "socket inside DIR and stopped at the end. Progress goes to stderr: one\n"
+        "line redrawn every second on a terminal (depth, responses, rate over the\n"
+        "last 10 s, queue of the depth and the time it has left), else a line\n"
+        "every output.progress_interval seconds.\n"
         "\n"
         "Exit status 0; 1 when no page got any HTTP response (then one line per\n"
         "seed host on stderr says why, e.g. a certificate or DNS error) or the\n"
@@ -149,13 +154,15 @@ static int run(struct crawl_args *a, struct conf *c, const char *redis,
     o.out_dir = a->out;
     o.exit_when_idle = 1;
     o.quiet = a->quiet;
+    o.redis_url = redis;
+    o.eta = 1;
     node_install_signals();
     rc = node_run(f, c, id, &o, &st, err, sizeof(err));
     frontier_close(&f);
     embedded_redis_signal(er); /* the merge needs no Redis */
     if (rc) {
         fprintf(stderr, "dcrawl crawl: %s\n", err);
-        return 1;
+        return rc == DC_EINVAL ? 2 : 1; /* a setting it could not start with */
     }
     if (merge_output(a->out, &ms, err, sizeof(err))) {
         fprintf(stderr, "dcrawl crawl: merge: %s\n", err);
@@ -189,6 +196,11 @@ int cmd_crawl(int argc, char **argv)
     if (rc) {
         free(a.urls.v);
         return rc;
+    }
+    if (metrics_addr_check(c.output_metrics_listen, err, sizeof(err))) {
+        fprintf(stderr, "dcrawl crawl: %s\n", err);
+        rc = 2;
+        goto out;
     }
     cli_node_id(&c, id, sizeof(id));
     redis = a.redis ? a.redis : c.redis_url;

@@ -23,7 +23,9 @@ static int parse_args(struct node_opts *o, struct cli_conf *cc,
                         "the URLs it held when it died"),
         OPT_FLAG_ROW(0, "exit-when-idle", &o->exit_when_idle,
                      "exit when the crawl has nothing left to do"),
-        OPT_FLAG_ROW('q', "quiet", &o->quiet, "no summary"),
+        OPT_FLAG_ROW('q', "quiet", &o->quiet, "no summary, no progress lines"),
+        OPT_SETTING_ROW("metrics", cc, "output.metrics_listen", "ADDR:PORT",
+                        "serve Prometheus metrics at http://ADDR:PORT/metrics"),
         OPT_CONF_ROWS(cc),
         OPT_END_ROW,
     };
@@ -35,7 +37,10 @@ static int parse_args(struct node_opts *o, struct cli_conf *cc,
         "until SIGINT/SIGTERM (in-flight pages are finished and written, then it\n"
         "exits 0) or, with --exit-when-idle, until nothing is queued or in flight;\n"
         "then it exits 1 if it handled URLs and none got an HTTP response (one\n"
-        "line per seed host it gave up on says why).\n",
+        "line per seed host it gave up on says why). Progress goes to stderr: one\n"
+        "line redrawn every second on a terminal, else a line every\n"
+        "output.progress_interval seconds. Exit 2 on bad usage or settings (a\n"
+        "--metrics address that cannot be bound too).\n",
         opts};
     int rc = opt_parse(&cmd, argc, argv);
 
@@ -61,11 +66,23 @@ int cmd_node(int argc, char **argv)
     free(cc.sets.v);
     if (rc)
         return rc;
+    if (metrics_addr_check(c.output_metrics_listen, err, sizeof(err))) {
+        fprintf(stderr, "dcrawl node: %s\n", err);
+        frontier_close(&f);
+        conf_release(&c);
+        return 2;
+    }
     mkdir(o.out_dir, 0755);
+    o.redis_url = redis ? redis : c.redis_url;
     node_install_signals();
     rc = node_run(f, &c, id, &o, &st, err, sizeof(err));
     if (rc)
         fprintf(stderr, "dcrawl node: %s\n", err);
+    if (rc == DC_EINVAL) { /* a setting the node could not start with */
+        frontier_close(&f);
+        conf_release(&c);
+        return 2;
+    }
     if (!o.quiet)
         node_print_summary(stdout, &st, o.out_dir);
     fflush(stdout);

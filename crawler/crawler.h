@@ -106,11 +106,27 @@ void embedded_redis_stop(struct embedded_redis *er);
 
 /* ---------------------------------------------------------------- node */
 
+/* quiet: no summary and no progress lines. redis_url: where the node's
+ * monitor reads the frontier's per-depth figures (its own connection;
+ * progress and metrics only). eta: progress shows the time left in the
+ * current depth (`dcrawl crawl`). */
 struct node_opts {
     const char *out_dir;
     int exit_when_idle;
     int quiet;
+    const char *redis_url;
+    int eta;
 };
+
+/* Transport errors by kind, for metrics (fetch_error_kind). */
+enum node_err_kind {
+    NODE_ERR_DNS, NODE_ERR_CONNECT, NODE_ERR_TLS, NODE_ERR_TIMEOUT,
+    NODE_ERR_TOO_LARGE, NODE_ERR_OTHER, NODE_ERR_KINDS
+};
+/* Transfer duration bins (ms upper bounds; one more bin for the rest). */
+#define NODE_DUR_BINS 13
+extern const int64_t node_dur_le_ms[NODE_DUR_BINS - 1];
+
 
 /* Why URLs were given up (failures.c): one kind of error, its message
  * with host, address and numbers taken out, how many URLs it cost and one
@@ -184,7 +200,23 @@ struct node_stats {
     uint64_t pages_per_depth[DC_DEPTHS];
     uint64_t status[6]; /* pages by status: 0 = transport error, 1xx..5xx */
     int max_depth;
+    /* live figures (progress, metrics): pages' transport errors by kind
+     * (enum node_err_kind); transfers (robots.txt and sitemaps included)
+     * by duration, dur_bins[i] those up to node_dur_le_ms[i], the last
+     * one the rest, and their total ms; pages the workers parsed;
+     * robots.txt fetches by outcome (2xx, 4xx = no rules, 5xx or no
+     * response); bytes written to WARC files */
+    uint64_t err_kind[NODE_ERR_KINDS];
+    uint64_t dur_bins[NODE_DUR_BINS], dur_ms;
+    uint64_t pages_parsed;
+    uint64_t robots_ok, robots_missing, robots_failed;
+    uint64_t warc_bytes;
 };
+
+/* DC_OK when spec is "" or a numeric "ADDR:PORT" / "[V6]:PORT" the
+ * metrics server can listen on (output.metrics_listen), else DC_EINVAL
+ * with a one-line message (nothing is bound). */
+int metrics_addr_check(const char *spec, char *err, size_t errlen);
 
 /* Run the node loop on f until idle (with exit_when_idle) or until
  * node_request_stop(). Returns DC_OK or the error that stopped it. */

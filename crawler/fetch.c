@@ -340,3 +340,34 @@ void fetcher_free(struct fetcher **fp)
     free(f);
     *fp = NULL;
 }
+
+/* The kind of a transport error, for metrics (enum node_err_kind). */
+int fetch_error_kind(const struct fetch_result *r)
+{
+    switch (r->curl_code) {
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+        return NODE_ERR_DNS;
+    case CURLE_COULDNT_CONNECT:
+        return NODE_ERR_CONNECT;
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+    case CURLE_SSL_SHUTDOWN_FAILED:
+    case CURLE_SSL_ENGINE_INITFAILED:
+    case CURLE_USE_SSL_FAILED:
+        return NODE_ERR_TLS;
+    case CURLE_OPERATION_TIMEDOUT:
+        return NODE_ERR_TIMEOUT;
+    case CURLE_FILESIZE_EXCEEDED:
+        return NODE_ERR_TOO_LARGE;
+    default:
+        return r->truncated ? NODE_ERR_TOO_LARGE : NODE_ERR_OTHER;
+    }
+}

@@ -239,6 +239,12 @@ static void robots_fetched(struct node *n, struct robots_entry *e,
 {
     struct frontier_robots keep;
     int64_t now = dc_now_ms();
+    if (r->status >= 200 && r->status < 300)
+        n->st->robots_ok++;
+    else if (r->status >= 400 && r->status < 500)
+        n->st->robots_missing++;
+    else
+        n->st->robots_failed++;
     robots_entry_set(e, r, n->agent, n->c, now);
     if (robots_store_value(e, r, now, &keep)) {
         /* for the host's next owner; only a cache, so a failure to
@@ -270,6 +276,12 @@ void node__transfer_ended(struct node *n, struct fetch_result *r,
                           int64_t now)
 {
     struct inflight *in = r->ud;
+    int64_t ms = now - r->started_ms;
+    int b = 0;
+    while (b < NODE_DUR_BINS - 1 && ms > node_dur_le_ms[b])
+        b++;
+    n->st->dur_bins[b]++;
+    n->st->dur_ms += ms > 0 ? (uint64_t)ms : 0;
     polite_ended(n->polite, inflight_host(in), in->ipkey, r->ip, now);
     if (in->kind == INFLIGHT_PAGE)
         in->backoff_ms = page_outcome(n, in->lease.host, r, now);

@@ -67,6 +67,8 @@ struct fetch_result *fetcher_next_done(struct fetcher *f);
 /* Interrupt fetcher_run from another thread. */
 void fetcher_wakeup(struct fetcher *f);
 size_t fetcher_active(const struct fetcher *f);
+/* The kind of r's transport error (enum node_err_kind; r->status 0). */
+int fetch_error_kind(const struct fetch_result *r);
 
 /* ------------------------------------------------------------ workers */
 
@@ -185,6 +187,14 @@ void polite_hold(struct polite *p, const char *host, int64_t until);
  * ends. */
 void polite_success(struct polite *p, const char *host);
 size_t polite_waiting(const struct polite *p);
+/* For progress and metrics: hosts with a transfer waiting now; transfers
+ * that started later than they were queued (their host's gap or
+ * connection limit, or their IP's) and the milliseconds they waited. */
+struct polite_counts {
+    size_t hosts_waiting;
+    uint64_t waits, wait_ms;
+};
+void polite_counts(const struct polite *p, struct polite_counts *out);
 /* Remove and return the first queued transfer regardless of time (stop). */
 void *polite_take(struct polite *p);
 /* The IP literal of a host key into out ("" when the host is a name). */
@@ -427,6 +437,51 @@ struct node_admit {
     uint32_t job, link;
 };
 
+/* ------------------------------------------------------------ monitor */
+
+/* What the node loop publishes for progress lines and metrics, a copy
+ * taken every NODE_PUBLISH_MS (node.c). */
+#define NODE_PUBLISH_MS 250
+struct node_snapshot {
+    struct node_stats st;       /* warc_bytes filled in from the writers */
+    int64_t ms;                 /* dc_now_ms() of the copy */
+    int level;                  /* depth served, -1 before the first */
+    size_t in_flight, parked, backlog, parts_owned;
+    struct polite_counts polite;
+    uint64_t roundtrips, reconnects;
+};
+/* The monitor's picture: the last snapshot and the frontier's per-depth
+ * figures of its last status read (crawl-wide). */
+struct monitor_view {
+    struct node_snapshot snap;
+    const char *node_id;
+    int ndepths;                /* 0 until a status read succeeded */
+    struct frontier_status_depth depths[FRONTIER_STATUS_DEPTHS];
+};
+
+/* monitor.c: a thread that prints progress lines and feeds the metrics
+ * server. monitor_start gives *m = NULL when there is nothing to do (quiet
+ * and no metrics); DC_EINVAL with a message when the metrics address is
+ * bad or cannot be bound. */
+struct monitor;
+int monitor_start(struct monitor **m, const struct conf *c,
+                  const struct node_opts *o, const char *node_id, char *err,
+                  size_t errlen);
+void monitor_publish(struct monitor *m, const struct node_snapshot *s);
+/* Stop the thread and the server; a progress line on a terminal is
+ * erased (the summary follows). NULL ok. */
+void monitor_stop(struct monitor **m);
+
+/* metrics.c: the Prometheus text of a view (caller frees), and the HTTP
+ * server that serves render(ud) at /metrics on its own thread. */
+char *metrics_render(const struct monitor_view *v, size_t *len);
+typedef char *(*metrics_render_fn)(void *ud, size_t *len);
+struct metrics_server;
+int metrics_server_start(struct metrics_server **s, const char *addr_port,
+                         metrics_render_fn render, void *ud, char *err,
+                         size_t errlen);
+void metrics_server_stop(struct metrics_server **s);
+
 struct node {
     /* given by the caller (borrowed) */
     struct frontier *f;
@@ -477,6 +532,9 @@ struct node {
         size_t n, cap;
     } adm;
     struct retry retry;           /* URLs that failed transiently */
+    struct monitor *mon;          /* progress and metrics, or NULL */
+    int64_t mon_next;             /* next snapshot for it (ms) */
+    struct node_snapshot snap;    /* its buffer (large: not on the stack) */
     char errmsg[256];             /* why setup failed (a bad scope.* setting) */
     int write_rc;                 /* a "skipped" line could not be written */
 };

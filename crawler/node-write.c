@@ -145,6 +145,7 @@ static void count_page(struct node *n, const struct work_job *j)
     n->st->pages++;
     n->st->bytes += r->body_len;
     n->st->links_found += j->links_found;
+    n->st->pages_parsed += j->parsed != 0;
     if (j->depth <= NODE_MAX_DEPTH)
         n->st->pages_per_depth[j->depth]++;
     if (r->status >= 100 && r->status < 600) {
@@ -153,6 +154,7 @@ static void count_page(struct node *n, const struct work_job *j)
             failures_count(n->st, "", r->error, j->lease.host);
     } else {
         n->st->status[0]++, n->st->errors++;
+        n->st->err_kind[fetch_error_kind(r)]++;
         failures_count(n->st, "", r->error, j->lease.host);
         if (j->depth == 0)
             failures_seed(n->st, j->lease.url, j->lease.host,

@@ -197,6 +197,9 @@ static int node_setup(struct node *n, struct frontier *f, const struct conf *c,
     st->max_depth = n->maxd;
     n->level = 0;
     n->next_ready = INT64_MAX;
+    rc = monitor_start(&n->mon, c, o, id, n->errmsg, sizeof(n->errmsg));
+    if (rc)
+        return rc;
     return DC_OK;
 }
 
@@ -393,11 +396,38 @@ static int phase_complete(struct node *n)
     return rc;
 }
 
+/* The node's figures for the monitor (progress lines, metrics). */
+static void publish(struct node *n, int64_t now)
+{
+    struct node_snapshot *s = &n->snap;
+    struct frontier_cluster_view v;
+    frontier_cluster_view(n->f, &v);
+    s->st = *n->st;
+    s->st.warc_bytes = 0;
+    for (int d = 0; d <= NODE_MAX_DEPTH; d++)
+        s->st.warc_bytes += warc_writer_bytes(n->writers[d]);
+    s->st.leases_reclaimed += v.reclaimed;
+    s->ms = now;
+    s->level = n->level;
+    s->in_flight = n->fetch ? fetcher_active(n->fetch) : 0;
+    s->parked = n->parked;
+    s->backlog = n->workers ? workers_pending(n->workers) : 0;
+    s->parts_owned = v.owned;
+    if (n->polite)
+        polite_counts(n->polite, &s->polite);
+    s->roundtrips = frontier_roundtrips(n->f);
+    s->reconnects = frontier_reconnects(n->f);
+    monitor_publish(n->mon, s);
+    n->mon_next = now + NODE_PUBLISH_MS;
+}
+
 /* One turn of the loop. */
 static int node_turn(struct node *n)
 {
     int64_t now = dc_now_ms();
     int rc;
+    if (n->mon && now >= n->mon_next)
+        publish(n, now);
     if (node__stop_requested() && !n->loop.stopping) {
         n->loop.stopping = 1; /* parked leases go back as their robots end */
         node__drop_queued(n);
@@ -434,6 +464,10 @@ static int node_finish(struct node *n, int rc, char *err, size_t errlen)
                  rc == DC_EREDIS ? frontier_errstr(n->f)
                  : n->errmsg[0]  ? n->errmsg
                                  : "node stopped");
+    if (n->mon) { /* the last figures, then the line is erased */
+        publish(n, dc_now_ms());
+        monitor_stop(&n->mon);
+    }
     trc = node_teardown(n);
     if (!rc && trc) {
         rc = trc;

@@ -74,6 +74,7 @@ struct polite_wait {
     void *ud;
     struct polite_host *h; /* kept while queued (never pruned) */
     int64_t gap_ms;        /* after the end of h's last transfer */
+    int64_t queued_ms;     /* when it was queued */
     struct polite_wait *next;
 };
 
@@ -83,6 +84,8 @@ struct polite {
     struct polite_host *hosts[POLITE_BUCKETS];
     struct polite_ip *ips[POLITE_BUCKETS];
     size_t nhosts, nwaiting;
+    size_t hosts_waiting;  /* hosts with a queued transfer */
+    uint64_t waits, wait_ms; /* transfers that started later than queued */
     struct polite_wait *head, **tail;
     /* where polite_next goes on (NULL: from the head) */
     struct polite_wait **cursor, *cursor_prev;
@@ -248,8 +251,10 @@ void polite_queue(struct polite *p, const char *host, int64_t gap_ms,
 {
     struct polite_wait *w = xcalloc(1, sizeof(*w));
     w->ud = ud;
-    w->h = host_get(p, host, 1, dc_now_ms());
-    w->h->queued++;
+    w->queued_ms = dc_now_ms();
+    w->h = host_get(p, host, 1, w->queued_ms);
+    if (w->h->queued++ == 0)
+        p->hosts_waiting++;
     w->gap_ms = gap_ms;
     *p->tail = w;
     p->tail = &w->next;
@@ -294,7 +299,12 @@ void *polite_next(struct polite *p, int64_t now, char *ipkey, size_t cap)
         if (e)
             e->active++;
         w->h->active++;
-        w->h->queued--;
+        if (--w->h->queued == 0)
+            p->hosts_waiting--;
+        if (now > w->queued_ms) {
+            p->waits++;
+            p->wait_ms += (uint64_t)(now - w->queued_ms);
+        }
         *wp = w->next;
         if (p->tail == &w->next)
             p->tail = prev ? &prev->next : &p->head;
@@ -410,6 +420,13 @@ size_t polite_waiting(const struct polite *p)
     return p->nwaiting;
 }
 
+void polite_counts(const struct polite *p, struct polite_counts *out)
+{
+    out->hosts_waiting = p->hosts_waiting;
+    out->waits = p->waits;
+    out->wait_ms = p->wait_ms;
+}
+
 void *polite_take(struct polite *p)
 {
     struct polite_wait *w = p->head;
@@ -420,7 +437,8 @@ void *polite_take(struct polite *p)
     p->head = w->next;
     if (!p->head)
         p->tail = &p->head;
-    w->h->queued--;
+    if (--w->h->queued == 0)
+        p->hosts_waiting--;
     ud = w->ud;
     free(w);
     p->nwaiting--;

@@ -147,6 +147,9 @@ int warc_writer_open(struct warc_writer **w, const char *dir, int depth,
  * each page so a crash leaves at most one torn record. */
 int warc_writer_append(struct warc_writer *w, const struct warc_page *p,
                        const struct warc_built *b, const char *node_id);
+/* Bytes of page records (response, request, metadata) w appended to its
+ * WARC files so far (warcinfo records apart); 0 for NULL. */
+uint64_t warc_writer_bytes(const struct warc_writer *w);
 /* Close files, free, NULL the pointer; NULL ok. Returns the first write
  * error seen, if any. */
 int warc_writer_close(struct warc_writer **w);

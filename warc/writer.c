@@ -40,6 +40,7 @@ struct warc_writer {
     FILE *warc, *jsonl;
     char rel[PATH_MAX]; /* "depth-D/NODE-SSSSS.warc.gz" */
     int64_t pos;        /* bytes in the current WARC file */
+    uint64_t total;     /* page bytes appended over the writer's life */
     int next_seq;
     int err;            /* first write error */
 };
@@ -305,10 +306,12 @@ static int append_page(struct warc_writer *w, const struct warc_page *p,
     if (b && b->len) {
         rc = write_all(w, w->warc, b->data, b->len);
         w->pos += (int64_t)b->len;
+        w->total += b->len;
     }
     if (rc == DC_OK && meta.len) {
         rc = write_all(w, w->warc, meta.p, meta.len);
         w->pos += (int64_t)meta.len;
+        w->total += meta.len;
     }
     if (rc == DC_OK && fflush(w->warc) != 0)
         rc = w->err = DC_EIO;
@@ -323,6 +326,11 @@ static int append_page(struct warc_writer *w, const struct warc_page *p,
     if (rc == DC_OK && fflush(w->jsonl) != 0)
         rc = w->err = DC_EIO;
     return rc;
+}
+
+uint64_t warc_writer_bytes(const struct warc_writer *w)
+{
+    return w ? w->total : 0;
 }
 
 int warc_writer_append(struct warc_writer *w, const struct warc_page *p,
