@@ -36,8 +36,10 @@ static int parse_args(struct crawl_args *a, int argc, char **argv)
                        "output directory (must not hold an earlier crawl\n"
                        "unless --redis continues that crawl)"),
         OPT_STRING_ROW(0, "redis", &a->redis, "URL",
-                       "use this Redis: redis://host:port[/db], unix:///path,\n"
-                       "redis-cluster://host:port[,host:port...]"),
+                       "use this Redis: redis://[user@]host:port[/db],\n"
+                       "unix:///path, redis-cluster://host:port[,...];\n"
+                       "its password: DCRAWL_REDIS_PASSWORD or\n"
+                       "redis.password_file (not the command line)"),
         OPT_SETTING_ROW("id", &a->cc, "crawl.node_id", "ID",
                         "node id used in output file names (default hostname)"),
         OPT_FLAG_ROW('q', "quiet", &a->quiet, "no summary"),

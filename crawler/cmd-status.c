@@ -367,7 +367,7 @@ static int parse_args(struct status_opts *o, struct cli_conf *cc, int argc,
 {
     const struct opt opts[] = {
         OPT_STRING_ROW(0, "redis", &o->redis, "URL",
-                       "the crawl's Redis (or redis.url / DCRAWL_REDIS_URL)"),
+                       CLI_REDIS_HELP),
         OPT_FLAG_ROW(0, "json", &o->json,
                      "one JSON object per frame (fields: README, Status)"),
         {OPT_DOUBLE, "watch", 0, &o->interval, "SECONDS",

@@ -285,6 +285,12 @@ static int map_read(struct frontier_route *cl, int from, const redisReply *r)
     return 0;
 }
 
+static int is_err(const redisReply *r, const char *what)
+{
+    return r->type == REDIS_REPLY_ERROR &&
+           strncmp(r->str, what, strlen(what)) == 0;
+}
+
 static int map_refresh(struct frontier *f)
 {
     struct frontier_route *cl = f->rt;
@@ -304,6 +310,14 @@ static int map_refresh(struct frontier *f)
             continue;
         }
         int ok = r->type == REDIS_REPLY_ARRAY && map_read(cl, (int)k, r) == 0;
+        if (is_err(r, "NOAUTH")) {
+            freeReplyObject(r);
+            return frontier__seterr(f, DC_EAUTH, "redis cluster %s:%d: "
+                                    "authentication required (NOAUTH): give "
+                                    "the password in redis.password_file or "
+                                    "DCRAWL_REDIS_PASSWORD", cl->node[k].host,
+                                    cl->node[k].port);
+        }
         if (!ok)
             snprintf(last, sizeof(last), "redis cluster: CLUSTER SLOTS failed "
                      "at %s:%d (not a cluster?): %s", cl->node[k].host,
@@ -393,11 +407,6 @@ struct cl_call {
     int pending;
 };
 
-static int is_err(const redisReply *r, const char *what)
-{
-    return r->type == REDIS_REPLY_ERROR &&
-           strncmp(r->str, what, strlen(what)) == 0;
-}
 
 /* Route the pending calls of this round; connect their nodes. */
 static int assign(struct frontier *f, const struct frontier_raw *c, size_t n,

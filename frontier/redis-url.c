@@ -261,12 +261,13 @@ static int read_password_file(struct frontier *f, const char *path,
     if (!fp)
         return frontier__seterr(f, DC_ECONFIG, "redis.password_file %s: %s",
                                 path, strerror(errno));
+    errno = 0;
     n = fread(buf, 1, sizeof(buf) - 1, fp);
-    int failed = ferror(fp);
+    int failed = ferror(fp) ? (errno ? errno : EIO) : 0;
     fclose(fp);
     if (failed || n > PASSWORD_FILE_MAX)
         return frontier__seterr(f, DC_ECONFIG, "redis.password_file %s: %s",
-                                path, failed ? "read error" : "too large");
+                                path, failed ? strerror(failed) : "too large");
     if (n && buf[n - 1] == '\n')
         n--;
     if (n && buf[n - 1] == '\r')
