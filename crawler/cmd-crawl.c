@@ -170,6 +170,19 @@ static int run(struct crawl_args *a, struct conf *c, const char *redis,
     return failures_report(stderr, &st) ? 1 : 0;
 }
 
+/* The embedded redis-server has no password (its socket is mode 700, no
+ * TCP port): credentials in the settings are for an external Redis. */
+static void no_credentials(struct conf *c)
+{
+    static const char *const keys[] = {"redis.user", "redis.password",
+                                       "redis.password_file"};
+    char err[128];
+
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (conf_set_kv(c, keys[i], "", err, sizeof(err)))
+            abort(); /* "" is valid for each: a bug */
+}
+
 int cmd_crawl(int argc, char **argv)
 {
     struct crawl_args a;
@@ -211,6 +224,7 @@ int cmd_crawl(int argc, char **argv)
             goto out;
         }
         redis = er.url;
+        no_credentials(&c);
     }
     rc = run(&a, &c, redis, id, t0);
     embedded_redis_stop(&er);

@@ -186,10 +186,11 @@ static int tls_check_conf(const struct conf *c, char *err, size_t errlen)
 static int set_shown_len(const char *assignment)
 {
     const char *eq = strchr(assignment, '=');
-    char key[64];
+    const char *k = assignment + strspn(assignment, " \t");
     size_t n = eq ? (size_t)(eq - assignment) : strlen(assignment);
+    char key[64];
 
-    snprintf(key, sizeof(key), "%.*s", (int)n, assignment);
+    snprintf(key, sizeof(key), "%.*s", (int)(n - (size_t)(k - assignment)), k);
     key[strcspn(key, " \t")] = '\0';
     return conf_key_secret(key) ? (int)n : (int)strlen(assignment);
 }

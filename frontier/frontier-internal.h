@@ -6,7 +6,8 @@
  *
  * Files: frontier.c (open, meta, grouping by partition), admit.c,
  * lease.c (pop, complete, the local ready index), sweep.c (reclaim,
- * level, stats), redis.c (connection URL, connect, pipelined calls),
+ * level, stats), redis.c (connect, pipelined calls), redis-url.c (server
+ * URLs, credentials, the URL as shown),
  * cluster-route.c (the same calls routed by slot over a Redis Cluster),
  * scripts.c (loading the Lua scripts of frontier/lua/), cluster.c and
  * held.c (membership, ownership, leases held here), partkey.c, digest.c,

@@ -12,6 +12,8 @@
 #     read while it runs); every client connection is killed mid-crawl and
 #     the node logs in again as crawler (CLIENT LIST) and completes the
 #     crawl. `dcrawl crawl --redis URL-with-password` prints its summary.
+#     `dcrawl crawl` without --redis ignores the credential settings (its
+#     embedded Redis has none).
 #     Neither password appears in stdout/stderr, `dcrawl status` (table
 #     and JSON), `dcrawl config`, any depth-*/*.jsonl, merged pages.jsonl
 #     or WARC file (decompressed).
@@ -199,6 +201,19 @@ check "crawl --redis as crawler in db 3 exits 0 (got $rc)" [ $rc -eq 0 ] || cat 
 check "crawl printed its summary" grep -q "pages" "$SDIR/crawl.out"
 for w in $(find "$SDIR/out" -name '*.warc.gz'); do zcat "$w"; done >"$SDIR/crawl-warcs.txt"
 no_leak "crawl's summary, output and WARCs" "$SDIR"
+
+# dcrawl crawl without --redis: its embedded Redis has no password, so the
+# credential settings (meant for an external Redis) are not used on it
+pserve site4 "$site" || { fail "site server 4"; finish; }
+echo "http://$(origin a)/" >"$SDIR/seeds.txt"
+DCRAWL_REDIS_USER=crawler DCRAWL_REDIS_PASSWORD=$PW "$DCRAWL" crawl --out "$SDIR/out" --depth 1 \
+    --set politeness.delay=0 --set noise.enabled=false --seeds "$SDIR/seeds.txt" \
+    >"$SDIR/crawl.out" 2>"$SDIR/crawl.err"
+rc=$?
+pstop
+check "crawl with its embedded Redis and DCRAWL_REDIS_PASSWORD set exits 0 (got $rc)" [ $rc -eq 0 ] ||
+    cat "$SDIR/crawl.err"
+no_leak "the embedded crawl's summary and output" "$SDIR"
 
 # ---- 3. a unix socket with requirepass ----
 start_auth_redis unix --port 0 --unixsocket "$WORK/redis-unix/r.sock" --unixsocketperm 700
