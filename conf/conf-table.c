@@ -193,7 +193,8 @@ const struct conf_opt conf__opts[] = {
     OPT_STRING("redis.prefix", redis_prefix, "dc", 1, 64,
                "prefix of every Redis key of this crawl"),
     OPT_STRING("redis.url", redis_url, "", 0, 4096,
-               "redis://host:port/db or unix:/path (empty = an embedded "
+               "redis://[user][:password]@host:port/db, unix:/path or "
+               "redis-cluster://host:port,... (empty = an embedded "
                "redis-server for `dcrawl crawl`)"),
     OPT_STRING("redis.module", redis_module, "", 0, 4096,
                "seen-set module the embedded redis-server loads (empty = "
@@ -201,6 +202,16 @@ const struct conf_opt conf__opts[] = {
     OPT_DOUBLE("redis.retry", redis_retry, "60.0", 0, 86400,
                "seconds a lost Redis connection is retried before the "
                "node gives up"),
+    OPT_STRING("redis.user", redis_user, "", 0, 128,
+               "Redis ACL user to log in as (empty = the default user); "
+               "a user in the URL wins"),
+    OPT_STRING("redis.password", redis_password, "", 0, 511,
+               "Redis password; set it with DCRAWL_REDIS_PASSWORD, not "
+               "--set (ps shows the command line); a password in the URL "
+               "wins"),
+    OPT_STRING("redis.password_file", redis_password_file, "", 0, 4096,
+               "file holding the Redis password (one line); a password "
+               "in the URL wins"),
     OPT_INT64("dedup.cache_entries", dedup_cache_entries, "1048576", 16,
               1073741824.0, "URL fingerprints cached in memory per node"),
     OPT_STRING("dedup.fingerprint", dedup_fingerprint, "murmur3", 3, 16,
@@ -231,6 +242,12 @@ const struct conf_opt *conf__find(const char *s, size_t len)
             !memcmp(conf__opts[i].name, s, len))
             return &conf__opts[i];
     return NULL;
+}
+
+int conf_key_secret(const char *key)
+{
+    return key && (strcmp(key, "redis.url") == 0 ||
+                   strcmp(key, "redis.password") == 0);
 }
 
 void conf__seterr(char *err, size_t errlen, const char *fmt, ...)
@@ -397,6 +414,11 @@ static int check_string(const struct conf_opt *o, const char *s, char *err,
 
     if (has_control(s)) {
         conf__seterr(err, errlen, "%s: control characters are not allowed", o->name);
+        return DC_ECONFIG;
+    }
+    if ((n < o->min || n > o->max) && conf_key_secret(o->name)) {
+        conf__seterr(err, errlen, "%s: value is %zu bytes long, allowed "
+                     "%.0f..%.0f", o->name, n, o->min, o->max);
         return DC_ECONFIG;
     }
     if (n < o->min || n > o->max) {

@@ -44,7 +44,8 @@
     XX(CONFIG, "configuration error")                                   \
     XX(CURL, "transfer setup error")                                    \
     XX(TRUNCATED, "truncated input")                                    \
-    XX(DIGEST, "digest mismatch")
+    XX(DIGEST, "digest mismatch")                                       \
+    XX(AUTH, "authentication failed")
 
 enum dc_err {
 #define XX(name, msg) DC_E##name,
@@ -150,6 +151,9 @@ struct conf {
     char *redis_url;
     char *redis_module;
     double redis_retry;
+    char *redis_user;
+    char *redis_password;
+    char *redis_password_file;
     /* dedup */
     int64_t dedup_cache_entries;
     char *dedup_fingerprint;
@@ -183,6 +187,11 @@ int conf_set(struct conf *c, const char *assignment, char *err, size_t errlen);
 /* Set one key to a value given separately. */
 int conf_set_kv(struct conf *c, const char *key, const char *value, char *err,
                 size_t errlen);
+
+/* 1 for the keys whose value may hold a password (redis.url,
+ * redis.password): messages never echo their values, and whoever shows
+ * one (dcrawl config) hides the password. */
+int conf_key_secret(const char *key);
 
 /* Visit every key: name, current value as text, default as text, help. */
 typedef void (*conf_visit_fn)(void *ud, const char *key, const char *value,

@@ -4,11 +4,14 @@
  * `key=value` per line in table order; with --show-origin each line starts
  * with where the value came from and a tab, like `git config --list
  * --show-origin`: default, file:PATH:LINE, env:VARIABLE or --set.
+ * A password (redis.password, the one in redis.url) is shown as ***.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "crawler.h"
+#include "frontier.h"
 
 struct config_print {
     const struct conf *c;
@@ -25,6 +28,12 @@ static void print_key(void *ud, const char *key, const char *value,
     (void)help;
     if (p->show_origin)
         printf("%s\t", conf_origin(p->c, key, buf, sizeof(buf)));
+    if (strcmp(key, "redis.url") == 0) {
+        frontier_url_redact(value, buf, sizeof(buf));
+        value = buf;
+    } else if (conf_key_secret(key) && *value) {
+        value = "***";
+    }
     printf("%s=%s\n", key, value);
 }
 

@@ -36,8 +36,10 @@ static int parse_args(struct crawl_args *a, int argc, char **argv)
                        "output directory (must not hold an earlier crawl\n"
                        "unless --redis continues that crawl)"),
         OPT_STRING_ROW(0, "redis", &a->redis, "URL",
-                       "use this Redis: redis://host:port[/db], unix:///path,\n"
-                       "redis-cluster://host:port[,host:port...]"),
+                       "use this Redis: redis://[user@]host:port[/db],\n"
+                       "unix:///path, redis-cluster://host:port[,...];\n"
+                       "its password: DCRAWL_REDIS_PASSWORD or\n"
+                       "redis.password_file (not the command line)"),
         OPT_SETTING_ROW("id", &a->cc, "crawl.node_id", "ID",
                         "node id used in output file names (default hostname)"),
         OPT_FLAG_ROW('q', "quiet", &a->quiet, "no summary, no progress lines"),
@@ -177,6 +179,19 @@ static int run(struct crawl_args *a, struct conf *c, const char *redis,
     return failures_report(stderr, &st) ? 1 : 0;
 }
 
+/* The embedded redis-server has no password (its socket is mode 700, no
+ * TCP port): credentials in the settings are for an external Redis. */
+static void no_credentials(struct conf *c)
+{
+    static const char *const keys[] = {"redis.user", "redis.password",
+                                       "redis.password_file"};
+    char err[128];
+
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (conf_set_kv(c, keys[i], "", err, sizeof(err)))
+            abort(); /* "" is valid for each: a bug */
+}
+
 int cmd_crawl(int argc, char **argv)
 {
     struct crawl_args a;
@@ -223,6 +238,7 @@ int cmd_crawl(int argc, char **argv)
             goto out;
         }
         redis = er.url;
+        no_credentials(&c);
     }
     rc = run(&a, &c, redis, &er, id, t0);
     embedded_redis_stop(&er);

@@ -80,7 +80,7 @@ static int parse_args(struct dedup_args *a, int argc, char **argv)
 {
     const struct opt opts[] = {
         OPT_STRING_ROW(0, "redis", &a->redis, "URL",
-                       "the crawl's Redis (or redis.url / DCRAWL_REDIS_URL)"),
+                       CLI_REDIS_HELP),
         OPT_FLAG_ROW(0, "check-only", &a->check_only,
                      "print the new URLs without marking them seen"),
         OPT_INT_ROW('j', NULL, &a->jobs, "N", 1, DEDUP_MAX_JOBS,

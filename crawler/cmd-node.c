@@ -15,7 +15,7 @@ static int parse_args(struct node_opts *o, struct cli_conf *cc,
 {
     const struct opt opts[] = {
         OPT_STRING_ROW(0, "redis", redis, "URL",
-                       "the crawl's Redis (or redis.url / DCRAWL_REDIS_URL)"),
+                       CLI_REDIS_HELP),
         OPT_STRING_ROW(0, "out", &o->out_dir, "DIR", "output directory"),
         OPT_SETTING_ROW("id", cc, "crawl.node_id", "ID",
                         "node id (default crawl.node_id, else the hostname);\n"

@@ -19,7 +19,7 @@ static int parse_args(struct seed_args *a, int argc, char **argv)
 {
     const struct opt opts[] = {
         OPT_STRING_ROW(0, "redis", &a->redis, "URL",
-                       "the crawl's Redis (or redis.url / DCRAWL_REDIS_URL)"),
+                       CLI_REDIS_HELP),
         OPT_STRING_ROW(0, "depth", &a->depth, "N",
                        "set the crawl's depth limit (link hops from seeds)"),
         OPT_CONF_ROWS(&a->cc),

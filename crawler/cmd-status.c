@@ -9,7 +9,7 @@
  * that is shorter (node_rate_add in summary.c).
  *
  * Exit status: 0 shown (or watch ended by a signal), 1 Redis error
- * (unreachable, error reply), 2 usage error.
+ * (unreachable, error reply), 2 usage error or credentials refused.
  */
 #include <errno.h>
 #include <math.h>
@@ -367,7 +367,7 @@ static int parse_args(struct status_opts *o, struct cli_conf *cc, int argc,
 {
     const struct opt opts[] = {
         OPT_STRING_ROW(0, "redis", &o->redis, "URL",
-                       "the crawl's Redis (or redis.url / DCRAWL_REDIS_URL)"),
+                       CLI_REDIS_HELP),
         OPT_FLAG_ROW(0, "json", &o->json,
                      "one JSON object per frame (fields: README, Status)"),
         {OPT_DOUBLE, "watch", 0, &o->interval, "SECONDS",
@@ -387,7 +387,8 @@ static int parse_args(struct status_opts *o, struct cli_conf *cc, int argc,
         "the hosts with queued URLs (ready / waiting on politeness / at their\n"
         "connection limit) and the URLs queued, in flight, done, failed and\n"
         "skipped, and a stalls line: hosts waiting on politeness vs nodes with no\n"
-        "work. Exit status 0, 1 on a Redis error, 2 on bad usage.\n",
+        "work. Exit status 0, 1 on a Redis error, 2 on bad usage or when Redis\n"
+        "refuses the credentials (redis.user, redis.password_file).\n",
         opts};
     int rc = opt_parse(&cmd, argc, argv);
 
@@ -396,25 +397,6 @@ static int parse_args(struct status_opts *o, struct cli_conf *cc, int argc,
 }
 
 /* ---- the command ---- */
-
-/* The Redis URL as shown: a password ("scheme://user:pass@host") is
- * replaced by "***". */
-static void redact_url(const char *url, char *out, size_t cap)
-{
-    const char *hp = strstr(url, "://");
-    const char *at, *colon;
-
-    snprintf(out, cap, "%s", url);
-    if (!hp)
-        return;
-    hp += 3;
-    at = strchr(hp, '@');
-    if (!at || (strchr(hp, '/') && strchr(hp, '/') < at))
-        return;
-    colon = memchr(hp, ':', (size_t)(at - hp));
-    snprintf(out, cap, "%.*s***%s", (int)((colon ? colon + 1 : hp) - url), url,
-             at);
-}
 
 /* One frame; 0 or 1 (Redis error, reported). */
 static int frame(struct frontier *f, const struct status_opts *o,
@@ -467,9 +449,9 @@ int cmd_status(int argc, char **argv)
     if (rc) {
         fprintf(stderr, "dcrawl status: %s\n", err);
         conf_release(&c);
-        return rc == DC_EINVAL ? 2 : 1;
+        return rc == DC_EINVAL || rc == DC_EAUTH || rc == DC_ECONFIG ? 2 : 1;
     }
-    redact_url(o.redis, shown, sizeof(shown));
+    frontier_url_redact(o.redis, shown, sizeof(shown));
     clear = o.watch && !o.json && isatty(STDOUT_FILENO);
     if (o.watch)
         install_signals();

@@ -29,6 +29,12 @@
 #include "options.h"
 #include "parser.h"
 
+/* --redis URL help of the commands that take one. */
+#define CLI_REDIS_HELP                                                      \
+    "the crawl's Redis (or redis.url / DCRAWL_REDIS_URL);\n"               \
+    "its password: DCRAWL_REDIS_PASSWORD or\n"                             \
+    "redis.password_file (not the command line)"
+
 struct frontier;
 
 /* ------------------------------------------------------------ commands */

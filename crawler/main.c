@@ -181,6 +181,20 @@ static int tls_check_conf(const struct conf *c, char *err, size_t errlen)
     return DC_OK;
 }
 
+/* How much of a --set assignment a message may show: the key alone when
+ * the value may hold a password. */
+static int set_shown_len(const char *assignment)
+{
+    const char *eq = strchr(assignment, '=');
+    const char *k = assignment + strspn(assignment, " \t");
+    size_t n = eq ? (size_t)(eq - assignment) : strlen(assignment);
+    char key[64];
+
+    snprintf(key, sizeof(key), "%.*s", (int)(n - (size_t)(k - assignment)), k);
+    key[strcspn(key, " \t")] = '\0';
+    return conf_key_secret(key) ? (int)n : (int)strlen(assignment);
+}
+
 int cli_conf_apply(const struct cli_conf *cc, struct conf *c)
 {
     char err[512];
@@ -192,7 +206,8 @@ int cli_conf_apply(const struct cli_conf *cc, struct conf *c)
         goto fail;
     for (i = 0; i < (int)cc->sets.n; i++)
         if (conf_set(c, cc->sets.v[i], err, sizeof(err))) {
-            fprintf(stderr, "dcrawl: --set %s: %s\n", cc->sets.v[i], err);
+            fprintf(stderr, "dcrawl: --set %.*s: %s\n",
+                    set_shown_len(cc->sets.v[i]), cc->sets.v[i], err);
             conf_release(c);
             return 2;
         }

@@ -1,7 +1,13 @@
 /*
  * cluster-route.c: the frontier on a Redis Cluster, for URLs
- * "redis-cluster://host:port[,host:port...]" (hiredis 0.14 has no cluster
- * client; this is the thin routing layer under frontier__run/__pipe).
+ * "redis-cluster://[user][:password]@host:port[,host:port...]" (hiredis
+ * 0.14 has no cluster client; this is the thin routing layer under
+ * frontier__run/__pipe).
+ *
+ * Credentials (the URL's userinfo, else the settings', as redis-url.c):
+ * every connection to a node logs in with AUTH before its first command,
+ * so the masters learnt from CLUSTER SLOTS, the targets of MOVED and ASK
+ * and every reconnect are logged in too. A refusal is DC_EAUTH.
  *
  * Slots. A key's slot is CRC16 (XMODEM) of its hash tag (the text between
  * the first '{' and the next '}', when not empty; else the whole key) mod
@@ -35,6 +41,7 @@
 #include <time.h>
 
 #include "conf.h"
+#include "frontier.h"
 #include "frontier-internal.h"
 
 #define SLOTS 16384
@@ -47,6 +54,9 @@ struct cl_node {
 };
 
 struct frontier_route {
+    struct frontier_redis_addr cred; /* the URL's userinfo (user, pass) */
+    const char *user, *pass;         /* to log in with: cred's or f's */
+    int auth_failed;                 /* a node refused them */
     struct cl_node *node;   /* seeds first, then nodes learnt */
     size_t nnode, cap;
     int16_t slot[SLOTS];    /* node index of each slot's master, -1 none */
@@ -160,6 +170,28 @@ static int node_fail(struct frontier *f, int k, const char *what)
     return DC_EREDIS;
 }
 
+/* AUTH on node k's new connection (every node, every reconnect). */
+static redisContext *node_login(struct frontier *f, int k)
+{
+    struct frontier_route *cl = f->rt;
+    struct cl_node *n = &cl->node[k];
+    char where[300];
+    int rc;
+
+    snprintf(where, sizeof(where), strchr(n->host, ':') ? "cluster [%s]:%d"
+             : "cluster %s:%d", n->host, n->port);
+    rc = frontier__auth(f, n->c, cl->user, cl->pass, where);
+    if (rc == DC_OK)
+        return n->c;
+    if (rc == DC_EAUTH)
+        cl->auth_failed = 1;
+    else
+        node_fail(f, k, "cannot log in to");
+    node_drop(n);
+    cl->stale = 1;
+    return NULL;
+}
+
 static redisContext *node_conn(struct frontier *f, int k)
 {
     struct cl_node *n = &f->rt->node[k];
@@ -176,7 +208,7 @@ static redisContext *node_conn(struct frontier *f, int k)
         return NULL;
     }
     redisSetTimeout(n->c, cmd);
-    return n->c;
+    return node_login(f, k);
 }
 
 /* "host:port" (or "[v6]:port"; port 6379 when absent) of text s[0..len). */
@@ -253,6 +285,12 @@ static int map_read(struct frontier_route *cl, int from, const redisReply *r)
     return 0;
 }
 
+static int is_err(const redisReply *r, const char *what)
+{
+    return r->type == REDIS_REPLY_ERROR &&
+           strncmp(r->str, what, strlen(what)) == 0;
+}
+
 static int map_refresh(struct frontier *f)
 {
     struct frontier_route *cl = f->rt;
@@ -272,6 +310,14 @@ static int map_refresh(struct frontier *f)
             continue;
         }
         int ok = r->type == REDIS_REPLY_ARRAY && map_read(cl, (int)k, r) == 0;
+        if (is_err(r, "NOAUTH")) {
+            freeReplyObject(r);
+            return frontier__seterr(f, DC_EAUTH, "redis cluster %s:%d: "
+                                    "authentication required (NOAUTH): give "
+                                    "the password in redis.password_file or "
+                                    "DCRAWL_REDIS_PASSWORD", cl->node[k].host,
+                                    cl->node[k].port);
+        }
         if (!ok)
             snprintf(last, sizeof(last), "redis cluster: CLUSTER SLOTS failed "
                      "at %s:%d (not a cluster?): %s", cl->node[k].host,
@@ -286,6 +332,8 @@ static int map_refresh(struct frontier *f)
     }
     if (answered)
         return frontier__seterr(f, DC_EREDIS, "%s", last);
+    if (cl->auth_failed)
+        return frontier__seterr(f, DC_EAUTH, "%s", last);
     return frontier__seterr(f, DC_EREDIS, "redis cluster: no node of %zu "
                             "answers (last: %s)", cl->nnode, last);
 }
@@ -302,17 +350,23 @@ void frontier__route_free(struct frontier_route **clp)
         node_drop(&cl->node[k]);
     free(cl->node);
     free(cl->master);
+    memset(&cl->cred, 0, sizeof(cl->cred));
     free(cl);
     *clp = NULL;
 }
 
-/* Seeds of the URL text after the scheme into cl; NULL or what is wrong. */
+/* Userinfo and seeds of the URL text after the scheme into cl; NULL or
+ * what is wrong. */
 static const char *parse_seeds(struct frontier_route *cl, const char *s)
 {
+    const char *at = strrchr(s, '@');
+
+    if (at && frontier__userinfo(&cl->cred, s, (size_t)(at - s)))
+        return "has a malformed user or password";
+    if (at)
+        s = at + 1;
     if (strpbrk(s, "/?"))
         return "cannot name a database (a Redis Cluster has db 0 only)";
-    if (strchr(s, '@'))
-        return "cannot hold a user or password";
     for (const char *e; *s || cl->nnode == 0; s = *e ? e + 1 : e) {
         e = s + strcspn(s, ",");
         if (add_endpoint(cl, s, (size_t)(e - s), NULL) < 0)
@@ -326,17 +380,23 @@ int frontier__route_connect(struct frontier *f)
     struct frontier_route *cl = xcalloc(1, sizeof(*cl));
     const char *bad = parse_seeds(cl, f->url + strlen(FRONTIER_CLUSTER_SCHEME));
 
+    char shown[512];
+    int rc;
+
+    if (!bad && frontier__creds(f, &cl->cred, &cl->user, &cl->pass))
+        bad = "names a user without a password (give redis.password_file "
+              "or DCRAWL_REDIS_PASSWORD)";
     if (bad) {
         frontier__route_free(&cl);
+        frontier_url_redact(f->url, shown, sizeof(shown));
         return frontier__seterr(f, DC_EINVAL, "redis-cluster URL %s: %s", bad,
-                                f->url);
+                                shown);
     }
     f->rt = cl;
-    if (map_refresh(f) != DC_OK) {
+    rc = map_refresh(f);
+    if (rc != DC_OK)
         frontier__route_free(&f->rt);
-        return DC_EREDIS;
-    }
-    return DC_OK;
+    return rc;
 }
 
 /* ---- batches ---- */
@@ -347,11 +407,6 @@ struct cl_call {
     int pending;
 };
 
-static int is_err(const redisReply *r, const char *what)
-{
-    return r->type == REDIS_REPLY_ERROR &&
-           strncmp(r->str, what, strlen(what)) == 0;
-}
 
 /* Route the pending calls of this round; connect their nodes. */
 static int assign(struct frontier *f, const struct frontier_raw *c, size_t n,

@@ -6,7 +6,8 @@
  *
  * Files: frontier.c (open, meta, grouping by partition), admit.c,
  * lease.c (pop, complete, the local ready index), sweep.c (reclaim,
- * level, stats), redis.c (connection URL, connect, pipelined calls),
+ * level, stats), redis.c (connect, pipelined calls), redis-url.c (server
+ * URLs, credentials, the URL as shown),
  * cluster-route.c (the same calls routed by slot over a Redis Cluster),
  * scripts.c (loading the Lua scripts of frontier/lua/), cluster.c and
  * held.c (membership, ownership, leases held here), partkey.c, digest.c,
@@ -27,6 +28,7 @@
 #ifndef DC_FRONTIER_INTERNAL_H
 #define DC_FRONTIER_INTERNAL_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -90,6 +92,8 @@ struct frontier {
                                     a cluster */
     struct frontier_route *rt;   /* redis-cluster:// URLs, else NULL */
     char *url;                   /* to reconnect */
+    char *auth_user, *auth_pass; /* redis.user, the settings' password
+                                  * (NULL: none); the URL's win */
     char *prefix;
     char *node;
     int nparts;
@@ -127,6 +131,38 @@ struct frontier {
 
     char err[256];
 };
+
+/* redis-url.c: a parsed redis:// or unix: URL (userinfo decoded). */
+struct frontier_redis_addr {
+    char host[256];
+    int port;
+    char path[PATH_MAX];   /* set for unix sockets */
+    int db;
+    char user[128];
+    char pass[512];
+    int has_user, has_pass;
+};
+/* DC_EINVAL for a malformed URL. */
+int frontier__url_parse(struct frontier_redis_addr *a, const char *url);
+/* Decode "user[:password]" (percent escapes) into a->user / a->pass. */
+int frontier__userinfo(struct frontier_redis_addr *a, const char *s,
+                       size_t len);
+/* "host:port", "[v6]:port" or the socket path, for messages. */
+void frontier__addr_name(const struct frontier_redis_addr *a, char *out,
+                         size_t cap);
+/* f->auth_user / f->auth_pass from redis.user, redis.password and
+ * redis.password_file (c may be NULL); DC_ECONFIG, message in f->err. */
+int frontier__auth_conf(struct frontier *f, const struct conf *c);
+void frontier__auth_free(struct frontier *f);
+/* The user and password to log in with: a's when the URL has them, else
+ * the settings'. DC_EINVAL when there is a user but no password. */
+int frontier__creds(const struct frontier *f,
+                    const struct frontier_redis_addr *a, const char **user,
+                    const char **pass);
+/* AUTH [user] pass on c (nothing without a password). DC_EAUTH when
+ * refused, DC_EREDIS on I/O; the message names `where`, not the password. */
+int frontier__auth(struct frontier *f, redisContext *c, const char *user,
+                   const char *pass, const char *where);
 
 /* redis.c */
 int frontier__connect(struct frontier *f, char *err, size_t errlen);

@@ -206,7 +206,9 @@ int frontier_open(struct frontier **fp, const char *redis_url,
         return DC_EINVAL;
     }
     f = frontier_new(redis_url, c, node_id);
-    rc = frontier__connect(f, err, errlen);
+    rc = frontier__auth_conf(f, c);
+    if (!rc)
+        rc = frontier__connect(f, err, errlen);
     if (!rc)
         rc = frontier__scripts_load(f);
     if (!rc)
@@ -239,6 +241,8 @@ void frontier_close(struct frontier **fp)
         return;
     f = *fp;
     frontier__disconnect(f);
+    frontier__auth_free(f);
+    memset(f->url, 0, strlen(f->url)); /* it may hold a password */
     free(f->url);
     free(f->prefix);
     free(f->node);

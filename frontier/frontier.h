@@ -123,18 +123,30 @@ enum frontier_outcome {
 };
 
 /*
- * Connect to redis_url ("redis://host:port[/db]", "unix:///path[?db=N]",
- * "unix:/path", "redis-cluster://host:port[,host:port...]") and load the
+ * Connect to redis_url ("redis://[user][:password]@host:port[/db]",
+ * "unix://[user][:password]@/path[?db=N]", "unix:/path",
+ * "redis-cluster://[user][:password]@host:port[,host:port...]"; userinfo
+ * percent-decoded; the password may instead come from c's redis.password
+ * or redis.password_file, the user from redis.user) and load the
  * scripts (on every master of a cluster). On the first use of an empty Redis the
  * partition count from c is recorded in <prefix>:meta; later clients adopt
  * the recorded count. node_id names this node in leases.
- * Errors: DC_EREDIS (unreachable, auth, script load; on a cluster also
+ * Errors: DC_EREDIS (unreachable, script load; on a cluster also
  * not a cluster, a slot no master serves) with a one-line message in err;
- * DC_EINVAL for a malformed URL (or a /db in a redis-cluster URL).
+ * DC_EAUTH when the server refuses the credentials or wants some (NOAUTH);
+ * DC_ECONFIG for an unreadable redis.password_file; DC_EINVAL for a
+ * malformed URL (or a /db in a redis-cluster URL, or a user without a
+ * password). No message holds the password.
  */
 int frontier_open(struct frontier **f, const char *redis_url,
                   const struct conf *c, const char *node_id, char *err,
                   size_t errlen);
+/*
+ * The Redis URL as it may be shown (messages, status, config): a password
+ * in its userinfo ("scheme://[user]:password@...") becomes "***"; the
+ * rest is unchanged. out is always NUL-terminated (cap > 0).
+ */
+void frontier_url_redact(const char *url, char *out, size_t cap);
 void frontier_close(struct frontier **f);
 
 /* Partition of a host key, per cluster.partition_by as recorded in

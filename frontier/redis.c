@@ -2,10 +2,8 @@
  * redis.c: the frontier's Redis connection: parse the server URL, connect
  * (AUTH, SELECT, PING), and run batches of commands in one pipeline.
  *
- * URL forms: redis://[[user]:pass@]host[:port][/db] (host may be [v6]),
- * unix:///abs/path[?db=N] and unix:/abs/path[?db=N]. A userinfo without a
- * colon is taken as a password. No percent-decoding.
- * redis-cluster://host:port[,host:port...] hands every batch to
+ * URL forms and credentials: redis-url.c.
+ * redis-cluster://[userinfo@]host:port[,host:port...] hands every batch to
  * cluster-route.c; the single-server path below does not change.
  *
  * A connection that failed at the I/O level is dropped; the next call
@@ -24,17 +22,8 @@
 #include <time.h>
 
 #include "conf.h"
+#include "frontier.h"
 #include "frontier-internal.h"
-
-struct redis_addr {
-    char host[256];
-    int port;
-    char path[PATH_MAX];   /* set for unix sockets */
-    int db;
-    char user[128];
-    char pass[256];
-    int auth;              /* pass is set */
-};
 
 int frontier__seterr(struct frontier *f, int code, const char *fmt, ...)
 {
@@ -135,125 +124,6 @@ void frontier__replies_free(redisReply **replies, size_t n)
     }
 }
 
-/* ---- URL parsing ---- */
-
-static int parse_int(const char *s, size_t len, int lo, int hi, int *out)
-{
-    long v = 0;
-
-    if (len == 0 || len > 9)
-        return DC_EINVAL;
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return DC_EINVAL;
-        v = v * 10 + (s[i] - '0');
-    }
-    if (v < lo || v > hi)
-        return DC_EINVAL;
-    *out = (int)v;
-    return DC_OK;
-}
-
-static int copy_part(char *dst, size_t cap, const char *s, size_t len)
-{
-    if (len >= cap)
-        return DC_EINVAL;
-    memcpy(dst, s, len);
-    dst[len] = '\0';
-    return DC_OK;
-}
-
-static int parse_userinfo(struct redis_addr *a, const char *s, size_t len)
-{
-    const char *colon = memchr(s, ':', len);
-
-    a->auth = 1;
-    if (!colon)
-        return copy_part(a->pass, sizeof(a->pass), s, len);
-    if (copy_part(a->user, sizeof(a->user), s, (size_t)(colon - s)))
-        return DC_EINVAL;
-    return copy_part(a->pass, sizeof(a->pass), colon + 1,
-                     len - (size_t)(colon - s) - 1);
-}
-
-static int parse_hostport(struct redis_addr *a, const char *s, size_t len)
-{
-    const char *port = NULL;
-    size_t hlen = len;
-
-    if (len && s[0] == '[') {
-        const char *end = memchr(s, ']', len);
-        if (!end)
-            return DC_EINVAL;
-        if (copy_part(a->host, sizeof(a->host), s + 1, (size_t)(end - s) - 1))
-            return DC_EINVAL;
-        if ((size_t)(end - s) + 1 < len) {
-            if (end[1] != ':')
-                return DC_EINVAL;
-            port = end + 2;
-        }
-    } else {
-        const char *colon = memchr(s, ':', len);
-        if (colon) {
-            hlen = (size_t)(colon - s);
-            port = colon + 1;
-        }
-        if (copy_part(a->host, sizeof(a->host), s, hlen))
-            return DC_EINVAL;
-    }
-    if (!a->host[0])
-        return DC_EINVAL;
-    a->port = 6379;
-    if (port)
-        return parse_int(port, len - (size_t)(port - s), 1, 65535, &a->port);
-    return DC_OK;
-}
-
-static int parse_tcp(struct redis_addr *a, const char *s)
-{
-    size_t alen = strcspn(s, "/");
-    const char *at = NULL;
-
-    for (size_t i = 0; i < alen; i++)
-        if (s[i] == '@')
-            at = s + i;
-    if (at && parse_userinfo(a, s, (size_t)(at - s)))
-        return DC_EINVAL;
-    const char *hp = at ? at + 1 : s;
-    if (parse_hostport(a, hp, alen - (size_t)(hp - s)))
-        return DC_EINVAL;
-    s += alen;
-    if (*s == '/' && s[1])
-        return parse_int(s + 1, strlen(s + 1), 0, 100000, &a->db);
-    return DC_OK;
-}
-
-static int parse_unix(struct redis_addr *a, const char *s)
-{
-    size_t plen = strcspn(s, "?");
-
-    if (s[0] != '/' || copy_part(a->path, sizeof(a->path), s, plen))
-        return DC_EINVAL;
-    s += plen;
-    if (!*s)
-        return DC_OK;
-    if (strncmp(s, "?db=", 4) != 0)
-        return DC_EINVAL;
-    return parse_int(s + 4, strlen(s + 4), 0, 100000, &a->db);
-}
-
-static int parse_url(struct redis_addr *a, const char *url)
-{
-    memset(a, 0, sizeof(*a));
-    if (strncmp(url, "redis://", 8) == 0)
-        return parse_tcp(a, url + 8);
-    if (strncmp(url, "unix://", 7) == 0)
-        return parse_unix(a, url + 7);
-    if (strncmp(url, "unix:", 5) == 0)
-        return parse_unix(a, url + 5);
-    return DC_EINVAL;
-}
-
 /* ---- connecting ---- */
 
 static struct timeval ms_tv(int ms)
@@ -283,37 +153,30 @@ static int setup_cmd(struct frontier *f, const char *what, int argc,
     return rc;
 }
 
-static int setup_session(struct frontier *f, const struct redis_addr *a)
+/* Log in (redis-url.c), SELECT the database, PING: a server that wants
+ * a password and got none answers NOAUTH here. */
+static int setup_session(struct frontier *f, const struct frontier_redis_addr *a,
+                         const char *name)
 {
+    const char *user, *pass;
     char db[16];
     int rc;
 
-    if (a->auth) {
-        const char *argv[3] = { "AUTH", a->user, a->pass };
-        if (a->user[0])
-            rc = setup_cmd(f, "AUTH", 3, argv);
-        else
-            rc = setup_cmd(f, "AUTH", 2, (const char *[]){ "AUTH", a->pass });
-        if (rc)
-            return rc;
-    }
-    if (a->db) {
-        snprintf(db, sizeof(db), "%d", a->db);
+    frontier__creds(f, a, &user, &pass);
+    rc = frontier__auth(f, f->rc, user, pass, name);
+    if (rc)
+        return rc;
+    snprintf(db, sizeof(db), "%d", a->db);
+    if (a->db)
         rc = setup_cmd(f, "SELECT", 2, (const char *[]){ "SELECT", db });
-        if (rc)
-            return rc;
-    }
-    return setup_cmd(f, "PING", 1, (const char *[]){ "PING" });
-}
-
-static void addr_name(const struct redis_addr *a, char *out, size_t cap)
-{
-    if (a->path[0])
-        snprintf(out, cap, "%s", a->path);
-    else if (strchr(a->host, ':'))
-        snprintf(out, cap, "[%s]:%d", a->host, a->port);
-    else
-        snprintf(out, cap, "%s:%d", a->host, a->port);
+    if (!rc)
+        rc = setup_cmd(f, "PING", 1, (const char *[]){ "PING" });
+    if (rc && strstr(f->err, "NOAUTH"))
+        rc = frontier__seterr(f, DC_EAUTH, "redis %s: authentication "
+                              "required (NOAUTH): give the password in "
+                              "redis.password_file or DCRAWL_REDIS_PASSWORD",
+                              name);
+    return rc;
 }
 
 /*
@@ -323,8 +186,9 @@ static void addr_name(const struct redis_addr *a, char *out, size_t cap)
  */
 int frontier__connect(struct frontier *f, char *err, size_t errlen)
 {
-    struct redis_addr a;
+    struct frontier_redis_addr a;
     char name[PATH_MAX + 16];
+    const char *user, *pass;
     int rc;
 
     frontier__disconnect(f);
@@ -333,11 +197,19 @@ int frontier__connect(struct frontier *f, char *err, size_t errlen)
         rc = frontier__route_connect(f);
         goto out;
     }
-    if (parse_url(&a, f->url)) {
-        rc = frontier__seterr(f, DC_EINVAL, "malformed redis URL: %s", f->url);
+    if (frontier__url_parse(&a, f->url)) {
+        char shown[512];
+        frontier_url_redact(f->url, shown, sizeof(shown));
+        rc = frontier__seterr(f, DC_EINVAL, "malformed redis URL: %s", shown);
         goto out;
     }
-    addr_name(&a, name, sizeof(name));
+    frontier__addr_name(&a, name, sizeof(name));
+    if (frontier__creds(f, &a, &user, &pass)) {
+        rc = frontier__seterr(f, DC_EINVAL, "redis %s: user %s has no "
+                              "password (give redis.password_file or "
+                              "DCRAWL_REDIS_PASSWORD)", name, user);
+        goto out;
+    }
     if (a.path[0])
         f->rc = redisConnectUnixWithTimeout(a.path, ms_tv(FRONTIER_CONNECT_MS));
     else
@@ -350,8 +222,9 @@ int frontier__connect(struct frontier *f, char *err, size_t errlen)
         goto out;
     }
     redisSetTimeout(f->rc, ms_tv(FRONTIER_COMMAND_MS));
-    rc = setup_session(f, &a);
+    rc = setup_session(f, &a, name);
 out:
+    memset(a.pass, 0, sizeof(a.pass));
     if (rc) {
         frontier__disconnect(f);
         if (err && errlen)

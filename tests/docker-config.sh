@@ -5,7 +5,11 @@
 #  - docker-compose (Debian's 1.29) accepts docker/docker-compose.yml;
 #  - the services redis, node, seed and demo-site exist; node has no
 #    container_name and no service publishes host ports (node must scale);
-#    seed is one-shot (restart "no");
+#    seed is one-shot (restart "no"); redis, node and seed get the secret
+#    redis_password, node and seed read it via DCRAWL_REDIS_PASSWORD_FILE,
+#    no Redis URL holds a password;
+#  - conf/redis.conf binds loopback only with protected-mode on, and
+#    docker/redis-start.sh adds requirepass and protected-mode yes;
 #  - every COPY source in docker/Dockerfile (not --from) exists in SRC, and
 #    conf/redis.conf loads the module from where the redis stage puts it;
 #  - every apt package the Dockerfile installs exists in this machine's
@@ -43,6 +47,18 @@ compose_checks() {
     fi
     service_block "$cfg" seed | grep -q "^    restart: \"\{0,1\}'\{0,1\}no" ||
         { echo "seed is not restart: \"no\""; rc=1; }
+    for s in redis node seed; do
+        service_block "$cfg" "$s" | grep -q '^    - source: redis_password$' ||
+            { echo "$s lacks the secret redis_password"; rc=1; }
+    done
+    for s in node seed; do
+        service_block "$cfg" "$s" |
+            grep -q '^      DCRAWL_REDIS_PASSWORD_FILE: /run/secrets/redis_password$' ||
+            { echo "$s does not read the password from the secret"; rc=1; }
+    done
+    if grep -q 'redis[a-z-]*://[^ ]*@' "$cfg"; then
+        echo "a Redis URL with a password in the compose file"; rc=1
+    fi
     return $rc
 }
 
@@ -62,6 +78,13 @@ if compose_checks "$WORK/broken.yml" >/dev/null; then
     bad "compose checks reject a node with container_name"
 else
     ok "compose checks reject a node with container_name"
+fi
+# ... and a password on a command line instead of the secret
+sed 's|redis://redis:6379|redis://:hunter2@redis:6379|' "$WORK/config.yml" >"$WORK/broken2.yml"
+if compose_checks "$WORK/broken2.yml" >/dev/null; then
+    bad "compose checks reject a password in a Redis URL"
+else
+    ok "compose checks reject a password in a Redis URL"
 fi
 if out=$(compose_checks "$WORK/config.yml"); then
     ok "services redis, node, seed, demo-site; node scalable; seed one-shot"
@@ -88,6 +111,25 @@ if [ -n "$mod" ] && grep -q "^COPY --from=build /src/build/dcrawl-seen.so $mod\$
     ok "conf/redis.conf loadmodule $mod is where the redis stage puts it"
 else
     bad "conf/redis.conf loadmodule '$mod' matches the Dockerfile"
+fi
+
+# conf/redis.conf: loopback only and protected-mode on by default (the
+# compose service adds its network address and a password, redis-start.sh)
+rc_bind=$(awk '$1 == "bind"' "$SRC/conf/redis.conf")
+if grep -q '^protected-mode yes$' "$SRC/conf/redis.conf" &&
+    ! grep -q '^protected-mode no' "$SRC/conf/redis.conf" &&
+    [ "$rc_bind" = "bind 127.0.0.1 -::1" ]; then
+    ok "conf/redis.conf: bind 127.0.0.1 -::1, protected-mode yes"
+else
+    bad "conf/redis.conf must bind loopback only with protected-mode yes (got '$rc_bind')"
+fi
+if grep -q '^requirepass "$pw"$' "$SRC/docker/redis-start.sh" &&
+    grep -q '^protected-mode yes' "$SRC/docker/redis-start.sh" &&
+    grep -q '^CMD \["redis-start"\]' "$DF" &&
+    grep -q '^/docker/secrets/$' "$SRC/.gitignore"; then
+    ok "compose redis: requirepass from the secret, protected-mode yes; docker/secrets/ not in git"
+else
+    bad "compose redis: requirepass from the secret, protected-mode yes; docker/secrets/ not in git"
 fi
 
 # apt packages: the words after "apt-get install" up to the next &&

@@ -8,6 +8,9 @@
 #                         says cluster_state:ok; sets
 #                         RC=redis-cluster://127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3
 #                         and RC_PORTS=(p1 p2 p3). Returns 1 on failure.
+#                         With RC_PASS set, every master has requirepass
+#                         and masterauth RC_PASS (redis-cli here logs in
+#                         with REDISCLI_AUTH).
 
 # free_port_pair: a TCP port p on 127.0.0.1 with p + 10000 (the cluster
 # bus) free too.
@@ -32,8 +35,12 @@ EOF
 }
 
 rcluster_start() {
-    local dir=$WORK/rcluster-$1 p i n nodes=() url=
+    local dir=$WORK/rcluster-$1 p i n nodes=() url= auth=()
     mkdir -p "$dir"
+    if [ -n "${RC_PASS:-}" ]; then
+        auth=(--requirepass "$RC_PASS" --masterauth "$RC_PASS")
+        local -x REDISCLI_AUTH=$RC_PASS
+    fi
     RC_PORTS=()
     for n in 1 2 3; do
         p=$(rcluster_free_port)
@@ -43,7 +50,7 @@ rcluster_start() {
         redis-server --bind 127.0.0.1 --port "$p" --dir "$dir/$p" \
             --cluster-enabled yes --cluster-config-file "$dir/$p/nodes.conf" \
             --cluster-node-timeout 5000 --save '' --appendonly no \
-            --daemonize no --set-max-intset-entries 8192 \
+            --daemonize no --set-max-intset-entries 8192 "${auth[@]}" \
             ${SEEN_MODULE:+--loadmodule "$SEEN_MODULE"} >"$dir/$p/log" 2>&1 &
         REDIS_PIDS+=($!)
         RC_PORTS+=("$p")

@@ -13,7 +13,7 @@
 #include "conf.h"
 #include "t.h"
 
-#define MAX_KEYS 64
+#define MAX_KEYS 80
 #define DOC_FILE DC_SOURCE_DIR "/conf/dcrawl.conf"
 
 /* Every key's texts as conf_foreach reports them. */
@@ -141,7 +141,7 @@ static void test_documented_file(void)
 
     conf_init(&def);
     snap(&def, &a);
-    CHECK(a.n == 64, "table has %d keys, expected 64", a.n);
+    CHECK(a.n == 67, "table has %d keys, expected 67", a.n);
     for (i = 0; i < a.n; i++) {
         CHECK(!strcmp(a.value[i], a.def[i]),
               "%s: init value '%s' != "
@@ -584,6 +584,56 @@ static void test_version(void)
     conf_release(&c);
 }
 
+/* The password settings: DCRAWL_REDIS_PASSWORD and
+ * DCRAWL_REDIS_PASSWORD_FILE reach them, and no error message about a
+ * secret key echoes its value. */
+static void test_secrets(void)
+{
+    struct conf c;
+    char err[512] = "", big[700];
+    const char *v;
+
+    CHECK(conf_key_secret("redis.password") && conf_key_secret("redis.url") &&
+              !conf_key_secret("redis.user") &&
+              !conf_key_secret("redis.password_file") &&
+              !conf_key_secret(NULL),
+          "conf_key_secret");
+    conf_init(&c);
+    setenv("DCRAWL_REDIS_PASSWORD", "s3cr3t-env", 1);
+    setenv("DCRAWL_REDIS_PASSWORD_FILE", "/run/secrets/pw", 1);
+    setenv("DCRAWL_REDIS_USER", "crawler", 1);
+    CHECK(conf_load_env(&c, err, sizeof(err)) == DC_OK, "env: %s", err);
+    CHECK(c.redis_password && !strcmp(c.redis_password, "s3cr3t-env"),
+          "redis.password from the environment");
+    v = value_of(&c, "redis.password_file");
+    CHECK(v && !strcmp(v, "/run/secrets/pw"), "redis.password_file: %s",
+          v ? v : "(null)");
+    v = value_of(&c, "redis.user");
+    CHECK(v && !strcmp(v, "crawler"), "redis.user: %s", v ? v : "(null)");
+    unsetenv("DCRAWL_REDIS_PASSWORD");
+    unsetenv("DCRAWL_REDIS_PASSWORD_FILE");
+    unsetenv("DCRAWL_REDIS_USER");
+    conf_release(&c);
+
+    memset(big, 0, sizeof(big));
+    snprintf(big, sizeof(big), "redis.password=TOPSECRET");
+    memset(big + strlen(big), 'x', 600);
+    conf_init(&c);
+    CHECK(conf_set(&c, big, err, sizeof(err)) == DC_ECONFIG,
+          "a 609-byte password is refused");
+    CHECK(strstr(err, "redis.password") && !strstr(err, "TOPSECRET"),
+          "message names the key, not the value: %s", err);
+    char *url = xcalloc(5000, 1);
+    snprintf(url, 5000, "redis.url=redis://:TOPSECRET@h/");
+    memset(url + strlen(url), '1', 4500);
+    CHECK(conf_set(&c, url, err, sizeof(err)) == DC_ECONFIG,
+          "a 4990-byte URL is refused");
+    CHECK(strstr(err, "redis.url") && !strstr(err, "TOPSECRET"),
+          "message names the key, not the value: %s", err);
+    free(url);
+    conf_release(&c);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/u-conf-XXXXXX";
@@ -601,6 +651,7 @@ int main(void)
     test_long_line(dir);
     test_origins(dir);
     test_version();
+    test_secrets();
     rmdir(dir);
     return t_done("u-conf");
 }
