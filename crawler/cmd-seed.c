@@ -54,12 +54,16 @@ static int load_all(struct frontier *f, const struct conf *c,
     int rc = 0;
 
     for (i = 0; i < files->n && !rc; i++) {
-        int r = seeds_load(f, c, files->v[i], NULL, 0, stderr, &st);
+        /* the ranges are recorded whatever this command's own
+         * scope.private_addresses: the nodes' settings decide */
+        int r = seeds_load(f, c, files->v[i], NULL, 0, 1, stderr, &st);
         tot->lines += st.lines;
         tot->accepted += st.accepted;
         tot->seen += st.seen;
         tot->rejected += st.rejected;
         tot->budget += st.budget;
+        tot->ranges |= st.ranges;
+        tot->unresolved += st.unresolved;
         if (r == DC_EREDIS)
             fprintf(stderr, "dcrawl seed: redis: %s\n", frontier_errstr(f));
         if (r)
@@ -93,6 +97,7 @@ int cmd_seed(int argc, char **argv)
     printf("seeds: %zu accepted, %zu already seen, %zu rejected, %zu over "
            "scope.host_budget (%zu URLs read)\n",
            tot.accepted, tot.seen, tot.rejected, tot.budget, tot.lines);
+    seeds_print_ranges(stdout, stderr, &tot);
     frontier_close(&f);
     conf_release(&c);
 out:
