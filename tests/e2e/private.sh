@@ -2,14 +2,16 @@
 # e2e private: scope.private_addresses. Inside a network and mount namespace
 # of the test's own (unshare -n -m: loopback up, with 10.255.255.1,
 # 169.254.169.254 and fd00:ec2::254 added to it; /etc/hosts bind-mounted
-# with intranet.test -> 10.255.255.1), e2e/private_server.py serves a site
+# with intranet.test -> 10.255.255.1, mixed.test -> fd00:ec2::254 and
+# 127.0.0.1, tried in that order), e2e/private_server.py serves a site
 # on 127.0.0.1:8080 whose pages link to those addresses (by address, by
 # name, through a 302) and stand-ins for an intranet host and the metadata
 # service on them, logging every connection it accepts. Crawls:
 #   seeds (default)   the site crawled whole, exit 0; no connection to a
 #                     private address; each such URL has a line "skipped":
 #                     "private address ADDR (RANGE) not allowed by ..."; the
-#                     summary counts them; again with robots.obey=false
+#                     summary counts them; mixed.test fetched through its
+#                     second, allowed address; again with robots.obey=false
 #                     (the pages' own check, not robots.txt's)
 #   deny              the loopback seed itself refused: exit 1, the reason
 #                     on stderr and in its line; no connection at all
@@ -32,7 +34,8 @@ ip link set lo up || exit 90
 for a in 10.255.255.1/32 169.254.169.254/32 fd00:ec2::254/128; do
     ip addr add "$a" dev lo || exit 91
 done
-printf '127.0.0.1 localhost\n::1 localhost\n10.255.255.1 intranet.test\n' >"$W/hosts"
+printf '%s\n' '127.0.0.1 localhost' '::1 localhost' '10.255.255.1 intranet.test' \
+    'fd00:ec2::254 mixed.test' '127.0.0.1 mixed.test' >"$W/hosts"
 mount --bind "$W/hosts" /etc/hosts || exit 92
 # the server keeps no descriptor above 2 (the ctest lock among them)
 ( for fd in /proc/$BASHPID/fd/*; do fd=${fd##*/}; [ "$fd" -gt 2 ] 2>/dev/null && eval "exec $fd>&-"; done
@@ -64,9 +67,10 @@ sleep 0.5
 "$D" seed --redis "$R" --depth 1 --set scope.private_addresses=deny - \
     <<<"http://127.0.0.1:8080/" >"$W/seed.log" 2>"$W/seed.err"
 echo $? >"$W/seed.rc"
-# depth 0 and 1: /, a, b, redir, the redirect's target and 4 private links
+# depth 0 and 1: /, a, b, redir, mixed.test's b, the redirect's target
+# and 4 private links
 for i in $(seq 1 600); do
-    [ "$(cat "$W"/out-node/depth-*/*.jsonl 2>/dev/null | wc -l)" -ge 9 ] && break
+    [ "$(cat "$W"/out-node/depth-*/*.jsonl 2>/dev/null | wc -l)" -ge 10 ] && break
     sleep 0.1
 done
 kill -TERM $node; wait $node
@@ -121,7 +125,8 @@ for u in want:
     exp = reason[host] + " not allowed by scope.private_addresses=" + mode
     if got.get(u) != [("0", exp)]:
         print("  %s: %s, want skipped %r" % (u, got.get(u), exp)); bad += 1
-others = [u for u in got if not u.startswith("http://127.0.0.1:") and u not in want]
+others = [u for u in got if not u.startswith(("http://127.0.0.1:", "http://mixed.test:"))
+          and u not in want]
 if others:
     print("  unexpected lines:", others); bad += 1
 sys.exit(bad > 0)
@@ -137,14 +142,16 @@ for name in seeds noobey; do
         check "$name: $p fetched with 200" grep -qxF "http://127.0.0.1:$P$p	200	" "$WORK/$name.lines"
     done
     check "$name: /redir fetched (302)" grep -qxF "http://127.0.0.1:$P/redir	302	" "$WORK/$name.lines"
+    check "$name: mixed.test fetched through 127.0.0.1, its allowed address" \
+        grep -qxF "http://mixed.test:$P/b.html	200	" "$WORK/$name.lines"
     check_refused "$name" seeds 2
     check "$name: the summary counts 6 URLs skipped for a private address" \
         grep -q "private addresses: 6 URLs skipped: private address" "$WORK/$name.log"
     check "$name: seeding reports the range the seed allows" \
         grep -qF "non-public ranges allowed (scope.private_addresses=seeds): 127.0.0.0/8" "$WORK/$name.log"
 done
-check "seeds: robots.txt of the private hosts never requested, the site's once" \
-    [ "$(grep -c ' /robots.txt$' "$WORK/seeds.req")" -eq 1 ]
+check "seeds: robots.txt of the private hosts never requested (127.0.0.1 asked twice: the site, mixed.test)" \
+    [ "$(grep -c "/robots.txt$" "$WORK/seeds.req")" -eq 2 -a "$(grep -c "^127.0.0.1 /robots.txt$" "$WORK/seeds.req")" -eq 2 ]
 
 # --- deny: the seed itself is refused
 lines "$WORK/out-deny/merged/pages.jsonl" >"$WORK/deny.lines" 2>/dev/null
@@ -165,6 +172,8 @@ done
 for u in $(cat "$WORK/private-urls"); do
     check "allow: $u fetched with 200" grep -qxF "$u	200	" "$WORK/allow.lines"
 done
+check "allow: mixed.test's first address is fd00:ec2::254 (refused in the seeds crawls)" \
+    grep -qxF "fd00:ec2::254 /b.html" "$WORK/allow.req"
 check "allow: nothing skipped for a private address" \
     grep -q "private addresses: 0 URLs skipped" "$WORK/allow.log"
 
@@ -182,5 +191,7 @@ for l in sys.stdin:
 for p in $site; do
     check "node: $p fetched with 200" grep -qxF "http://127.0.0.1:$P$p	200	" "$WORK/node.lines"
 done
+check "node: mixed.test fetched through 127.0.0.1" \
+    grep -qxF "http://mixed.test:$P/b.html	200	" "$WORK/node.lines"
 check_refused node seeds 1
 finish

@@ -5,7 +5,8 @@ network namespace. One port (PORT) on several addresses:
   127.0.0.1    the site a crawl starts from: / links to two more pages, to
                a redirect (/redir: 302 to the private address) and to the
                private addresses, by address and by name (intranet.test,
-               which the namespace's /etc/hosts maps to 10.255.255.1);
+               which the namespace's /etc/hosts maps to 10.255.255.1), and
+               to mixed.test, mapped to fd00:ec2::254 and 127.0.0.1;
   10.255.255.1, 169.254.169.254, fd00:ec2::254
                stand-ins for an intranet host and the cloud metadata
                service: every path answers 200 with a page linking one
@@ -42,7 +43,8 @@ def site_page(path):
     links = {
         "/": ["/a.html", "/b.html", "/redir", url("10.255.255.1", "/"),
               url("169.254.169.254", "/latest/meta-data/"),
-              url("intranet.test", "/"), url("fd00:ec2::254", "/v6")],
+              url("intranet.test", "/"), url("fd00:ec2::254", "/v6"),
+              url("mixed.test", "/b.html")],
         "/a.html": ["/b.html", url("10.255.255.1", "/from-a")],
         "/b.html": ["/"],
     }
