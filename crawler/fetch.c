@@ -32,7 +32,10 @@
  * rebinding included) nor a redirect gets past it. A refused address gets
  * no socket: libcurl goes on to the host's next address, and fails the
  * transfer with CURLE_COULDNT_CONNECT when none is left; finish() then
- * marks the result private_refused with the reason as its error.
+ * marks the result private_refused with the reason as its error. No proxy
+ * is used (CURLOPT_PROXY ""; libcurl would otherwise take http_proxy and
+ * the like from the environment), as the check would see the proxy's
+ * address, not the page's.
  *
  * Thread rules: everything but fetcher_wakeup runs on the node's thread.
  */
@@ -231,6 +234,7 @@ static CURL *easy_get(struct fetcher *f)
     curl_easy_setopt(h, CURLOPT_PIPEWAIT, 1L);
     curl_easy_setopt(h, CURLOPT_DNS_CACHE_TIMEOUT, 300L);
     curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, on_open);
+    curl_easy_setopt(h, CURLOPT_PROXY, ""); /* not from the environment */
     if (f->headers)
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, f->headers);
     return h;
