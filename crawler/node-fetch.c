@@ -169,13 +169,26 @@ void node__drop_queued(struct node *n)
         not_started(n, in, 1);
 }
 
+/* A lease of a host whose robots.txt address was refused: skipped with
+ * the reason, unless its range was seeded since (robots.txt again). */
+static void dispatch_refused(struct node *n, struct robots_entry *e,
+                             struct frontier_lease *l)
+{
+    if (node__ranges_refresh(n, e->refused_class)) {
+        e->state = ROBOTS_UNKNOWN;
+        node__dispatch(n, l, dc_now_ms());
+        return;
+    }
+    n->st->private_skipped++;
+    node__skip_url(n, l, e->error, NULL, FRONTIER_SKIPPED);
+}
+
 /* A lease of a host whose robots.txt rules are known and not failing. */
 static void dispatch_ready(struct node *n, struct robots_entry *e,
                            struct frontier_lease *l)
 {
     if (e->rule == ROBOTS_RULE_PRIVATE) {
-        n->st->private_skipped++;
-        node__skip_url(n, l, e->error, NULL, FRONTIER_SKIPPED);
+        dispatch_refused(n, e, l);
     } else if (parser_robots_allowed(e->rules, parser_url_path(l->url))) {
         start_page(n, l);
     } else if (e->rule == ROBOTS_RULE_5XX || e->rule == ROBOTS_RULE_UNREACHABLE) {

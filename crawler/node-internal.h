@@ -239,6 +239,7 @@ struct robots_entry {
                                  last robots.txt fetch */
     int dead_depth;           /* -1, or the host is dead (robots_error_final)
                                  for URLs of this depth and shallower */
+    int refused_class;        /* ROBOTS_RULE_PRIVATE: the address's netclass */
     char error[256];          /* why the last fetch failed (5xx /
                                  unreachable): libcurl's text or "HTTP
                                  503"; "" after a success */
@@ -472,6 +473,10 @@ struct node {
     int waiting_level;            /* no work at this level here */
     int64_t next_ready;           /* an owned host is ready then (pop) */
     size_t parked;                /* leases waiting for robots.txt */
+    /* scope.private_addresses=seeds: when the seeds' ranges were last
+     * asked for and when leases last came (dc_mono_us): a lease popped
+     * before that read has its range there, if it ever will */
+    int64_t ranges_read_us, popped_us;
     /* cluster: heartbeat figures */
     struct {
         uint64_t reconnects;      /* frontier_reconnects last seen */
@@ -496,7 +501,10 @@ struct node {
 int node__stop_requested(void);
 /* scope.private_addresses=seeds: read the seeds' ranges from the crawl's
  * Redis into the fetcher; returns 1 when an address of class c (refused
- * a moment ago) is allowed now, else 0 (other modes: 0, nothing read). */
+ * a moment ago) is allowed now, else 0 (other modes: 0, nothing read).
+ * Redis is asked only when leases were popped since the last read (the
+ * ranges of a seed are in Redis before the seed is queued), so a page
+ * with many refused links costs one round trip per pop, not per link. */
 int node__ranges_refresh(struct node *n, int c);
 int node__local_idle(const struct node *n);
 /* node-cluster.c, node-pop.c: timer functions */

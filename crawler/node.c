@@ -96,9 +96,15 @@ int node_max_depth(struct frontier *f, const struct conf *c)
 int node__ranges_refresh(struct node *n, int c)
 {
     char text[1024];
-    if (fetcher_private_mode(n->fetch) != NETCLASS_SEEDS ||
+    int64_t t = dc_mono_us();
+    if (fetcher_private_mode(n->fetch) != NETCLASS_SEEDS)
+        return 0;
+    if (c >= 0 && netclass_allowed(NETCLASS_SEEDS, fetcher_ranges(n->fetch), c))
+        return 1; /* read since the refusal */
+    if (n->ranges_read_us > n->popped_us ||
         frontier_meta_get(n->f, NETCLASS_META, text, sizeof(text)) != DC_OK)
         return 0;
+    n->ranges_read_us = t; /* asked after every lease held was popped */
     fetcher_set_ranges(n->fetch, netclass_mask_parse(text));
     return c >= 0 && netclass_allowed(NETCLASS_SEEDS, fetcher_ranges(n->fetch), c);
 }

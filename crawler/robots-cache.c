@@ -231,6 +231,7 @@ void robots_entry_set(struct robots_entry *e, const struct fetch_result *r,
             snprintf(e->error, sizeof(e->error), "HTTP %d", r->status);
         else
             snprintf(e->error, sizeof(e->error), "no response");
+        e->refused_class = r->refused_class;
         if ((e->rule == ROBOTS_RULE_UNREACHABLE && robots_error_final(r)) ||
             e->rule == ROBOTS_RULE_PRIVATE) {
             e->fails = 0; /* dead: no retries (see the top comment) */

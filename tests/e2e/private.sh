@@ -19,7 +19,8 @@
 #   seed + node       `dcrawl seed` into a Redis while a `dcrawl node` that
 #                     started before it runs: the node learns the seeds'
 #                     range from Redis and crawls the site, still refusing
-#                     the private addresses
+#                     the private addresses; then a seed on 10.255.255.1:
+#                     now that range is allowed, its page fetched
 . "$(dirname "$0")/lib.sh"
 for t in unshare ip mount python3 redis-server; do
     command -v "$t" >/dev/null || { fail "$t is installed"; finish; }
@@ -73,9 +74,17 @@ for i in $(seq 1 600); do
     [ "$(cat "$W"/out-node/depth-*/*.jsonl 2>/dev/null | wc -l)" -ge 10 ] && break
     sleep 0.1
 done
+mv "$W/conn.log" "$W/node.conn"; mv "$W/req.log" "$W/node.req"
+# a seed on the private address the node has refused so far: its range
+# is allowed from now on (the node's refused robots.txt entry asks again)
+"$D" seed --redis "$R" - <<<"http://10.255.255.1:8080/seeded" >"$W/seed2.log" 2>"$W/seed2.err"
+for i in $(seq 1 600); do
+    grep -qF '"http://10.255.255.1:8080/seeded"' "$W"/out-node/depth-0/*.jsonl 2>/dev/null && break
+    sleep 0.1
+done
 kill -TERM $node; wait $node
 echo $? >"$W/node.rc"
-mv "$W/conn.log" "$W/node.conn"; mv "$W/req.log" "$W/node.req"
+mv "$W/conn.log" "$W/node2.conn"
 kill $srv; wait $srv 2>/dev/null
 exit 0
 EOF
@@ -126,7 +135,7 @@ for u in want:
     if got.get(u) != [("0", exp)]:
         print("  %s: %s, want skipped %r" % (u, got.get(u), exp)); bad += 1
 others = [u for u in got if not u.startswith(("http://127.0.0.1:", "http://mixed.test:"))
-          and u not in want]
+          and u not in want and "/seeded" not in u]
 if others:
     print("  unexpected lines:", others); bad += 1
 sys.exit(bad > 0)
@@ -194,4 +203,11 @@ done
 check "node: mixed.test fetched through 127.0.0.1" \
     grep -qxF "http://mixed.test:$P/b.html	200	" "$WORK/node.lines"
 check_refused node seeds 1
+cat "$WORK/seed2.log" "$WORK/seed2.err"
+check "seed on 10.255.255.1: reports its range" \
+    grep -qF "non-public ranges allowed (scope.private_addresses=seeds): 10.0.0.0/8" "$WORK/seed2.log"
+check "node: the private seed fetched with 200 once its range was seeded" \
+    grep -qxF "http://10.255.255.1:$P/seeded	200	" "$WORK/node.lines"
+check "node: connections to 10.255.255.1 only after that seed ($(grep -cxF 10.255.255.1 "$WORK/node2.conn"))" \
+    grep -qxF 10.255.255.1 "$WORK/node2.conn"
 finish
