@@ -32,7 +32,9 @@ static int parse_args(struct seed_args *a, int argc, char **argv)
         "Canonicalizes and deduplicates the URLs (one per line; blank lines and\n"
         "# comments skipped) and queues the new ones at depth 0. Prints accepted /\n"
         "already seen / rejected counts; each rejected line is reported on stderr\n"
-        "with its line number, and the other lines still load.\n",
+        "with its line number, and the other lines still load. The non-public\n"
+        "address ranges the seeds' hosts resolve to (loopback, 10.0.0.0/8, ...)\n"
+        "are recorded for the nodes' scope.private_addresses=seeds and printed.\n",
         opts};
     int rc = opt_parse(&cmd, argc, argv);
 
