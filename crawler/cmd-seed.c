@@ -34,7 +34,9 @@ static int parse_args(struct seed_args *a, int argc, char **argv)
         "already seen / rejected counts; each rejected line is reported on stderr\n"
         "with its line number, and the other lines still load. The non-public\n"
         "address ranges the seeds' hosts resolve to (loopback, 10.0.0.0/8, ...)\n"
-        "are recorded for the nodes' scope.private_addresses=seeds and printed.\n",
+        "are recorded for the nodes' scope.private_addresses=seeds and printed\n"
+        "(not with scope.private_addresses deny or allow: give this command the\n"
+        "nodes' setting).\n",
         opts};
     int rc = opt_parse(&cmd, argc, argv);
 
@@ -56,9 +58,10 @@ static int load_all(struct frontier *f, const struct conf *c,
     int rc = 0;
 
     for (i = 0; i < files->n && !rc; i++) {
-        /* the ranges are recorded whatever this command's own
-         * scope.private_addresses: the nodes' settings decide */
-        int r = seeds_load(f, c, files->v[i], NULL, 0, 1, stderr, &st);
+        int r = seeds_load(f, c, files->v[i], NULL, 0,
+                           netclass_mode_parse(c->scope_private_addresses) ==
+                               NETCLASS_SEEDS,
+                           stderr, &st);
         tot->lines += st.lines;
         tot->accepted += st.accepted;
         tot->seen += st.seen;

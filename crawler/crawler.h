@@ -126,7 +126,7 @@ void netclass_mask_format(uint64_t mask, char *out, size_t cap);
 #define NETCLASS_META "private_ranges"
 
 /* The seeds' ranges (seed-ranges.c): every distinct seed host is resolved
- * once (an address literal is its own answer), several at a time, within
+ * once (an address literal is its own answer), one after the other, within
  * SEED_RANGES_BUDGET_MS per seeds_load; the non-public ranges found
  * are added to the crawl's NETCLASS_META field before the seeds that
  * brought them are queued. */

@@ -4,7 +4,9 @@
  *
  * Seeds are loaded in batches (seeds.c); before a batch is queued, the
  * hosts it brings that were not seen before are resolved (getaddrinfo,
- * SEED_RANGES_THREADS at a time; an address literal needs no lookup) and
+ * one after the other: resolvers met in tests answered concurrent
+ * lookups only after a 5 s timeout, serial ones in milliseconds; an
+ * address literal needs no lookup) and
  * the ranges of their non-public addresses are added to the crawl's Redis
  * meta field NETCLASS_META. Nodes read that field when they start and
  * again when they are about to refuse an address, so a node that was
@@ -20,17 +22,14 @@
  * (two seedings racing can lose a range, which refuses, never allows).
  */
 #include <netdb.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 #include "crawler.h"
 #include "dedup.h"
 #include "frontier.h"
-
-#define SEED_RANGES_THREADS 8
 
 struct seed_ranges {
     uint64_t *seen; /* fingerprints of the host names, open addressing */
@@ -40,15 +39,6 @@ struct seed_ranges {
     uint64_t mask, stored;
     size_t unresolved;
     int64_t deadline_ms; /* 0 until the first lookup */
-};
-
-struct resolve_job {
-    char **names;
-    size_t n;
-    atomic_size_t next, done;
-    int64_t deadline_ms;
-    pthread_mutex_t lock;
-    uint64_t mask;
 };
 
 struct seed_ranges *seed_ranges_new(void)
@@ -145,67 +135,46 @@ void seed_ranges_add(struct seed_ranges *sr, const char *host, size_t hostlen)
         sr->mask |= (uint64_t)1 << c;
     if (c != NETCLASS_OTHER)
         return; /* an address literal is its own answer */
+    if (n >= 8 && !strcasecmp(name + n - 8, ".invalid"))
+        return; /* never resolves (RFC 6761) */
     xgrow((void **)&sr->pending, &sr->cappending, sr->npending + 1,
           sizeof(*sr->pending));
     sr->pending[sr->npending++] = xstrdup(name);
 }
 
-static void *resolve_thread(void *ud)
+/* The ranges of name's non-public addresses (0: none, or no answer). */
+static uint64_t resolve_one(const char *name)
 {
-    struct resolve_job *j = ud;
+    struct addrinfo hints, *res = NULL, *a;
     uint64_t mask = 0;
-    size_t i;
-    while (dc_now_ms() < j->deadline_ms &&
-           (i = atomic_fetch_add(&j->next, 1)) < j->n) {
-        struct addrinfo hints, *res = NULL, *a;
-        memset(&hints, 0, sizeof(hints));
-        hints.ai_family = AF_UNSPEC;
-        hints.ai_socktype = SOCK_STREAM;
-        if (getaddrinfo(j->names[i], NULL, &hints, &res) == 0) {
-            for (a = res; a; a = a->ai_next) {
-                int c = netclass_of(a->ai_addr);
-                if (c >= 0)
-                    mask |= (uint64_t)1 << c;
-            }
-            freeaddrinfo(res);
-        }
-        atomic_fetch_add(&j->done, 1); /* looked up, found or not */
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    if (getaddrinfo(name, NULL, &hints, &res) != 0)
+        return 0;
+    for (a = res; a; a = a->ai_next) {
+        int c = netclass_of(a->ai_addr);
+        if (c >= 0)
+            mask |= (uint64_t)1 << c;
     }
-    pthread_mutex_lock(&j->lock);
-    j->mask |= mask;
-    pthread_mutex_unlock(&j->lock);
-    return NULL;
+    freeaddrinfo(res);
+    return mask;
 }
 
-/* Resolve the pending names within the budget. */
 void seed_ranges_resolve(struct seed_ranges *sr)
 {
-    struct resolve_job j;
-    pthread_t t[SEED_RANGES_THREADS];
-    int nt = 0;
+    size_t i;
     if (!sr->npending)
         return;
     if (!sr->deadline_ms)
         sr->deadline_ms = dc_now_ms() + SEED_RANGES_BUDGET_MS;
-    memset(&j, 0, sizeof(j));
-    j.names = sr->pending;
-    j.n = sr->npending;
-    j.deadline_ms = sr->deadline_ms;
-    atomic_init(&j.next, 0);
-    atomic_init(&j.done, 0);
-    pthread_mutex_init(&j.lock, NULL);
-    while (nt < SEED_RANGES_THREADS && (size_t)nt < j.n &&
-           pthread_create(&t[nt], NULL, resolve_thread, &j) == 0)
-        nt++;
-    if (!nt)
-        resolve_thread(&j); /* no thread could start: look up here */
-    for (int i = 0; i < nt; i++)
-        pthread_join(t[i], NULL);
-    pthread_mutex_destroy(&j.lock);
-    sr->mask |= j.mask;
-    sr->unresolved += j.n - atomic_load(&j.done);
-    for (size_t i = 0; i < sr->npending; i++)
+    for (i = 0; i < sr->npending; i++) {
+        if (dc_now_ms() < sr->deadline_ms)
+            sr->mask |= resolve_one(sr->pending[i]);
+        else
+            sr->unresolved++;
         free(sr->pending[i]);
+    }
     sr->npending = 0;
 }
 

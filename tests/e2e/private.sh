@@ -65,7 +65,7 @@ crawl allow --set scope.private_addresses=allow
     >"$W/node.log" 2>"$W/node.err" &
 node=$!
 sleep 0.5
-"$D" seed --redis "$R" --depth 1 --set scope.private_addresses=deny - \
+"$D" seed --redis "$R" --depth 1 - \
     <<<"http://127.0.0.1:8080/" >"$W/seed.log" 2>"$W/seed.err"
 echo $? >"$W/seed.rc"
 # depth 0 and 1: /, a, b, redir, mixed.test's b, the redirect's target
@@ -186,8 +186,7 @@ check "allow: mixed.test's first address is fd00:ec2::254 (refused in the seeds 
 check "allow: nothing skipped for a private address" \
     grep -q "private addresses: 0 URLs skipped" "$WORK/allow.log"
 
-# --- a running node, then `dcrawl seed` (itself set to deny: the nodes'
-# setting decides, the seed command records the range anyway)
+# --- a running node, then `dcrawl seed`
 cat "$WORK/seed.log" "$WORK/seed.err"
 check "seed: exit 0" [ "$(cat "$WORK/seed.rc")" = 0 ]
 check "seed: reports the range recorded" \
