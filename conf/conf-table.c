@@ -150,6 +150,11 @@ const struct conf_opt conf__opts[] = {
             "path (0 = no limit)"),
     OPT_INT64("scope.host_budget", scope_host_budget, "0", 0, 1e12,
               "URLs queued per host over the whole crawl (0 = no limit)"),
+    OPT_STRING("scope.private_addresses", scope_private_addresses, "seeds",
+               4, 5,
+               "fetches to loopback, private, link-local and other "
+               "non-public addresses: deny, seeds (only the ranges the "
+               "seeds' hosts are in) or allow"),
     OPT_BOOL("noise.enabled", noise_enabled, "true",
              "drop navigation-noise links (calendars, sort orders, ...)"),
     OPT_DOUBLE("noise.link_ratio", noise_link_ratio, "0.25", 0, 1,
@@ -432,6 +437,12 @@ static int check_string(const struct conf_opt *o, const char *s, char *err,
         strcmp(s, "domain") && strcmp(s, "ip")) {
         conf__seterr(err, errlen,
                "%s: value '%.64s' is not one of host, domain, ip", o->name, s);
+        return DC_ECONFIG;
+    }
+    if (!strcmp(o->name, "scope.private_addresses") && strcmp(s, "deny") &&
+        strcmp(s, "seeds") && strcmp(s, "allow")) {
+        conf__seterr(err, errlen,
+               "%s: value '%.64s' is not one of deny, seeds, allow", o->name, s);
         return DC_ECONFIG;
     }
     if (!strcmp(o->name, "crawl.user_agent") && strncmp(s, "dcrawl", 6)) {

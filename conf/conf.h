@@ -128,6 +128,7 @@ struct conf {
     char *scope_skip_suffixes;
     int scope_max_repeated_segments;
     int64_t scope_host_budget;
+    char *scope_private_addresses;
     /* noise */
     int noise_enabled;
     double noise_link_ratio;

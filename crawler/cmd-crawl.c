@@ -144,6 +144,8 @@ static int run(struct crawl_args *a, struct conf *c, const char *redis,
     snprintf(buf, sizeof(buf), "%d", c->crawl_depth);
     if (frontier_meta_set(f, "max_depth", buf) ||
         seeds_load(f, c, a->seeds, (char **)a->urls.v, (int)a->urls.n,
+                   netclass_mode_parse(c->scope_private_addresses) ==
+                       NETCLASS_SEEDS,
                    stderr, &ss)) {
         fprintf(stderr, "dcrawl crawl: loading seeds: %s\n", frontier_errstr(f));
         frontier_close(&f);
@@ -153,6 +155,7 @@ static int run(struct crawl_args *a, struct conf *c, const char *redis,
         printf("seeds: %zu accepted, %zu already seen, %zu rejected, %zu over "
                "scope.host_budget\n",
                ss.accepted, ss.seen, ss.rejected, ss.budget);
+    seeds_print_ranges(a->quiet ? NULL : stdout, stderr, &ss);
     o.out_dir = a->out;
     o.exit_when_idle = 1;
     o.quiet = a->quiet;

@@ -7,7 +7,8 @@
  * http(s) URL instead, the robots.txt of that URL's host is fetched the way
  * the crawler fetches it (same fetcher: user agent, timeouts, redirects,
  * size cap; same failure rules, robots_rules_from) and a first line says
- * which rule applied: "# robots.txt: 404 -> allow all". Lines starting
+ * which rule applied: "# robots.txt: 404 -> allow all". The URL's host
+ * counts as a seed for scope.private_addresses. Lines starting
  * with '#' are comments (the Crawl-delay and Sitemap lines follow it).
  *
  * The URLs checked are matched as typed, after google/robotstxt's path
@@ -76,6 +77,13 @@ static struct parser_robots *fetch_rules(const struct conf *c, const char *url,
     snprintf(robots, sizeof(robots), "%.*s/robots.txt",
              (int)(host - canon + (ptrdiff_t)hl), canon);
     f = fetcher_new(c);
+    if (f) { /* the URL is the seed: its host's ranges are allowed */
+        struct seed_ranges *sr = seed_ranges_new();
+        seed_ranges_add(sr, host, hl);
+        seed_ranges_resolve(sr);
+        fetcher_set_ranges(f, seed_ranges_mask(sr));
+        seed_ranges_free(&sr);
+    }
     if (!f || fetcher_add(f, robots, DC_ROBOTS_MAX_BYTES, NULL) != DC_OK) {
         fprintf(stderr, "dcrawl robots: cannot start a transfer\n");
         fetcher_free(&f);

@@ -32,7 +32,11 @@ static int parse_args(struct seed_args *a, int argc, char **argv)
         "Canonicalizes and deduplicates the URLs (one per line; blank lines and\n"
         "# comments skipped) and queues the new ones at depth 0. Prints accepted /\n"
         "already seen / rejected counts; each rejected line is reported on stderr\n"
-        "with its line number, and the other lines still load.\n",
+        "with its line number, and the other lines still load. The non-public\n"
+        "address ranges the seeds' hosts resolve to (loopback, 10.0.0.0/8, ...)\n"
+        "are recorded for the nodes' scope.private_addresses=seeds and printed\n"
+        "(not with scope.private_addresses deny or allow: give this command the\n"
+        "nodes' setting).\n",
         opts};
     int rc = opt_parse(&cmd, argc, argv);
 
@@ -54,12 +58,17 @@ static int load_all(struct frontier *f, const struct conf *c,
     int rc = 0;
 
     for (i = 0; i < files->n && !rc; i++) {
-        int r = seeds_load(f, c, files->v[i], NULL, 0, stderr, &st);
+        int r = seeds_load(f, c, files->v[i], NULL, 0,
+                           netclass_mode_parse(c->scope_private_addresses) ==
+                               NETCLASS_SEEDS,
+                           stderr, &st);
         tot->lines += st.lines;
         tot->accepted += st.accepted;
         tot->seen += st.seen;
         tot->rejected += st.rejected;
         tot->budget += st.budget;
+        tot->ranges |= st.ranges;
+        tot->unresolved += st.unresolved;
         if (r == DC_EREDIS)
             fprintf(stderr, "dcrawl seed: redis: %s\n", frontier_errstr(f));
         if (r)
@@ -93,6 +102,7 @@ int cmd_seed(int argc, char **argv)
     printf("seeds: %zu accepted, %zu already seen, %zu rejected, %zu over "
            "scope.host_budget (%zu URLs read)\n",
            tot.accepted, tot.seen, tot.rejected, tot.budget, tot.lines);
+    seeds_print_ranges(stdout, stderr, &tot);
     frontier_close(&f);
     conf_release(&c);
 out:

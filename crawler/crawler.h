@@ -80,16 +80,77 @@ void cli_node_id(const struct conf *c, char *out, size_t cap);
 struct seed_stats {
     size_t lines, accepted, seen, rejected;
     size_t budget; /* refused by scope.host_budget (not queued, not seen) */
+    /* scope.private_addresses=seeds: the non-public ranges the seeds'
+     * hosts resolved to (all seeding so far, netclass mask), and seed
+     * hosts not resolved (SEED_RANGES_BUDGET_MS, SEED_RANGES_HOSTS_MAX) */
+    uint64_t ranges;
+    size_t unresolved;
 };
 /*
  * Read seeds (one URL per line; blank lines and '#' comments skipped) from
  * path ("-" = stdin) plus the extra URLs in args, canonicalize and admit
  * them at depth 0. Each bad line is reported on err as "NAME:LINE: reason"
- * and the rest still load. Returns DC_OK, DC_EIO (cannot read) or
- * DC_EREDIS.
+ * and the rest still load. With ranges set, the seeds' non-public ranges
+ * are recorded for scope.private_addresses=seeds (seed-ranges.c).
+ * Returns DC_OK, DC_EIO (cannot read) or DC_EREDIS.
  */
 int seeds_load(struct frontier *f, const struct conf *c, const char *path,
-               char **args, int nargs, FILE *err, struct seed_stats *st);
+               char **args, int nargs, int ranges, FILE *err,
+               struct seed_stats *st);
+/* The ranges st allows, on out unless NULL ("seeds: non-public ranges
+ * allowed ..."),
+ * and a warning on err when seed hosts were left unresolved. */
+void seeds_print_ranges(FILE *out, FILE *err, const struct seed_stats *st);
+
+/* --------------------------------------------------- private addresses */
+
+/* scope.private_addresses (netclass.c): an address's class is the index
+ * of the non-public block holding it (a "range": 127.0.0.0/8, 10.0.0.0/8,
+ * 169.254.169.254/32 ...), NETCLASS_PUBLIC, or NETCLASS_OTHER (not IPv4
+ * or IPv6). A set of ranges is a mask of bits 1 << class. */
+#define NETCLASS_PUBLIC (-1)
+#define NETCLASS_OTHER (-2)
+enum { NETCLASS_SEEDS, NETCLASS_DENY, NETCLASS_ALLOW };
+struct sockaddr;
+int netclass_of(const struct sockaddr *sa);
+/* The class of an address literal ("10.0.0.1", "::1"); NETCLASS_OTHER
+ * when it is not one. */
+int netclass_of_text(const char *ip);
+/* The range's CIDR ("10.0.0.0/8") and kind ("private"); "public". */
+const char *netclass_cidr(int c);
+const char *netclass_what(int c);
+/* "deny", "seeds" or "allow" to NETCLASS_* (anything else: deny). */
+int netclass_mode_parse(const char *s);
+/* May a connection to an address of class c be opened under mode, with
+ * mask the seeds' ranges? */
+int netclass_allowed(int mode, uint64_t mask, int c);
+/* A mask from and to its text: CIDRs separated by commas (unknown ones
+ * ignored); the text is cut at a whole entry to fit cap. */
+uint64_t netclass_mask_parse(const char *list);
+void netclass_mask_format(uint64_t mask, char *out, size_t cap);
+/* The crawl's Redis meta field holding the seeds' ranges. */
+#define NETCLASS_META "private_ranges"
+
+/* The seeds' ranges (seed-ranges.c): every distinct seed host is resolved
+ * once (an address literal is its own answer), one after the other, within
+ * SEED_RANGES_BUDGET_MS per seeds_load; the non-public ranges found
+ * are added to the crawl's NETCLASS_META field before the seeds that
+ * brought them are queued. */
+#define SEED_RANGES_BUDGET_MS 10000
+#define SEED_RANGES_HOSTS_MAX 65536 /* distinct hosts looked at */
+struct seed_ranges;
+struct seed_ranges *seed_ranges_new(void);
+void seed_ranges_free(struct seed_ranges **sr);
+/* Note url's host (a canonical URL; its "host[:port]" at host, hostlen). */
+void seed_ranges_add(struct seed_ranges *sr, const char *host, size_t hostlen);
+/* Resolve the hosts noted since the last call (no Redis). */
+void seed_ranges_resolve(struct seed_ranges *sr);
+/* seed_ranges_resolve, then add the ranges found
+ * to f's NETCLASS_META (union with what is there); DC_OK or DC_EREDIS. */
+int seed_ranges_flush(struct seed_ranges *sr, struct frontier *f);
+/* The ranges found so far, and hosts left unresolved (budget, cap). */
+uint64_t seed_ranges_mask(const struct seed_ranges *sr);
+size_t seed_ranges_unresolved(const struct seed_ranges *sr);
 
 /* ------------------------------------------------------ embedded redis */
 
@@ -167,6 +228,8 @@ struct node_stats {
     uint64_t pages, bytes, errors, retries, robots_skipped, robots_fetches;
     uint64_t robots_unreachable;
     uint64_t skipped;   /* "skipped" lines written (never requested) */
+    uint64_t private_skipped; /* of those: address refused by
+                                 scope.private_addresses */
     /* URLs given up with an error (transport errors of pages, robots.txt
      * unreachable), by kind; kinds past NODE_ERRORS_MAX in errors_other */
     struct node_error errs[NODE_ERRORS_MAX];

@@ -25,10 +25,25 @@
  * coding (chunked) is. The body is capped at max_bytes: a longer body is
  * cut there and flagged `truncated`.
  *
+ * Private addresses (scope.private_addresses): libcurl opens every socket
+ * through on_open (CURLOPT_OPENSOCKETFUNCTION) with the address it is about
+ * to connect to, after DNS and for each address happy eyeballs tries and
+ * each redirect hop, so neither a name that resolves to 10.0.0.1 (DNS
+ * rebinding included) nor a redirect gets past it. A refused address gets
+ * no socket: libcurl goes on to the host's next address, and fails the
+ * transfer with CURLE_COULDNT_CONNECT when none is left; finish() then
+ * marks the result private_refused with the reason as its error. No proxy
+ * is used (CURLOPT_PROXY ""; libcurl would otherwise take http_proxy and
+ * the like from the environment), as the check would see the proxy's
+ * address, not the page's.
+ *
  * Thread rules: everything but fetcher_wakeup runs on the node's thread.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <curl/curl.h>
 
@@ -38,8 +53,14 @@
 _Static_assert(sizeof(((struct fetch_result *)0)->error) >= CURL_ERROR_SIZE,
                "fetch_result.error holds libcurl's error buffer");
 
+struct fetch_policy {
+    int mode;      /* NETCLASS_* */
+    uint64_t mask; /* the seeds' ranges */
+};
+
 struct fetcher {
     CURLM *multi;
+    struct fetch_policy policy;
     const struct conf *c;
     CURL **idle;            /* easy handles ready for reuse */
     size_t nidle, capidle;
@@ -121,10 +142,48 @@ static int on_debug(CURL *h, curl_infotype type, char *data, size_t size,
     return 0;
 }
 
+/* The address of a, as text. */
+static void addr_text(const struct sockaddr *a, char *out, size_t cap)
+{
+    const void *p = a->sa_family == AF_INET6
+                        ? (const void *)&((const struct sockaddr_in6 *)a)->sin6_addr
+                        : (const void *)&((const struct sockaddr_in *)a)->sin_addr;
+    if (!inet_ntop(a->sa_family, p, out, (socklen_t)cap))
+        snprintf(out, cap, "?");
+}
+
+static const char *mode_name(int mode)
+{
+    return mode == NETCLASS_DENY ? "deny" : mode == NETCLASS_ALLOW ? "allow" : "seeds";
+}
+
+static curl_socket_t on_open(void *ud, curlsocktype purpose,
+                             struct curl_sockaddr *a)
+{
+    struct fetch_result *r = ud;
+    int c = netclass_of(&a->addr);
+    (void)purpose;
+    if (!netclass_allowed(r->policy->mode, r->policy->mask, c)) {
+        char ip[INET6_ADDRSTRLEN];
+        addr_text(&a->addr, ip, sizeof(ip));
+        snprintf(r->refused, sizeof(r->refused),
+                 "private address %s (%s %s) not allowed by "
+                 "scope.private_addresses=%s",
+                 ip, netclass_what(c), netclass_cidr(c),
+                 mode_name(r->policy->mode));
+        r->refused_class = c;
+        r->opened_since = 0;
+        return CURL_SOCKET_BAD;
+    }
+    r->opened_since++;
+    return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
 struct fetcher *fetcher_new(const struct conf *c)
 {
     struct fetcher *f = xcalloc(1, sizeof(*f));
     f->c = c;
+    f->policy.mode = netclass_mode_parse(c->scope_private_addresses);
     f->multi = curl_multi_init();
     if (!f->multi) {
         free(f);
@@ -174,6 +233,8 @@ static CURL *easy_get(struct fetcher *f)
     curl_easy_setopt(h, CURLOPT_VERBOSE, 1L); /* feeds on_debug only */
     curl_easy_setopt(h, CURLOPT_PIPEWAIT, 1L);
     curl_easy_setopt(h, CURLOPT_DNS_CACHE_TIMEOUT, 300L);
+    curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, on_open);
+    curl_easy_setopt(h, CURLOPT_PROXY, ""); /* not from the environment */
     if (f->headers)
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, f->headers);
     return h;
@@ -191,7 +252,10 @@ static int add(struct fetcher *f, const char *url, size_t max_bytes,
     r->max_bytes = max_bytes;
     r->ud = ud;
     r->started_ms = dc_now_ms();
+    r->policy = &f->policy;
+    r->refused_class = NETCLASS_PUBLIC;
     curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, r);
     curl_easy_setopt(h, CURLOPT_PRIVATE, r);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, r);
@@ -244,6 +308,11 @@ static void finish(struct fetcher *f, CURL *h, CURLcode code)
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL); /* r may outlive h's use */
     if (code == CURLE_WRITE_ERROR && r->truncated)
         code = CURLE_OK; /* our own cap: keep what we have */
+    if (code == CURLE_COULDNT_CONNECT && r->refused[0] && !r->opened_since) {
+        /* every address left was refused: say why, not "couldn't connect" */
+        r->private_refused = 1;
+        snprintf(r->error, sizeof(r->error), "%s", r->refused);
+    }
     if (code != CURLE_OK) {
         if (!r->error[0])
             snprintf(r->error, sizeof(r->error), "%s",
@@ -292,6 +361,21 @@ struct fetch_result *fetcher_next_done(struct fetcher *f)
 void fetcher_wakeup(struct fetcher *f)
 {
     curl_multi_wakeup(f->multi);
+}
+
+void fetcher_set_ranges(struct fetcher *f, uint64_t mask)
+{
+    f->policy.mask = mask;
+}
+
+int fetcher_private_mode(const struct fetcher *f)
+{
+    return f->policy.mode;
+}
+
+uint64_t fetcher_ranges(const struct fetcher *f)
+{
+    return f->policy.mask;
 }
 
 size_t fetcher_active(const struct fetcher *f)

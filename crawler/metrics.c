@@ -183,6 +183,9 @@ static void render_node(struct text *t, const struct node_snapshot *s)
         "Reconnects to Redis.", U(s->reconnects));
     one(t, "dcrawl_partitions_owned", "gauge",
         "Frontier partitions this node owns now.", U(s->parts_owned));
+    one(t, "dcrawl_private_address_skips_total", "counter",
+        "URLs skipped because their address is not public "
+        "(scope.private_addresses).", U(s->st.private_skipped));
     one(t, "dcrawl_leases_reclaimed_total", "counter",
         "Expired leases of other nodes put back in their queues.",
         U(s->st.leases_reclaimed));

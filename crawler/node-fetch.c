@@ -169,11 +169,27 @@ void node__drop_queued(struct node *n)
         not_started(n, in, 1);
 }
 
+/* A lease of a host whose robots.txt address was refused: skipped with
+ * the reason, unless its range was seeded since (robots.txt again). */
+static void dispatch_refused(struct node *n, struct robots_entry *e,
+                             struct frontier_lease *l)
+{
+    if (node__ranges_refresh(n, e->refused_class)) {
+        e->state = ROBOTS_UNKNOWN;
+        node__dispatch(n, l, dc_now_ms());
+        return;
+    }
+    n->st->private_skipped++;
+    node__skip_url(n, l, e->error, NULL, FRONTIER_SKIPPED);
+}
+
 /* A lease of a host whose robots.txt rules are known and not failing. */
 static void dispatch_ready(struct node *n, struct robots_entry *e,
                            struct frontier_lease *l)
 {
-    if (parser_robots_allowed(e->rules, parser_url_path(l->url))) {
+    if (e->rule == ROBOTS_RULE_PRIVATE) {
+        dispatch_refused(n, e, l);
+    } else if (parser_robots_allowed(e->rules, parser_url_path(l->url))) {
         start_page(n, l);
     } else if (e->rule == ROBOTS_RULE_5XX || e->rule == ROBOTS_RULE_UNREACHABLE) {
         /* RFC 9309: unreachable robots.txt = disallow all; not a rule */
@@ -239,6 +255,12 @@ static void robots_fetched(struct node *n, struct robots_entry *e,
 {
     struct frontier_robots keep;
     int64_t now = dc_now_ms();
+    if (r->private_refused && node__ranges_refresh(n, r->refused_class)) {
+        /* seeded after this node last read the ranges: fetch again */
+        e->state = ROBOTS_UNKNOWN;
+        release_parked(n, e, node__stop_requested());
+        return;
+    }
     if (r->status >= 200 && r->status < 300)
         n->st->robots_ok++;
     else if (r->status >= 400 && r->status < 500)
@@ -283,8 +305,22 @@ void node__transfer_ended(struct node *n, struct fetch_result *r,
     n->st->dur_bins[b]++;
     n->st->dur_ms += ms > 0 ? (uint64_t)ms : 0;
     polite_ended(n->polite, inflight_host(in), in->ipkey, r->ip, now);
-    if (in->kind == INFLIGHT_PAGE)
+    if (in->kind == INFLIGHT_PAGE && !r->private_refused)
         in->backoff_ms = page_outcome(n, in->lease.host, r, now);
+}
+
+/* A page whose address scope.private_addresses refused: skipped with the
+ * reason (not retried, its host not backed off), unless the ranges were
+ * seeded since the node last read them. */
+static void page_refused(struct node *n, struct frontier_lease *l,
+                         const struct fetch_result *r)
+{
+    if (node__ranges_refresh(n, r->refused_class)) {
+        node__complete(n, l, FRONTIER_RETRY, 0);
+        return;
+    }
+    n->st->private_skipped++;
+    node__skip_url(n, l, r->error, NULL, FRONTIER_SKIPPED);
 }
 
 void node__on_fetched(struct node *n, struct fetch_result *r)
@@ -295,6 +331,9 @@ void node__on_fetched(struct node *n, struct fetch_result *r)
         fetch_result_free(r);
     } else if (in->kind == INFLIGHT_SITEMAP) {
         sitemaps_done(n, in->robots, in->level, r);
+        fetch_result_free(r);
+    } else if (r->private_refused) {
+        page_refused(n, &in->lease, r);
         fetch_result_free(r);
     } else {
         struct work_job *j = xcalloc(1, sizeof(*j));

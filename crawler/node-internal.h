@@ -44,6 +44,15 @@ struct fetch_result {
     int64_t started_ms;
     void *ud;           /* caller's */
     char *location;     /* a 3xx's Location, resolved (pages only), or NULL */
+    /* scope.private_addresses: the last address refused (reason text
+     * and its netclass), sockets opened since, and the verdict: the
+     * transfer failed because every address it could use was refused
+     * (error then holds the reason) */
+    char refused[192];
+    int refused_class;
+    int opened_since;
+    int private_refused;
+    const struct fetch_policy *policy;
 };
 void fetch_result_free(struct fetch_result *r);
 
@@ -60,6 +69,13 @@ int fetcher_add(struct fetcher *f, const char *url, size_t max_bytes, void *ud);
  * its Location in r->location, for the caller to admit as a new URL. */
 int fetcher_add_page(struct fetcher *f, const char *url, size_t max_bytes,
                      void *ud);
+/* scope.private_addresses: the ranges the seeds allow (netclass mask);
+ * the mode comes from the conf. Every connection a transfer opens is
+ * checked (fetch.c), redirect hops and every address tried included. */
+void fetcher_set_ranges(struct fetcher *f, uint64_t mask);
+/* The private_addresses mode (NETCLASS_*) and ranges f applies. */
+int fetcher_private_mode(const struct fetcher *f);
+uint64_t fetcher_ranges(const struct fetcher *f);
 /* Drive transfers; wait at most timeout_ms for activity or a wakeup. */
 int fetcher_run(struct fetcher *f, int timeout_ms);
 /* A finished transfer (caller owns it), or NULL. */
@@ -212,6 +228,8 @@ enum robots_rule {
                                 allow all */
     ROBOTS_RULE_5XX,         /* 5xx: unreachable, disallow all */
     ROBOTS_RULE_UNREACHABLE, /* transport error or other status: disallow */
+    ROBOTS_RULE_PRIVATE,     /* its address refused (scope.private_addresses):
+                                the host's URLs are skipped, no retry */
 };
 
 /* Tries of a failing (5xx / unreachable) robots.txt, and the first wait;
@@ -235,6 +253,7 @@ struct robots_entry {
                                  last robots.txt fetch */
     int dead_depth;           /* -1, or the host is dead (robots_error_final)
                                  for URLs of this depth and shallower */
+    int refused_class;        /* ROBOTS_RULE_PRIVATE: the address's netclass */
     char error[256];          /* why the last fetch failed (5xx /
                                  unreachable): libcurl's text or "HTTP
                                  503"; "" after a success */
@@ -516,6 +535,10 @@ struct node {
     int waiting_level;            /* no work at this level here */
     int64_t next_ready;           /* an owned host is ready then (pop) */
     size_t parked;                /* leases waiting for robots.txt */
+    /* scope.private_addresses=seeds: when the seeds' ranges were last
+     * asked for and when leases last came (dc_mono_us): a lease popped
+     * before that read has its range there, if it ever will */
+    int64_t ranges_read_us, popped_us;
     /* cluster: heartbeat figures */
     struct {
         uint64_t reconnects;      /* frontier_reconnects last seen */
@@ -541,6 +564,13 @@ struct node {
 
 /* node.c */
 int node__stop_requested(void);
+/* scope.private_addresses=seeds: read the seeds' ranges from the crawl's
+ * Redis into the fetcher; returns 1 when an address of class c (refused
+ * a moment ago) is allowed now, else 0 (other modes: 0, nothing read).
+ * Redis is asked only when leases were popped since the last read (the
+ * ranges of a seed are in Redis before the seed is queued), so a page
+ * with many refused links costs one round trip per pop, not per link. */
+int node__ranges_refresh(struct node *n, int c);
 int node__local_idle(const struct node *n);
 /* node-cluster.c, node-pop.c: timer functions */
 int node__timer_tick(struct node *n, struct node_timer *t, int64_t now);

@@ -57,6 +57,8 @@ static int fill_slots(struct node *n, int64_t now, int64_t *next_ms, int *rc)
     *rc = frontier_pop(n->f, n->level, now, room, &l, &nl, next_ms);
     if (*rc)
         return 0;
+    if (nl > 0)
+        n->popped_us = dc_mono_us(); /* node__ranges_refresh */
     if (n->c->robots_obey && nl > 0) /* a miss only costs a fetch */
         (void)node__robots_from_store(n, l, nl, now);
     if (noise_state_used(n->noise) && nl > 0)

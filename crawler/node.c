@@ -93,6 +93,22 @@ int node_max_depth(struct frontier *f, const struct conf *c)
     return c->crawl_depth;
 }
 
+int node__ranges_refresh(struct node *n, int c)
+{
+    char text[1024];
+    int64_t t = dc_mono_us();
+    if (fetcher_private_mode(n->fetch) != NETCLASS_SEEDS)
+        return 0;
+    if (c >= 0 && netclass_allowed(NETCLASS_SEEDS, fetcher_ranges(n->fetch), c))
+        return 1; /* read since the refusal */
+    if (n->ranges_read_us > n->popped_us ||
+        frontier_meta_get(n->f, NETCLASS_META, text, sizeof(text)) != DC_OK)
+        return 0;
+    n->ranges_read_us = t; /* asked after every lease held was popped */
+    fetcher_set_ranges(n->fetch, netclass_mask_parse(text));
+    return c >= 0 && netclass_allowed(NETCLASS_SEEDS, fetcher_ranges(n->fetch), c);
+}
+
 int node__local_idle(const struct node *n)
 {
     return fetcher_active(n->fetch) == 0 && workers_pending(n->workers) == 0 &&
@@ -195,6 +211,7 @@ static int node_setup(struct node *n, struct frontier *f, const struct conf *c,
     frontier_set_lease_ahead(f, NODE_LEASE_AHEAD);
     n->maxd = node_max_depth(f, c);
     st->max_depth = n->maxd;
+    (void)node__ranges_refresh(n, NETCLASS_PUBLIC); /* none: refuse */
     n->level = 0;
     n->next_ready = INT64_MAX;
     rc = monitor_start(&n->mon, c, o, id, n->errmsg, sizeof(n->errmsg));

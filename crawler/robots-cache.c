@@ -27,6 +27,11 @@
  * the fetch that found it dead (dead_depth; once per level at most), or
  * after robots.expiry. Timeouts, 5xx and other errors keep the retries.
  *
+ * A robots.txt whose address scope.private_addresses refuses (every
+ * address of the host, or a redirect's) is ROBOTS_RULE_PRIVATE: disallow
+ * all, no retries (dead, as above); the host's URLs are skipped with the
+ * refusal's reason.
+ *
  * Crawl-delay is honoured up to robots.max_crawl_delay; the node asks
  * robots_entry_delay_ms for the gap it passes to the frontier. Sitemap
  * URLs wait in a small queue per entry; the node fetches them one at a
@@ -146,6 +151,11 @@ struct parser_robots *robots_rules_from(const struct fetch_result *r,
     const char *body = r->body ? r->body : "";
     size_t len = r->body_len, dlen = 0;
 
+    if (r->private_refused) {
+        *rule = ROBOTS_RULE_PRIVATE;
+        snprintf(desc, cap, "refused (%.100s) -> disallow all", r->error);
+        return parser_robots_all(0);
+    }
     if (r->status >= 200 && r->status < 300) {
         if ((head_has(r->resp_head, r->resp_len, "content-encoding:", "gzip") ||
              head_has(r->resp_head, r->resp_len, "content-encoding:", "deflate")) &&
@@ -213,14 +223,17 @@ void robots_entry_set(struct robots_entry *e, const struct fetch_result *r,
     d = parser_robots_crawl_delay(e->rules);
     e->crawl_delay = d > c->robots_max_crawl_delay ? c->robots_max_crawl_delay : d;
     e->state = ROBOTS_READY;
-    if (e->rule == ROBOTS_RULE_5XX || e->rule == ROBOTS_RULE_UNREACHABLE) {
+    if (e->rule == ROBOTS_RULE_5XX || e->rule == ROBOTS_RULE_UNREACHABLE ||
+        e->rule == ROBOTS_RULE_PRIVATE) {
         if (r->error[0])
             snprintf(e->error, sizeof(e->error), "%s", r->error);
         else if (r->status)
             snprintf(e->error, sizeof(e->error), "HTTP %d", r->status);
         else
             snprintf(e->error, sizeof(e->error), "no response");
-        if (e->rule == ROBOTS_RULE_UNREACHABLE && robots_error_final(r)) {
+        e->refused_class = r->refused_class;
+        if ((e->rule == ROBOTS_RULE_UNREACHABLE && robots_error_final(r)) ||
+            e->rule == ROBOTS_RULE_PRIVATE) {
             e->fails = 0; /* dead: no retries (see the top comment) */
             e->dead_depth = e->try_depth;
             e->expires_ms = now_ms + (int64_t)(c->robots_expiry * 1000);

@@ -6,6 +6,9 @@
  * seed over scope.host_budget is counted apart: it is not queued and has
  * no line in pages.jsonl, the count is all that is said).
  * A bad line is reported as "NAME:LINE: reason: text" and loading goes on.
+ * With scope.private_addresses=seeds, the non-public ranges of a batch's
+ * new hosts are recorded in Redis before the batch is queued
+ * (seed-ranges.c).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -24,6 +27,7 @@ struct batch {
     char *url[SEED_BATCH];
     unsigned char isnew[SEED_BATCH];
     size_t n;
+    struct seed_ranges *sr; /* NULL unless scope.private_addresses=seeds */
 };
 
 static int batch_flush(struct frontier *f, struct batch *b,
@@ -32,7 +36,9 @@ static int batch_flush(struct frontier *f, struct batch *b,
     size_t i, refused = 0;
     uint64_t before = frontier_budget_refused(f);
     int rc = DC_OK;
-    if (b->n) {
+    if (b->sr)
+        rc = seed_ranges_flush(b->sr, f); /* before a node can lease them */
+    if (b->n && !rc) {
         rc = frontier_admit(f, b->u, b->n, dc_now_ms(), b->isnew);
         refused = (size_t)(frontier_budget_refused(f) - before);
     }
@@ -104,13 +110,16 @@ static int seed_one(struct frontier *f, const struct conf *c, struct batch *b,
     b->u[b->n].hostlen = hostlen;
     b->u[b->n].fp = dedup_fingerprint(canon, clen);
     b->u[b->n].depth = 0;
+    if (b->sr)
+        seed_ranges_add(b->sr, b->u[b->n].host, hostlen);
     if (++b->n == SEED_BATCH)
         return batch_flush(f, b, st);
     return DC_OK;
 }
 
 int seeds_load(struct frontier *f, const struct conf *c, const char *path,
-               char **args, int nargs, FILE *err, struct seed_stats *st)
+               char **args, int nargs, int ranges, FILE *err,
+               struct seed_stats *st)
 {
     struct batch *b = xcalloc(1, sizeof(*b));
     FILE *in = NULL;
@@ -120,6 +129,8 @@ int seeds_load(struct frontier *f, const struct conf *c, const char *path,
     int rc = DC_OK, i;
 
     memset(st, 0, sizeof(*st));
+    if (ranges)
+        b->sr = seed_ranges_new();
     for (i = 0; i < nargs && !rc; i++)
         rc = seed_one(f, c, b, "argument", (size_t)i + 1, args[i],
                       strlen(args[i]), err, st);
@@ -147,7 +158,28 @@ int seeds_load(struct frontier *f, const struct conf *c, const char *path,
         batch_flush(f, b, st);
     if (in && in != stdin)
         fclose(in);
+    if (b->sr) {
+        st->ranges = seed_ranges_mask(b->sr);
+        st->unresolved = seed_ranges_unresolved(b->sr);
+        seed_ranges_free(&b->sr);
+    }
     free(line);
     free(b);
     return rc;
+}
+
+void seeds_print_ranges(FILE *out, FILE *err, const struct seed_stats *st)
+{
+    char text[1024];
+    if (st->ranges && out) {
+        netclass_mask_format(st->ranges, text, sizeof(text));
+        fprintf(out, "seeds: non-public ranges allowed "
+                     "(scope.private_addresses=seeds): %s\n", text);
+    }
+    if (st->unresolved)
+        fprintf(err, "dcrawl: scope.private_addresses=seeds: %zu seed hosts "
+                     "not resolved (more than %d hosts or %d s of lookups); "
+                     "private ranges of theirs are not allowed\n",
+                st->unresolved, SEED_RANGES_HOSTS_MAX,
+                SEED_RANGES_BUDGET_MS / 1000);
 }

@@ -223,6 +223,9 @@ void node_print_summary(FILE *out, const struct node_stats *st,
                  "robots.txt was unreachable\n",
             U(st->robots_fetches), U(st->robots_restored),
             U(st->robots_skipped), U(st->robots_unreachable));
+    fprintf(out, "  private addresses: %llu URLs skipped: private address "
+                 "(refused by scope.private_addresses)\n",
+            U(st->private_skipped));
     fprintf(out, "  noise state: %llu hosts taken from Redis, %llu saved, "
                  "%llu failed reads/writes; %llu round trips\n",
             U(st->noise_restored), U(st->noise_saved),

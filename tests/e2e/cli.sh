@@ -106,7 +106,8 @@ mkdir -p "$WORK/many"
 for i in $(seq 1 300); do echo "http://127.0.1.9:8080/many/$i.html" >"$WORK/many/s$i.txt"; done
 "$DCRAWL" seed --redis="$R" --depth=2 "$WORK"/many/s*.txt >"$WORK/many.out" 2>&1
 check "seed with 300 files (--opt=value): exit 0" [ $? -eq 0 ]
-check "all 300 files loaded" [ "$(cat "$WORK/many.out")" = "seeds: 300 accepted, 0 already seen, 0 rejected, 0 over scope.host_budget (300 URLs read)" ]
+check "all 300 files loaded, the seeds' range reported" [ "$(cat "$WORK/many.out")" = "seeds: 300 accepted, 0 already seen, 0 rejected, 0 over scope.host_budget (300 URLs read)
+seeds: non-public ranges allowed (scope.private_addresses=seeds): 127.0.0.0/8" ]
 
 # ---- dcrawl config ----
 noenv=(env $(compgen -e | grep '^DCRAWL_' | sed 's/^/-u /'))

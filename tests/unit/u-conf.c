@@ -141,7 +141,7 @@ static void test_documented_file(void)
 
     conf_init(&def);
     snap(&def, &a);
-    CHECK(a.n == 67, "table has %d keys, expected 67", a.n);
+    CHECK(a.n == 68, "table has %d keys, expected 68", a.n);
     for (i = 0; i < a.n; i++) {
         CHECK(!strcmp(a.value[i], a.def[i]),
               "%s: init value '%s' != "
@@ -205,7 +205,8 @@ static void test_default_fields(void)
     CHECK(!strcmp(c.scope_mode, "any") && !strcmp(c.scope_include, "") &&
               !strcmp(c.scope_exclude, "") &&
               strstr(c.scope_skip_suffixes, ".jpg ") &&
-              c.scope_max_repeated_segments == 3 && c.scope_host_budget == 0,
+              c.scope_max_repeated_segments == 3 && c.scope_host_budget == 0 &&
+              !strcmp(c.scope_private_addresses, "seeds"),
           "scope");
     CHECK(!strcmp(c.redis_prefix, "dc") && !strcmp(c.redis_url, ""), "redis");
     CHECK(c.dedup_cache_entries == 1048576, "cache_entries");
@@ -286,6 +287,10 @@ static const struct {
     {"crawl.user_agent=Mozilla/5.0", DC_ECONFIG, NULL, NULL, "dcrawl"},
     {"crawl.user_agent=dcrawl\r\nX: y", DC_ECONFIG, NULL, NULL, "control"},
     {"fetch.accept_encoding=", DC_OK, "fetch.accept_encoding", "", NULL},
+    {"scope.private_addresses=deny", DC_OK, "scope.private_addresses", "deny", NULL},
+    {"scope.private_addresses=allow", DC_OK, "scope.private_addresses", "allow", NULL},
+    {"scope.private_addresses=none", DC_ECONFIG, NULL, NULL, "deny, seeds, allow"},
+    {"scope.private_addresses=Seeds", DC_ECONFIG, NULL, NULL, "not one of"},
     {"crawl.nope=1", DC_ECONFIG, NULL, NULL, "unknown key crawl.nope"},
     {"depth=1", DC_ECONFIG, NULL, NULL, "unknown key depth"},
     {"crawl.depth", DC_ECONFIG, NULL, NULL, "section.key=value"},
