@@ -22,10 +22,11 @@ TOOLS=(
     unshare:util-linux flock:util-linux setsid:util-linux
     ps:procps pkill:procps getconf:libc-bin awk:mawk gzip:gzip zcat:gzip
     timeout:coreutils docker-compose:docker-compose node:nodejs npm:npm
+    chromium:chromium
 )
 # libraries (no command to look for): headers and pkg-config files
 LIBS=(libcurl4-openssl-dev libgumbo-dev libhiredis-dev libssl-dev zlib1g-dev
-      libdeflate-dev libpsl-dev)
+      libdeflate-dev libpsl-dev libmicrohttpd-dev)
 
 check_tools() {
     local t missing=0
