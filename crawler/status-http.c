@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -331,6 +332,8 @@ int status_http_serve(struct frontier *f, int fd, double interval,
     struct MHD_Daemon *d;
     char url[192];
 
+    /* a Redis gone mid-write is an error reply, not the end of the server */
+    signal(SIGPIPE, SIG_IGN);
     w.ring = xcalloc(SAMPLES_MAX, sizeof(*w.ring));
     pthread_mutex_init(&w.lock, NULL);
     refresh(&w); /* an answer exists before the first request */

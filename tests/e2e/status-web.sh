@@ -43,6 +43,33 @@ bad_http "--http IPv6 without brackets" --http ::1:8080
 bad_http "--http address not on this machine" --http 192.0.2.1:8080
 bad_http "--http with --json" --http 127.0.0.1:0 --json
 
+# ---- 1b. Redis gone: the server keeps serving, says so, stops cleanly ----
+redis_start gone || exit 1
+RG=$R GONE_PID=${REDIS_PIDS[-1]}
+timeout 60 "$DCRAWL" status --redis "$RG" --http 127.0.0.1:0 --interval 0.2 2>"$WORK/gone.err" &
+gsrv=$!
+gurl=
+for _ in $(seq 1 100); do
+    gurl=$(grep -o 'http://[^ ]*' "$WORK/gone.err" | head -1)
+    [ -n "$gurl" ] && break
+    sleep 0.1
+done
+kill "$GONE_PID"; wait "$GONE_PID" 2>/dev/null
+gerr=
+for _ in $(seq 1 50); do
+    gerr=$(curl -s -m 5 "${gurl}status.json" | python3 -c 'import json, sys
+print(json.load(sys.stdin)["redis_error"] or "")' 2>/dev/null)
+    [ -n "$gerr" ] && break
+    sleep 0.1
+done
+check "Redis gone: /status.json says why ($gerr)" [ -n "$gerr" ]
+check "Redis gone: the page is still served" \
+    [ "$(curl -s -m 5 -o /dev/null -w '%{http_code}' "$gurl")" = 200 ]
+kill -TERM $gsrv
+wait $gsrv
+check "Redis gone: exit 0 on SIGTERM" [ $? -eq 0 ]
+redis_start statusweb2 || exit 1
+
 # ---- 2. the crawl ----
 S=$(site 8 200) || exit 1
 cluster_serve "$S" || exit 1
