@@ -4,8 +4,9 @@
 #     this machine does not have, --http with --json): exit 2, one line.
 #  2. 3 `dcrawl node` daemons (ids sw-node-1..3) crawl an 8-host site
 #     served by nginx, slowed by politeness.delay=0.5 so the crawl lasts
-#     well past the checks; one extra seed on a closed loopback port fails
-#     at once (fetch.retries=0), so a host has URLs given up.
+#     well past the checks; one extra seed, a page of tests/e2e/fixture.py
+#     that always answers 500, is given up at once (fetch.retries=0), so
+#     a host has URLs given up.
 #  3. inside a network namespace of its own (status-web-probe.sh): the
 #     status server on 127.0.0.1, headless Chromium loads the page twice
 #     4 s apart, once with a budget of several refreshes, and takes a
@@ -20,7 +21,6 @@
 . "$(dirname "$0")/cluster-lib.sh"
 unset DCRAWL_REDIS_URL
 IDS=(sw-node-1 sw-node-2 sw-node-3)
-DEAD=127.0.0.1:1 # nothing listens on port 1 of loopback
 
 for t in chromium unshare ip curl; do
     command -v $t >/dev/null || { fail "tool $t missing (scripts/deps.sh)"; finish; }
@@ -73,7 +73,11 @@ redis_start statusweb2 || exit 1
 # ---- 2. the crawl ----
 S=$(site 8 200) || exit 1
 cluster_serve "$S" || exit 1
-{ cat "$S/roots.txt"; echo "http://$DEAD/"; } >"$WORK/seeds.txt"
+(close_fds; exec python3 "$SRC/tests/e2e/fixture.py" "$WORK/fixture.port") >"$WORK/fixture.log" 2>&1 &
+FIXTURE_PID=$!
+for _ in $(seq 1 100); do [ -s "$WORK/fixture.port" ] && break; sleep 0.1; done
+DEAD=127.0.0.1:$(cat "$WORK/fixture.port" 2>/dev/null) # the host of the failing page
+{ cat "$S/roots.txt"; echo "http://$DEAD/always500"; } >"$WORK/seeds.txt"
 "$DCRAWL" seed --redis "$R" --depth 3 "$WORK/seeds.txt" >"$WORK/seed.log" 2>&1
 check "seeds uploaded" [ $? -eq 0 ]
 NODE_SET=(--set politeness.delay=0.5 --set noise.enabled=false --set fetch.retries=0)
@@ -97,6 +101,7 @@ check "the crawl was still running after the probe" [ "${pending:-0}" -gt 0 ]
 nodes_stop
 check "SIGTERM: every node exits 0" [ "$NODES_STOP_RC" -eq 0 ]
 serve_stop
+kill "$FIXTURE_PID" 2>/dev/null; wait "$FIXTURE_PID" 2>/dev/null
 
 # pages_shown FILE: the page's page count (the pages-total element)
 pages_shown() { grep -o '<span id="pages-total">[0-9]*</span>' "$1" | grep -o '[0-9][0-9]*'; }
