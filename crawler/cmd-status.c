@@ -8,8 +8,12 @@
  * per second over the node's last 10 s, or over the time it has run when
  * that is shorter (node_rate_add in summary.c).
  *
- * Exit status: 0 shown (or watch ended by a signal), 1 Redis error
- * (unreachable, error reply), 2 usage error or credentials refused.
+ * --http serves the same as a page (status-http.c); the JSON object is
+ * shared (status_json_open).
+ *
+ * Exit status: 0 shown (or watch / --http ended by a signal), 1 Redis
+ * error (unreachable, error reply), 2 usage error, credentials refused or
+ * a --http address that cannot be listened on.
  */
 #include <errno.h>
 #include <math.h>
@@ -170,6 +174,17 @@ static void print_parts(FILE *o, const struct frontier_status *st)
     fprintf(o, "\n");
 }
 
+static void print_fail_hosts(FILE *o, const struct frontier_status *st)
+{
+    if (!st->nfail)
+        return;
+    fprintf(o, "error hosts (URLs given up):");
+    for (size_t i = 0; i < st->nfail; i++)
+        fprintf(o, "%s %s %lld", i ? "," : "", st->fail[i].host,
+                (long long)st->fail[i].failed);
+    fputc('\n', o);
+}
+
 static void print_table(FILE *o, const struct frontier_status *st,
                         const char *redis)
 {
@@ -212,6 +227,7 @@ static void print_table(FILE *o, const struct frontier_status *st,
                    "flight is undercounted\n",
                 (long long)st->leases_unread, FRONTIER_STATUS_LEASES_PER_PART);
     print_stalls(o, st);
+    print_fail_hosts(o, st);
 }
 
 /* ---- JSON ---- */
@@ -312,8 +328,19 @@ static void json_stalls(FILE *o, const struct frontier_status *st)
     fputs("}", o);
 }
 
-static void print_json(FILE *o, const struct frontier_status *st,
-                       const char *redis)
+static void json_fail_hosts(FILE *o, const struct frontier_status *st)
+{
+    fputs("\"error_hosts\":[", o);
+    for (size_t i = 0; i < st->nfail; i++) {
+        fputs(i ? ",{\"host\":" : "{\"host\":", o);
+        json_str(o, st->fail[i].host);
+        fprintf(o, ",\"failed\":%lld}", (long long)st->fail[i].failed);
+    }
+    fputc(']', o);
+}
+
+void status_json_open(FILE *o, const struct frontier_status *st,
+                      const char *redis)
 {
     fprintf(o, "{\"time_ms\":%lld,\"redis\":", (long long)st->now_ms);
     json_str(o, redis);
@@ -350,7 +377,14 @@ static void print_json(FILE *o, const struct frontier_status *st,
               {"leases_unknown_node", st->leases_other});
     fputc(',', o);
     json_stalls(o, st);
-    fprintf(o, ",\"roundtrips\":%llu}\n", (unsigned long long)st->roundtrips);
+    fputc(',', o);
+    json_fail_hosts(o, st);
+    fprintf(o, ",\"roundtrips\":%llu", (unsigned long long)st->roundtrips);
+}
+
+void status_json_str(FILE *o, const char *s)
+{
+    json_str(o, s);
 }
 
 /* ---- options ---- */
@@ -360,6 +394,8 @@ struct status_opts {
     int json;
     int watch;
     double interval;
+    const char *http;     /* --http ADDR:PORT, or NULL */
+    double http_interval; /* --interval: seconds between Redis reads */
 };
 
 static int parse_args(struct status_opts *o, struct cli_conf *cc, int argc,
@@ -374,12 +410,20 @@ static int parse_args(struct status_opts *o, struct cli_conf *cc, int argc,
          "show it again every SECONDS (default 2) until\n"
          "SIGINT/SIGTERM; --json --watch prints JSON lines",
          WATCH_MIN_S, WATCH_MAX_S, WATCH_DEFAULT_S, NULL},
+        OPT_STRING_ROW(0, "http", &o->http, "ADDR:PORT",
+                       "serve a status page (and /status.json) on ADDR:PORT\n"
+                       "until SIGINT/SIGTERM; no authentication: bind to\n"
+                       "loopback (127.0.0.1:PORT) unless behind a proxy"),
+        {OPT_DOUBLE, "interval", 0, &o->http_interval, "SECONDS",
+         "with --http: read Redis every SECONDS (default 2)",
+         WATCH_MIN_S, WATCH_MAX_S, NULL, NULL},
         OPT_CONF_ROWS(cc),
         OPT_END_ROW,
     };
     const struct opt_cmd cmd = {
         "status",
-        "usage: dcrawl status --redis URL [--json] [--watch [SECONDS]] [options]\n",
+        "usage: dcrawl status --redis URL [--json] [--watch [SECONDS]] [options]\n"
+        "       dcrawl status --redis URL --http ADDR:PORT [--interval SECONDS]\n",
         "Reads the crawl's Redis (nothing is written) and shows the nodes (live,\n"
         "or dead while their figures remain: id, host, state, partitions owned,\n"
         "transfers in flight, pages, pages/s, age of the last heartbeat), the\n"
@@ -387,12 +431,23 @@ static int parse_args(struct status_opts *o, struct cli_conf *cc, int argc,
         "the hosts with queued URLs (ready / waiting on politeness / at their\n"
         "connection limit) and the URLs queued, in flight, done, failed and\n"
         "skipped, and a stalls line: hosts waiting on politeness vs nodes with no\n"
-        "work. Exit status 0, 1 on a Redis error, 2 on bad usage or when Redis\n"
-        "refuses the credentials (redis.user, redis.password_file).\n",
+        "work, and the hosts with the most URLs given up. With --http it serves\n"
+        "the same as a page that refreshes itself (with a pages/s chart of the\n"
+        "last 10 minutes) at http://ADDR:PORT/ and as JSON at /status.json,\n"
+        "reading Redis every --interval seconds, whatever the requests. Exit\n"
+        "status 0, 1 on a Redis error, 2 on bad usage, when Redis refuses the\n"
+        "credentials (redis.user, redis.password_file) or a --http address that\n"
+        "cannot be listened on.\n",
         opts};
     int rc = opt_parse(&cmd, argc, argv);
 
     o->watch = o->interval > 0;
+    if (rc == OPT_RUN && o->http && (o->watch || o->json))
+        return opt_usage_error(&cmd, "--http goes without --json and --watch");
+    if (rc == OPT_RUN && !o->http && o->http_interval > 0)
+        return opt_usage_error(&cmd, "--interval goes with --http");
+    if (o->http_interval <= 0)
+        o->http_interval = 2;
     return rc;
 }
 
@@ -410,9 +465,10 @@ static int frame(struct frontier *f, const struct status_opts *o,
     }
     if (clear)
         fputs("\033[H\033[J", stdout);
-    if (o->json)
-        print_json(stdout, st, redis);
-    else
+    if (o->json) {
+        status_json_open(stdout, st, redis);
+        fputs("}\n", stdout);
+    } else
         print_table(stdout, st, redis);
     if (o->watch && !o->json && !clear)
         fputc('\n', stdout);
@@ -429,7 +485,7 @@ int cmd_status(int argc, char **argv)
     struct frontier *f = NULL;
     char err[512];
     char shown[1024];
-    int rc, clear;
+    int rc, clear, listen_fd = -1;
 
     rc = parse_args(&o, &cc, argc, argv);
     if (rc != OPT_RUN)
@@ -445,13 +501,27 @@ int cmd_status(int argc, char **argv)
         conf_release(&c);
         return 2;
     }
+    if (o.http && status_http_listen(o.http, &listen_fd, err, sizeof(err))) {
+        fprintf(stderr, "dcrawl status: %s\n", err);
+        conf_release(&c);
+        return 2;
+    }
     rc = frontier_status_open(&f, o.redis, &c, err, sizeof(err));
     if (rc) {
         fprintf(stderr, "dcrawl status: %s\n", err);
+        if (listen_fd >= 0)
+            close(listen_fd);
         conf_release(&c);
         return rc == DC_EINVAL || rc == DC_EAUTH || rc == DC_ECONFIG ? 2 : 1;
     }
     frontier_url_redact(o.redis, shown, sizeof(shown));
+    if (o.http) {
+        install_signals();
+        rc = status_http_serve(f, listen_fd, o.http_interval, shown, &stop_flag);
+        frontier_close(&f);
+        conf_release(&c);
+        return rc;
+    }
     clear = o.watch && !o.json && isatty(STDOUT_FILENO);
     if (o.watch)
         install_signals();

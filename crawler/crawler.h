@@ -20,6 +20,7 @@
 #ifndef DC_CRAWLER_H
 #define DC_CRAWLER_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -170,6 +171,25 @@ int embedded_redis_start(struct embedded_redis *er, const char *dir,
  * not yet asked) and waits until it is gone. Both take an unstarted one. */
 void embedded_redis_signal(struct embedded_redis *er);
 void embedded_redis_stop(struct embedded_redis *er);
+
+/* -------------------------------------------------------------- status */
+
+struct frontier_status;
+/* The object `dcrawl status --json` prints, without its closing brace, so
+ * a caller may add fields (cmd-status.c); status_json_str writes a JSON
+ * string (NULL: null). */
+void status_json_open(FILE *o, const struct frontier_status *st,
+                      const char *redis);
+void status_json_str(FILE *o, const char *s);
+/* Parse "ADDR:PORT" ("[v6]:PORT" for IPv6; a name is resolved), bind and
+ * listen: *fd is the socket. 0, or -1 with a message in err
+ * (status-http.c). */
+int status_http_listen(const char *addr, int *fd, char *err, size_t errlen);
+/* Serve the status page on listen socket fd (taken: closed on return),
+ * reading f every interval seconds, until *stop is set. 0, or 1 when the
+ * server could not start (reported on stderr). */
+int status_http_serve(struct frontier *f, int fd, double interval,
+                      const char *redis, volatile sig_atomic_t *stop);
 
 /* ---------------------------------------------------------------- node */
 

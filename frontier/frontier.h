@@ -43,6 +43,8 @@
  *   <prefix>:{p}:pend            HASH  d -> URLs queued or in flight at d
  *   <prefix>:{p}:stat            HASH  counters: admitted, seen, done:<d>,
  *                                      failed:<d>, skipped:<d>, budget
+ *   <prefix>:{p}:fail            ZSET  host -> URLs given up (FRONTIER_FAILED),
+ *                                      at most 1000 hosts (complete.lua)
  *   <prefix>:{p}:budget          HASH  host -> URLs queued over the crawl
  *                                      (only when scope.host_budget > 0)
  *   <prefix>:{p}:own             STRING id of the node owning the partition,
@@ -234,7 +236,9 @@ int frontier_stats(struct frontier *f, struct frontier_stats *st);
  *     (== BUSY); URLs in flight (lease entries "<node>\t<d>\t...", at most
  *     FRONTIER_STATUS_LEASES_PER_PART read per partition, the rest counted
  *     in leases_unread), queued (pend[d] - in flight), done / failed /
- *     skipped (stat).
+ *     skipped (stat);
+ *   - the hosts with the most URLs given up: the top
+ *     FRONTIER_STATUS_FAIL_HOSTS of every partition's fail ZSET, merged.
  * Depths are 0 .. FRONTIER_STATUS_DEPTHS-1 (crawl.depth is at most
  * DC_DEPTH_MAX, dc-limits.h).
  * Pipelined in batches of FRONTIER_STATUS_BATCH calls: a handful of round
@@ -244,6 +248,7 @@ int frontier_stats(struct frontier *f, struct frontier_stats *st);
 #define FRONTIER_STATUS_BATCH 8192
 #define FRONTIER_STATUS_LEASES_PER_PART 1024
 #define FRONTIER_STATUS_MAX_NODES 4096
+#define FRONTIER_STATUS_FAIL_HOSTS 10
 
 struct frontier_status_node {
     char *id;
@@ -264,6 +269,11 @@ struct frontier_status_depth {
     int64_t queued, inflight, done, failed, skipped;
 };
 
+struct frontier_status_fail {
+    char *host;
+    int64_t failed;           /* URLs of the host given up */
+};
+
 struct frontier_status {
     int64_t now_ms;
     int crawl;                /* <prefix>:meta exists (a crawl was set up) */
@@ -282,6 +292,8 @@ struct frontier_status {
     int64_t admitted, seen, budget;
     int64_t leases_unread;    /* leases past the per-partition read cap */
     int64_t leases_other;     /* lease entries that name no listed node */
+    size_t nfail;             /* fail[0 .. nfail), most URLs given up first */
+    struct frontier_status_fail fail[FRONTIER_STATUS_FAIL_HOSTS];
     uint64_t roundtrips;      /* pipelines this call sent */
 };
 

@@ -291,6 +291,7 @@ static void complete_call(struct frontier *f, struct frontier_call *c, int p,
     frontier__strv_pushf(&c->keys, "%s:{%d}:pend", f->prefix, p);
     frontier__strv_pushf(&c->keys, "%s:{%d}:stat", f->prefix, p);
     frontier__strv_pushf(&c->keys, "%s:{%d}:h:%d", f->prefix, p, depth);
+    frontier__strv_pushf(&c->keys, "%s:{%d}:fail", f->prefix, p);
     frontier__strv_pushf(&c->args, "%lld", (long long)now);
     frontier__strv_pushf(&c->args, "%d", f->conns);
 }

@@ -8,8 +8,10 @@
  *      heartbeat deadline first, at most FRONTIER_STATUS_MAX_NODES),
  *      EXISTS and BITCOUNT of <prefix>:used;
  *   2. each node's <prefix>:node:<id> hash, and per partition: GET own,
- *      HGETALL pend, HGETALL stat, ZCARD lease and the first
- *      FRONTIER_STATUS_LEASES_PER_PART lease entries;
+ *      HGETALL pend, HGETALL stat, ZCARD lease, the first
+ *      FRONTIER_STATUS_LEASES_PER_PART lease entries and the top
+ *      FRONTIER_STATUS_FAIL_HOSTS of the fail ZSET (a host lives in one
+ *      partition, so the top of the merged lists is the global top);
  *   3. for each (partition, depth) with pending work: three ZCOUNTs of
  *      h:<d> (ready, waiting on politeness, at the connection limit).
  * Nothing is written: the figures may be a few ms apart from each other
@@ -317,7 +319,7 @@ static int pass_global(struct frontier *f, struct frontier_status *st)
 
 /* ---- pass 2: node figures and partitions ---- */
 
-#define PART_CALLS 5 /* own, pend, stat, lease count, lease entries */
+#define PART_CALLS 6 /* own, pend, stat, lease count, lease entries, fail */
 
 static void part_calls(struct frontier *f, struct batch *b, int p)
 {
@@ -334,6 +336,37 @@ static void part_calls(struct frontier *f, struct batch *b, int p)
     frontier__strv_pushf(&c->args, "%s:{%d}:lease", f->prefix, p);
     frontier__strv_pushs(&c->args, "0");
     frontier__strv_pushf(&c->args, "%d", FRONTIER_STATUS_LEASES_PER_PART - 1);
+    c = batch_cmd(b, "ZREVRANGE");
+    frontier__strv_pushf(&c->args, "%s:{%d}:fail", f->prefix, p);
+    frontier__strv_pushs(&c->args, "0");
+    frontier__strv_pushf(&c->args, "%d", FRONTIER_STATUS_FAIL_HOSTS - 1);
+    frontier__strv_pushs(&c->args, "WITHSCORES");
+}
+
+/* Merge a partition's top failing hosts (ZREVRANGE WITHSCORES: host,
+ * count pairs) into st->fail, kept sorted by count, most first. */
+static void fail_read(struct frontier_status *st, const redisReply *z)
+{
+    if (!z || z->type != REDIS_REPLY_ARRAY)
+        return;
+    for (size_t i = 0; i + 1 < z->elements; i += 2) {
+        const redisReply *m = z->element[i];
+        int64_t n = (int64_t)rdouble(z->element[i + 1], 0);
+        size_t k = st->nfail;
+        if (m->type != REDIS_REPLY_STRING || n <= 0)
+            continue;
+        if (k == FRONTIER_STATUS_FAIL_HOSTS) {
+            if (st->fail[k - 1].failed >= n)
+                continue;
+            free(st->fail[--k].host);
+        } else {
+            st->nfail++;
+        }
+        for (; k > 0 && st->fail[k - 1].failed < n; k--)
+            st->fail[k] = st->fail[k - 1];
+        st->fail[k].host = xstrndup(m->str, m->len);
+        st->fail[k].failed = n;
+    }
 }
 
 static void owner_count(struct frontier_status *st, const redisReply *own,
@@ -470,6 +503,7 @@ static int pass_parts(struct frontier *f, struct frontier_status *st,
         owner_count(st, r[0], pending);
         stat_read(st, r[2]);
         leases_read(st, r[3], r[4]);
+        fail_read(st, r[5]);
         for (int d = 0; d < FRONTIER_STATUS_DEPTHS; d++)
             st->depths[d].queued += pd[d];
     }
@@ -597,6 +631,8 @@ void frontier_status_free(struct frontier_status **stp)
         free(st->nodes[i].state);
     }
     free(st->nodes);
+    for (size_t i = 0; i < st->nfail; i++)
+        free(st->fail[i].host);
     free(st);
     *stp = NULL;
 }

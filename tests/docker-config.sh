@@ -3,20 +3,26 @@
 # Docker engine runs here, so images are never built; this checks what can
 # be checked without one):
 #  - docker-compose (Debian's 1.29) accepts docker/docker-compose.yml;
-#  - the services redis, node, seed and demo-site exist; node has no
-#    container_name and no service publishes host ports (node must scale);
-#    seed is one-shot (restart "no"); redis, node and seed get the secret
-#    redis_password, node and seed read it via DCRAWL_REDIS_PASSWORD_FILE,
-#    no Redis URL holds a password;
+#  - the services redis, node, seed, demo-site, prometheus and grafana
+#    exist; node has no container_name (node must scale); only prometheus
+#    and grafana publish host ports, on 127.0.0.1 only; seed is one-shot
+#    (restart "no"); redis, node and seed get the secret redis_password,
+#    node and seed read it via DCRAWL_REDIS_PASSWORD_FILE, no Redis URL
+#    holds a password;
 #  - conf/redis.conf binds loopback only with protected-mode on, and
 #    docker/redis-start.sh adds requirepass and protected-mode yes;
+#  - monitoring agrees: node serves metrics on :9464
+#    (DCRAWL_OUTPUT_METRICS_LISTEN), docker/prometheus.yml discovers the
+#    service "node" on port 9464, every file the prometheus and grafana
+#    services mount exists (the dashboard itself: tests/dashboard-check.py);
 #  - every COPY source in docker/Dockerfile (not --from) exists in SRC, and
 #    conf/redis.conf loads the module from where the redis stage puts it;
 #  - every apt package the Dockerfile installs exists in this machine's
 #    apt lists (Debian 12), when apt lists are present (else it says so
 #    and counts that check as skipped, not passed).
-# The compose checks run first on a broken copy of the config (a
-# container_name added to node) to show they catch it.
+# The compose checks run first on broken copies of the config (a
+# container_name added to node, grafana published on every address) to
+# show they catch them.
 set -uo pipefail
 SRC=$1
 DF=$SRC/docker/Dockerfile
@@ -36,15 +42,23 @@ service_block() { # service_block CONFIG NAME
 # compose_checks CONFIG: prints problems, returns non-zero if any
 compose_checks() {
     local cfg=$1 s rc=0
-    for s in redis node seed demo-site; do
+    for s in redis node seed demo-site prometheus grafana; do
         service_block "$cfg" "$s" | grep -q . || { echo "no service $s"; rc=1; }
     done
     if service_block "$cfg" node | grep -q '^    container_name:'; then
         echo "node has a container_name (cannot scale)"; rc=1
     fi
-    if grep -q '^    ports:' "$cfg"; then
-        echo "a service publishes host ports"; rc=1
-    fi
+    for s in redis node seed demo-site; do
+        if service_block "$cfg" "$s" | grep -q '^    ports:'; then
+            echo "$s publishes host ports"; rc=1
+        fi
+    done
+    for s in prometheus grafana; do
+        if service_block "$cfg" "$s" | awk '/^    ports:/ { on = 1; next } /^    [^ -]/ { on = 0 }
+                on && !/^    - "?127\.0\.0\.1:/ { bad = 1 } END { exit !bad }'; then
+            echo "$s publishes a port on more than 127.0.0.1"; rc=1
+        fi
+    done
     service_block "$cfg" seed | grep -q "^    restart: \"\{0,1\}'\{0,1\}no" ||
         { echo "seed is not restart: \"no\""; rc=1; }
     for s in redis node seed; do
@@ -86,11 +100,40 @@ if compose_checks "$WORK/broken2.yml" >/dev/null; then
 else
     ok "compose checks reject a password in a Redis URL"
 fi
+# ... and grafana published on every address
+sed 's/^    - 127\.0\.0\.1:3000:3000/    - 3000:3000/' "$WORK/config.yml" >"$WORK/broken3.yml"
+if cmp -s "$WORK/config.yml" "$WORK/broken3.yml" || compose_checks "$WORK/broken3.yml" >/dev/null; then
+    bad "compose checks reject grafana published beyond 127.0.0.1"
+else
+    ok "compose checks reject grafana published beyond 127.0.0.1"
+fi
+what="services redis, node, seed, demo-site, prometheus, grafana; node scalable; ports on 127.0.0.1 only; seed one-shot"
 if out=$(compose_checks "$WORK/config.yml"); then
-    ok "services redis, node, seed, demo-site; node scalable; seed one-shot"
+    ok "$what"
 else
     echo "$out"
-    bad "services redis, node, seed, demo-site; node scalable; seed one-shot"
+    bad "$what"
+fi
+
+# monitoring: the port the nodes serve metrics on is the one Prometheus
+# discovers, and what prometheus and grafana mount exists
+mport=$(service_block "$WORK/config.yml" node | awk '$1 == "DCRAWL_OUTPUT_METRICS_LISTEN:" { n = split($2, a, ":"); gsub(/"/, "", a[n]); print a[n] }')
+pyml=$SRC/docker/prometheus.yml
+if [ -n "$mport" ] && grep -q "names: \[node\]" "$pyml" && grep -q "type: A" "$pyml" &&
+    grep -q "port: $mport\$" "$pyml"; then
+    ok "prometheus.yml discovers the node service on its metrics port $mport"
+else
+    bad "prometheus.yml discovers the node service on its metrics port (node: '${mport}')"
+fi
+missing=0
+for f in prometheus.yml grafana/provisioning/datasources grafana/provisioning/dashboards \
+    grafana/dashboards/dcrawl.json; do
+    [ -e "$SRC/docker/$f" ] || { echo "missing docker/$f"; missing=1; }
+done
+if [ $missing = 0 ] && service_block "$WORK/config.yml" grafana | grep -q "docker/grafana/provisioning:/etc/grafana/provisioning"; then
+    ok "the files prometheus and grafana mount exist"
+else
+    bad "the files prometheus and grafana mount exist"
 fi
 
 # COPY sources exist (paths relative to the build context, the repo root)

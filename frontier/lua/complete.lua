@@ -1,16 +1,19 @@
 -- complete.lua: complete leases with their outcomes (frontier_complete).
 -- KEYS: lease, act, next, pend, stat, h:<d> whose ready time to return,
--- then per lease: queue, h:<d>, h:<d+1>. ARGV: now, host_connections, then
+-- fail, then per lease: queue, h:<d>, h:<d+1>. ARGV: now, host_connections, then
 -- per lease: entry, outcome, delay, depth, host, url, retry. A retry (outcome
 -- 3) goes to the end of its host queue; its own back-off (retry ms) holds
 -- the host only when nothing else of it is queued. Returns the next ready ms
--- of KEYS[6], or -1.
+-- of KEYS[6], or -1. A URL given up (outcome 1) counts for its host in the
+-- fail ZSET (host -> URLs given up), kept to FAIL_MAX hosts: past that the
+-- host with the fewest is dropped (a status display shows the top ones).
 --#include common
 --#include ready
 local now, conns = tonumber(ARGV[1]), tonumber(ARGV[2])
 local names = { 'done:', 'failed:', 'skipped:' }
-for i = 0, (#KEYS - 6) / 3 - 1 do
-  local k, a = 7 + 3 * i, 3 + 7 * i
+local FAIL_MAX = 1000
+for i = 0, (#KEYS - 7) / 3 - 1 do
+  local k, a = 8 + 3 * i, 3 + 7 * i
   local q, h, h1 = KEYS[k], KEYS[k + 1], KEYS[k + 2]
   local outcome, d = tonumber(ARGV[a + 1]), ARGV[a + 3]
   local host, url = ARGV[a + 4], ARGV[a + 5]
@@ -32,6 +35,12 @@ for i = 0, (#KEYS - 6) / 3 - 1 do
       redis.call('HDEL', KEYS[4], d)
     end
     redis.call('HINCRBY', KEYS[5], names[outcome + 1] .. d, 1)
+    if outcome == 1 then
+      redis.call('ZINCRBY', KEYS[7], 1, host)
+      if redis.call('ZCARD', KEYS[7]) > FAIL_MAX then
+        redis.call('ZREMRANGEBYRANK', KEYS[7], 0, 0)
+      end
+    end
   end
   local cur = num(redis.call('HGET', KEYS[3], host))
   local gap = math.max(tonumber(ARGV[a + 2]), 0)

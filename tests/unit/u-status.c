@@ -32,7 +32,7 @@ static unsigned long long batches(unsigned long long calls)
 }
 
 /* The most round trips frontier_status may take for st's crawl: one per
- * batch of each pass (frontier/status.c), pass 2 with at most 5 calls per
+ * batch of each pass (frontier/status.c), pass 2 with at most 6 calls per
  * partition plus one per node, pass 3 with 3 per (partition, depth). It
  * depends on the partitions and depths, never on how many URLs are queued
  * (for 16 partitions: 3). */
@@ -40,7 +40,7 @@ static unsigned long long rt_bound(const struct frontier_status *st)
 {
     unsigned long long p = (unsigned long long)st->partitions;
 
-    return 1 + batches(FRONTIER_STATUS_MAX_NODES + 5 * p) +
+    return 1 + batches(FRONTIER_STATUS_MAX_NODES + 6 * p) +
            batches(3 * p * (unsigned long long)st->ndepths);
 }
 
@@ -284,7 +284,11 @@ static void test_queues(void)
                   st->total.hosts == 2,
               "totals: done %lld queued %lld hosts %lld",
               (long long)st->total.done, (long long)st->total.queued,
-              (long long)st->total.hosts);
+              (long long)st->total.hosts);        /* the failed URL counts for its host; the done one does not */
+        CHECK(st->nfail == 1 && !strcmp(st->fail[0].host, "h2") &&
+                  st->fail[0].failed == 1,
+              "error hosts: %zu, first %s", st->nfail,
+              st->nfail ? st->fail[0].host : "-");
     }
     frontier_status_free(&st);
     /* after the gap h1 is ready again; after n1's deadline it is dead */
@@ -323,12 +327,12 @@ static void test_batches(void)
                   st->parts_unowned_pending > 0,
               "queued %lld hosts %lld", (long long)st->depths[0].queued,
               (long long)st->depths[0].hosts);
-        /* pass 2 alone (5 calls per partition) is split into batches */
-        CHECK(st->roundtrips >= 1 + batches(5ULL * parts) &&
+        /* pass 2 alone (6 calls per partition) is split into batches */
+        CHECK(st->roundtrips >= 1 + batches(6ULL * parts) &&
                   st->roundtrips <= rt_bound(st),
               "round trips %llu, from %llu to %llu",
               (unsigned long long)st->roundtrips,
-              1 + batches(5ULL * parts), rt_bound(st));
+              1 + batches(6ULL * parts), rt_bound(st));
         rt_small = st->roundtrips;
     }
     frontier_status_free(&st);
@@ -346,6 +350,66 @@ static void test_batches(void)
               (unsigned long long)st->roundtrips, rt_small);
     }
     frontier_status_free(&st);
+    frontier_close(&s);
+    frontier_close(&f);
+}
+
+/* The hosts with the most URLs given up: every partition's fail ZSET
+ * (written raw) merged, the top FRONTIER_STATUS_FAIL_HOSTS kept, most
+ * first. Then complete.lua's bound: a partition's ZSET keeps 1000 hosts,
+ * dropping the one with the fewest. */
+static void test_fail_hosts(void)
+{
+    static const struct { const char *host; int failed; } rows[] = {
+        {"a.test", 3}, {"b.test", 40}, {"c.test", 7}, {"d.test", 1},
+        {"e.test", 12}, {"f.test", 25}, {"g.test", 2}, {"h.test", 90},
+        {"i.test", 5}, {"j.test", 60}, {"k.test", 8}, {"l.test", 31},
+        {"m.test", 4}, {"n.test", 17},
+    };
+    /* the top 10 of rows, most first */
+    static const char *const top[] = {"h.test", "j.test", "b.test", "l.test",
+                                      "f.test", "n.test", "e.test", "k.test",
+                                      "c.test", "i.test"};
+    struct frontier *f = open_f("x", 8, 1);
+    struct frontier *s = open_status("x");
+    struct frontier_status *st;
+    struct frontier_lease *l = NULL;
+    size_t n = 0;
+    int64_t next;
+    int out = FRONTIER_FAILED, p;
+
+    if (!f || !s)
+        return;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+        rawcmd("ZADD x:{%d}:fail %d %s", part_of(f, rows[i].host),
+               rows[i].failed, rows[i].host);
+    st = status(s, NOW);
+    if (st) {
+        CHECK(st->nfail == FRONTIER_STATUS_FAIL_HOSTS, "error hosts: %zu",
+              st->nfail);
+        for (size_t i = 0; i < st->nfail && i < 10; i++)
+            CHECK(!strcmp(st->fail[i].host, top[i]), "error host %zu: %s, "
+                  "expected %s", i, st->fail[i].host, top[i]);
+    }
+    frontier_status_free(&st);
+    /* 1000 hosts with 5 each in z.test's partition: its first failure is
+     * the fewest, dropped at once; the ZSET stays at 1000 */
+    p = part_of(f, "z.test");
+    rawcmd("DEL x:{%d}:fail", p);
+    for (int i = 0; i < 1000; i++)
+        rawcmd("ZADD x:{%d}:fail 5 host%d.test", p, i);
+    admit1(f, "http://z.test/", 0);
+    CHECK(frontier_pop(f, 0, NOW, 10, &l, &n, &next) == DC_OK && n == 1,
+          "pop z.test: %zu", n);
+    if (n == 1)
+        CHECK(frontier_complete(f, l, &out, NULL, 1, NOW) == DC_OK,
+              "complete z.test failed");
+    frontier_leases_free(l, n);
+    redisReply *r = redisCommand(raw, "ZCARD x:{%d}:fail", p);
+    CHECK(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1000,
+          "fail ZSET bounded: %lld", r ? r->integer : -1);
+    if (r)
+        freeReplyObject(r);
     frontier_close(&s);
     frontier_close(&f);
 }
@@ -398,6 +462,7 @@ int main(void)
     test_empty();
     test_queues();
     test_batches();
+    test_fail_hosts();
     test_errors();
     redisFree(raw);
     return t_done("u-status");
