@@ -25,6 +25,18 @@
  * coding (chunked) is. The body is capped at max_bytes: a longer body is
  * cut there and flagged `truncated`.
  *
+ * Header limits: a response header block over FETCH_MAX_HEAD_BYTES (a
+ * server sending 10,000 Set-Cookie lines) is aborted by on_header and
+ * recorded as "response header block over 256 KiB"; a single header line
+ * over libcurl's own CURL_MAX_HTTP_HEADER (100 KiB, e.g. a 1 MiB Location)
+ * makes libcurl fail with CURLE_OUT_OF_MEMORY, recorded as "response header
+ * line too long". Over HTTP/2, nghttp2 and libcurl bound the header block
+ * themselves (a HEADERS frame followed by endless CONTINUATION frames ends
+ * in nghttp2's error). A SETTINGS flood ends in a send error, but libcurl
+ * 7.88 reads the frames inside one curl_multi_perform for as long as they
+ * keep coming, so the node's other transfers wait meanwhile (not bounded
+ * here; tests/e2e/hostile2.sh measures it).
+ *
  * Thread rules: everything but fetcher_wakeup runs on the node's thread.
  */
 #include <stdlib.h>
@@ -34,6 +46,9 @@
 
 #include "conf.h"
 #include "node-internal.h"
+
+/* The most bytes of one response's header block kept; more aborts it. */
+#define FETCH_MAX_HEAD_BYTES ((size_t)256 * 1024)
 
 _Static_assert(sizeof(((struct fetch_result *)0)->error) >= CURL_ERROR_SIZE,
                "fetch_result.error holds libcurl's error buffer");
@@ -102,8 +117,10 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
         r->body_len = 0;
         r->truncated = 0;
     }
-    if (r->resp_len + len > 256 * 1024)
+    if (r->resp_len + len > FETCH_MAX_HEAD_BYTES) {
+        r->head_too_big = 1;
         return 0; /* absurd header block: abort */
+    }
     buf_add(&r->resp_head, &r->resp_len, &r->resp_cap, p, len);
     return len;
 }
@@ -244,6 +261,14 @@ static void finish(struct fetcher *f, CURL *h, CURLcode code)
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL); /* r may outlive h's use */
     if (code == CURLE_WRITE_ERROR && r->truncated)
         code = CURLE_OK; /* our own cap: keep what we have */
+    if (code == CURLE_WRITE_ERROR && r->head_too_big)
+        snprintf(r->error, sizeof(r->error),
+                 "response header block over %zu KiB", FETCH_MAX_HEAD_BYTES / 1024);
+    else if (code == CURLE_OUT_OF_MEMORY && status > 0)
+        /* libcurl may have left another connection's error in the buffer
+         * (a dead HTTP/2 connection checked on this transfer's behalf) */
+        snprintf(r->error, sizeof(r->error), "response header line too long "
+                 "(over libcurl's %d KiB)", CURL_MAX_HTTP_HEADER / 1024);
     if (code != CURLE_OK) {
         if (!r->error[0])
             snprintf(r->error, sizeof(r->error), "%s",
