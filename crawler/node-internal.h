@@ -40,6 +40,9 @@ struct fetch_result {
     size_t max_bytes;
     int truncated;
     int head_too_big;   /* header block over FETCH_MAX_HEAD_BYTES: aborted */
+    int flooded;        /* one perform call past FETCH_MAX_PERFORM_MS: aborted */
+    uint64_t perform_call; /* on_progress: the perform call last seen in */
+    int64_t perform_ms;    /* and when it first saw it there */
     int curl_code;
     char error[256];    /* "" when none */
     int64_t started_ms;

@@ -15,11 +15,11 @@
 #   "robots.txt unreachable: SSL connection timeout".
 # Peak RSS of that crawl (peak_rss.py) against a control crawl of the
 # normal pages only. Then the HTTP/2 SETTINGS flood in a crawl of its own:
-# it ends, the page is recorded with an error. Known gap: under libcurl
-# 7.88 the flood holds the node's fetch loop for as long as the frames
-# keep coming (libcurl reads them in one call), so other transfers of the
-# node stall meanwhile, and its memory grows; the test bounds the crawl's
-# time, not that.
+# libcurl 7.88 reads the frames inside one call for as long as they keep
+# coming; the fetcher ends that transfer after 1 s ("frame flood"). Known
+# gap: libcurl may go on reading the dead connection afterwards until the
+# server stops, holding the node's other transfers, and memory grows; the
+# test bounds the crawl's time, not that.
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3   # Debian's, with python3-hpack (scripts/deps.sh)
 /usr/bin/python3 -c 'import hpack' 2>/dev/null || { fail "python3-hpack is installed (scripts/deps.sh)"; finish; }
@@ -112,10 +112,13 @@ echo "peak RSS: control $ctl KiB, hostile crawl $main KiB"
 check "peak RSS of the hostile crawl within 64 MiB of the control crawl" \
     [ "${ctl:-0}" -gt 0 -a "${main:-0}" -gt 0 -a $((main - ctl)) -lt $((64 * 1024)) ]
 
-crawl flood "https://127.0.0.1:$h2settings/page"
+crawl flood "https://127.0.0.1:$h2settings/page" "$plain/ok"
 check "HTTP/2 SETTINGS flood: the crawl ends (< 40 s)" [ "$ms" -lt 40000 -a $rc -le 1 ]
-check "HTTP/2 SETTINGS flood: the page recorded with an error" \
-    [ "$(q flood "$(pg h2settings /page)['status'] == 0 and bool($(pg h2settings /page)['error'])")" = True ]
+# which of the two ends it first depends on the timing: the fetcher's 1 s
+# cap ("frame flood") or the client's SETTINGS ACKs filling the socket
+# the server never reads ("Failed sending data to the peer")
+check "HTTP/2 SETTINGS flood: the page recorded with a clear error" \
+    [ "$(q flood "$(pg h2settings /page)['status'] == 0 and ('frame flood' in $(pg h2settings /page)['error'] or 'Failed sending' in $(pg h2settings /page)['error'])")" = True ]
 # Known gap, measured and not asserted: the flood's peak RSS (about
 # 170 MiB over the control crawl in the ASan build).
 echo "peak RSS: SETTINGS flood crawl $(rss flood) KiB (control $ctl KiB)"
