@@ -131,8 +131,8 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
  * libcurl 7.88 reads HTTP/2 frames that carry no body (a SETTINGS flood)
  * inside one call for as long as they keep coming, which would hold the
  * node's other transfers (and its time limits) meanwhile. */
-#define FETCH_MAX_PERFORM_MS 1000
-static uint64_t perform_calls; /* node thread: curl_multi_perform calls so far */
+#define FETCH_MAX_PERFORM_MS 2000
+static _Thread_local uint64_t perform_calls; /* this thread's so far */
 
 /* Progress callback (libcurl calls it inside its read loops too): ends the
  * transfer that keeps one perform call busy for FETCH_MAX_PERFORM_MS from

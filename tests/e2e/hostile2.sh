@@ -16,7 +16,7 @@
 # Peak RSS of that crawl (peak_rss.py) against a control crawl of the
 # normal pages only. Then the HTTP/2 SETTINGS flood in a crawl of its own:
 # libcurl 7.88 reads the frames inside one call for as long as they keep
-# coming; the fetcher ends that transfer after 1 s ("frame flood"). Known
+# coming; the fetcher ends that transfer after 2 s ("frame flood"). Known
 # gap: libcurl may go on reading the dead connection afterwards until the
 # server stops, holding the node's other transfers, and memory grows; the
 # test bounds the crawl's time, not that.
@@ -115,7 +115,7 @@ check "peak RSS of the hostile crawl within 64 MiB of the control crawl, under 2
 crawl flood "https://127.0.0.1:$h2settings/page" "$plain/ok"
 check "HTTP/2 SETTINGS flood: the crawl ends (< 40 s)" [ "$ms" -lt 40000 -a $rc -le 1 ]
 # which of the two ends it first depends on the timing: the fetcher's 1 s
-# cap ("frame flood") or the client's SETTINGS ACKs filling the socket
+# cap of 2 s ("frame flood") or the client's SETTINGS ACKs filling the socket
 # the server never reads ("Failed sending data to the peer")
 check "HTTP/2 SETTINGS flood: the page recorded with a clear error" \
     [ "$(q flood "$(pg h2settings /page)['status'] == 0 and ('frame flood' in $(pg h2settings /page)['error'] or 'Failed sending' in $(pg h2settings /page)['error'])")" = True ]
