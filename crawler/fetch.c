@@ -37,10 +37,25 @@
  * the like from the environment), as the check would see the proxy's
  * address, not the page's.
  *
+ *
+ * Header limits: a response header block over FETCH_MAX_HEAD_BYTES (a
+ * server sending 10,000 Set-Cookie lines) is aborted by on_header and
+ * recorded as "response header block over 256 KiB"; a single header line
+ * over libcurl's own CURL_MAX_HTTP_HEADER (100 KiB, e.g. a 1 MiB Location)
+ * makes libcurl fail with CURLE_OUT_OF_MEMORY, recorded as "response header
+ * line too long". Over HTTP/2, nghttp2 and libcurl bound the header block
+ * themselves (a HEADERS frame followed by endless CONTINUATION frames ends
+ * in nghttp2's error). libcurl 7.88 reads frames that carry no body (a
+ * SETTINGS flood) inside one curl_multi_perform for as long as they keep
+ * coming: on_progress ends such a transfer after FETCH_MAX_PERFORM_MS with a
+ * clear error. (libcurl may still go on reading the dead connection in
+ * later calls until the server stops: not bounded here.)
+ *
  * Thread rules: everything but fetcher_wakeup runs on the node's thread.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -49,6 +64,9 @@
 
 #include "conf.h"
 #include "node-internal.h"
+
+/* The most bytes of one response's header block kept; more aborts it. */
+#define FETCH_MAX_HEAD_BYTES ((size_t)256 * 1024)
 
 _Static_assert(sizeof(((struct fetch_result *)0)->error) >= CURL_ERROR_SIZE,
                "fetch_result.error holds libcurl's error buffer");
@@ -123,10 +141,40 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
         r->body_len = 0;
         r->truncated = 0;
     }
-    if (r->resp_len + len > 256 * 1024)
+    if (r->resp_len + len > FETCH_MAX_HEAD_BYTES) {
+        r->head_too_big = 1;
         return 0; /* absurd header block: abort */
+    }
     buf_add(&r->resp_head, &r->resp_len, &r->resp_cap, p, len);
     return len;
+}
+
+/* The longest one curl_multi_perform may keep reading for one transfer.
+ * libcurl 7.88 reads HTTP/2 frames that carry no body (a SETTINGS flood)
+ * inside one call for as long as they keep coming, which would hold the
+ * node's other transfers (and its time limits) meanwhile. */
+#define FETCH_MAX_PERFORM_MS 2000
+static _Thread_local uint64_t perform_calls; /* this thread's so far */
+
+/* Progress callback (libcurl calls it inside its read loops too): ends the
+ * transfer that keeps one perform call busy for FETCH_MAX_PERFORM_MS from
+ * its own first callback in that call (a transfer that merely waited
+ * behind it is not blamed). */
+static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut,
+                       curl_off_t un)
+{
+    struct fetch_result *r = ud;
+    int64_t now = dc_now_ms();
+    (void)dt; (void)dn; (void)ut; (void)un;
+    if (r->perform_call != perform_calls) {
+        r->perform_call = perform_calls;
+        r->perform_ms = now;
+        return 0;
+    }
+    if (now - r->perform_ms <= FETCH_MAX_PERFORM_MS)
+        return 0;
+    r->flooded = 1;
+    return 1;
 }
 
 static int on_debug(CURL *h, curl_infotype type, char *data, size_t size,
@@ -230,6 +278,8 @@ static CURL *easy_get(struct fetcher *f)
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, on_debug);
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(h, CURLOPT_VERBOSE, 1L); /* feeds on_debug only */
     curl_easy_setopt(h, CURLOPT_PIPEWAIT, 1L);
     curl_easy_setopt(h, CURLOPT_DNS_CACHE_TIMEOUT, 300L);
@@ -260,6 +310,7 @@ static int add(struct fetcher *f, const char *url, size_t max_bytes,
     curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, r);
     curl_easy_setopt(h, CURLOPT_DEBUGDATA, r);
+    curl_easy_setopt(h, CURLOPT_XFERINFODATA, r);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, r->error);
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION,
                      follow && f->c->fetch_max_redirects > 0 ? 1L : 0L);
@@ -313,6 +364,17 @@ static void finish(struct fetcher *f, CURL *h, CURLcode code)
         r->private_refused = 1;
         snprintf(r->error, sizeof(r->error), "%s", r->refused);
     }
+    if (code == CURLE_WRITE_ERROR && r->head_too_big)
+        snprintf(r->error, sizeof(r->error),
+                 "response header block over %zu KiB", FETCH_MAX_HEAD_BYTES / 1024);
+    else if (code != CURLE_OK && r->flooded)
+        snprintf(r->error, sizeof(r->error), "server kept the reader busy "
+                 "over %d ms without a break (frame flood)", FETCH_MAX_PERFORM_MS);
+    else if (code == CURLE_OUT_OF_MEMORY && status > 0)
+        /* libcurl may have left another connection's error in the buffer
+         * (a dead HTTP/2 connection checked on this transfer's behalf) */
+        snprintf(r->error, sizeof(r->error), "response header line too long "
+                 "(over libcurl's %d KiB)", CURL_MAX_HTTP_HEADER / 1024);
     if (code != CURLE_OK) {
         if (!r->error[0])
             snprintf(r->error, sizeof(r->error), "%s",
@@ -341,6 +403,7 @@ int fetcher_run(struct fetcher *f, int timeout_ms)
     CURLMsg *m;
     if (timeout_ms > 0)
         curl_multi_poll(f->multi, NULL, 0, timeout_ms, NULL);
+    perform_calls++;
     if (curl_multi_perform(f->multi, &running) != CURLM_OK)
         return DC_ECURL;
     while ((m = curl_multi_info_read(f->multi, &left)))

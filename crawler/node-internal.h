@@ -39,6 +39,10 @@ struct fetch_result {
     size_t body_len, body_cap;
     size_t max_bytes;
     int truncated;
+    int head_too_big;   /* header block over FETCH_MAX_HEAD_BYTES: aborted */
+    int flooded;        /* one perform call past FETCH_MAX_PERFORM_MS: aborted */
+    uint64_t perform_call; /* on_progress: the perform call last seen in */
+    int64_t perform_ms;    /* and when it first saw it there */
     int curl_code;
     char error[256];    /* "" when none */
     int64_t started_ms;
@@ -270,7 +274,7 @@ struct robots_entry {
         char *url;
         int level;            /* index nesting level */
     } *sm_queue;
-    size_t sm_n, sm_cap, sm_fetched;
+    size_t sm_n, sm_cap, sm_fetched; /* [0, sm_fetched) taken; all kept */
     uint64_t sm_urls;         /* URLs taken from this host's sitemaps */
 };
 
@@ -334,7 +338,8 @@ int robots_entry_revive(struct robots_entry *e, int depth);
 int64_t robots_entry_delay_ms(const struct robots_entry *e,
                               const struct conf *c);
 /* Queue a sitemap URL (copied) at nesting level `level`; refused (0)
- * past ROBOTS_SITEMAP_FETCHES or ROBOTS_SITEMAP_NESTING. 1 if queued. */
+ * past ROBOTS_SITEMAP_FETCHES or ROBOTS_SITEMAP_NESTING, or when the URL
+ * was queued before (each sitemap fetched once). 1 if queued. */
 int robots_entry_sitemap_push(struct robots_entry *e, const char *url,
                               int level);
 /* Take the next queued sitemap (caller frees the string), or NULL. */

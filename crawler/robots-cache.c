@@ -323,12 +323,19 @@ int64_t robots_entry_delay_ms(const struct robots_entry *e,
     return (int64_t)(d * 1000);
 }
 
+/* sm_queue keeps every sitemap URL the entry ever queued: the first
+ * sm_fetched were taken, the rest wait. Keeping the taken ones is the
+ * visited set: a sitemap index that lists itself, or two that list each
+ * other, costs one fetch per URL (at most ROBOTS_SITEMAP_FETCHES in all). */
 int robots_entry_sitemap_push(struct robots_entry *e, const char *url,
                               int level)
 {
-    if (level > ROBOTS_SITEMAP_NESTING ||
-        e->sm_fetched + e->sm_n >= ROBOTS_SITEMAP_FETCHES)
+    size_t i;
+    if (level > ROBOTS_SITEMAP_NESTING || e->sm_n >= ROBOTS_SITEMAP_FETCHES)
         return 0;
+    for (i = 0; i < e->sm_n; i++)
+        if (!strcmp(e->sm_queue[i].url, url))
+            return 0; /* queued or fetched already */
     xgrow((void **)&e->sm_queue, &e->sm_cap, e->sm_n + 1,
           sizeof(*e->sm_queue));
     e->sm_queue[e->sm_n].url = xstrdup(url);
@@ -338,15 +345,10 @@ int robots_entry_sitemap_push(struct robots_entry *e, const char *url,
 
 char *robots_entry_sitemap_take(struct robots_entry *e, int *level)
 {
-    char *u;
-    if (!e->sm_n)
+    if (e->sm_fetched >= e->sm_n)
         return NULL;
-    u = e->sm_queue[0].url;
-    *level = e->sm_queue[0].level;
-    memmove(e->sm_queue, e->sm_queue + 1, (e->sm_n - 1) * sizeof(*e->sm_queue));
-    e->sm_n--;
-    e->sm_fetched++;
-    return u;
+    *level = e->sm_queue[e->sm_fetched].level;
+    return xstrdup(e->sm_queue[e->sm_fetched++].url);
 }
 
 static void entry_release(struct robots_entry *e)

@@ -24,9 +24,10 @@ TOOLS=(
     timeout:coreutils docker-compose:docker-compose node:nodejs npm:npm
     promtool:prometheus script:bsdutils chromium:chromium
 )
-# libraries (no command to look for): headers and pkg-config files
+# libraries (no command to look for): headers and pkg-config files, and
+# python3-hpack (HTTP/2 header blocks for tests/e2e/hostile2_server.py)
 LIBS=(libcurl4-openssl-dev libgumbo-dev libhiredis-dev libssl-dev zlib1g-dev
-      libdeflate-dev libpsl-dev libmicrohttpd-dev)
+      libdeflate-dev libpsl-dev libmicrohttpd-dev python3-hpack)
 
 check_tools() {
     local t missing=0
