@@ -22,10 +22,13 @@ TOOLS=(
     unshare:util-linux flock:util-linux setsid:util-linux
     ps:procps pkill:procps getconf:libc-bin awk:mawk gzip:gzip zcat:gzip
     timeout:coreutils docker-compose:docker-compose node:nodejs npm:npm
+    clang:clang
 )
 # libraries (no command to look for): headers and pkg-config files
 LIBS=(libcurl4-openssl-dev libgumbo-dev libhiredis-dev libssl-dev zlib1g-dev
-      libdeflate-dev libpsl-dev)
+      libdeflate-dev libpsl-dev
+      # libFuzzer (libclang_rt.fuzzer-x86_64.a) for tests/fuzz/, clang 14's
+      libclang-rt-14-dev)
 
 check_tools() {
     local t missing=0
