@@ -248,7 +248,8 @@ static int line_scan(struct merger *m, struct scan *sc, const char *line,
     if (locate) {
         pend_add(sc, &e, url, merge__opt_s(&o, "warc_record_id"), links,
                  nlinks);
-        links = NULL;
+        links = NULL; /* the pending entry owns them now */
+        nlinks = 0;
     } else {
         rc = emit_u(m, &e, url, links, nlinks);
         if (rc)
