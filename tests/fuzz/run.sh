@@ -15,7 +15,8 @@
 #
 # Environment: DCRAWL_FUZZ_BUILD build directory (default: build-fuzz at the
 # top of the source tree), configured and built here when needed;
-# DCRAWL_FUZZ_ARGS extra libFuzzer flags. Fuzzers run under nice -n 19 (the
+# DCRAWL_FUZZ_ARGS extra libFuzzer flags; DCRAWL_FUZZ_KEEP=1 starts from the
+# corpus the last run grew instead of the seeds alone. Fuzzers run under nice -n 19 (the
 # machine may be shared). Work files (the corpus grown during the run, logs,
 # crash inputs) go to $DCRAWL_FUZZ_BUILD/work/<harness>/.
 set -euo pipefail
@@ -53,7 +54,8 @@ for n in "${names[@]}"; do
     bin=$build/tests/fuzz/fuzz-$n
     [ -x "$bin" ] || { echo "fuzz-$n: no such harness" >&2; fail=1; continue; }
     work=$build/work/$n
-    rm -rf "$work/corpus" "$work/crash"
+    rm -rf "$work/crash"
+    [ -n "${DCRAWL_FUZZ_KEEP:-}" ] || rm -rf "$work/corpus"
     mkdir -p "$work/corpus" "$work/crash"
     # 1. the crash inputs of the past, each once
     if [ -d "$here/regress/$n" ] && [ -n "$(ls -A "$here/regress/$n")" ]; then
