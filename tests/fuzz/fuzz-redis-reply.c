@@ -21,11 +21,15 @@
  * 2 reclaim, level and stats, 3 status, 4 robots, noise, meta and digest
  * reads, 5 cluster join, tick, orphans and leave, 6 seen_usage.
  *
+ * With DCRAWL_FUZZ_REDIS=PATH the harness connects to a real server at the
+ * unix socket PATH instead: record-redis.py records seeds that way.
+ *
  * hiredis allocates an array reply's element table from its announced
  * count before the elements arrive; streams announcing more than 100000
  * elements are skipped (a trusted Redis sends none, and it is hiredis's
  * allocation, not the frontier's code).
  */
+#include <dlfcn.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -56,11 +60,18 @@ static int with_handshake;
 redisContext *redisConnectUnixWithTimeout(const char *path,
                                           const struct timeval tv)
 {
+    const char *real = getenv("DCRAWL_FUZZ_REDIS");
     redisContext *c;
     int sv[2];
 
+    if (real && *real) { /* recording seeds (record-redis.py): for real */
+        redisContext *(*next)(const char *, const struct timeval) =
+            (redisContext * (*)(const char *, const struct timeval))
+                dlsym(RTLD_NEXT, "redisConnectUnixWithTimeout");
+        FUZZ_CHECK(next != NULL);
+        return next(real, tv);
+    }
     (void)path;
-    (void)tv;
     FUZZ_CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
     close(sv[1]);
     c = redisConnectFd(sv[0]);
