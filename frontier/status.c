@@ -582,7 +582,8 @@ static void totals(struct frontier_status *st)
     }
     for (size_t i = 0; i < st->nnodes; i++)
         st->nlive += st->nodes[i].live != 0;
-    qsort(st->nodes, st->nnodes, sizeof(*st->nodes), node_cmp_show);
+    if (st->nnodes > 1) /* nodes is NULL when the reply had none */
+        qsort(st->nodes, st->nnodes, sizeof(*st->nodes), node_cmp_show);
 }
 
 int frontier_status(struct frontier *f, int64_t now_ms,

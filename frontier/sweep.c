@@ -105,6 +105,8 @@ static void sum_pend(const redisReply *r, int maxd, int64_t *pending,
                      int64_t *total)
 {
     for (size_t i = 0; i + 1 < r->elements; i += 2) {
+        if (r->element[i]->type != REDIS_REPLY_STRING)
+            continue; /* a field is a string; anything else is no depth */
         int d = atoi(r->element[i]->str);
         int64_t v = frontier__reply_int(r->element[i + 1], 0);
         if (d >= 0 && d < maxd)
@@ -194,6 +196,8 @@ static void sum_stat(const redisReply *r, struct frontier_stats *st)
     for (size_t i = 0; i + 1 < r->elements; i += 2) {
         const char *k = r->element[i]->str;
         int64_t v = frontier__reply_int(r->element[i + 1], 0);
+        if (r->element[i]->type != REDIS_REPLY_STRING)
+            continue;
         if (strcmp(k, "admitted") == 0)
             st->admitted += v;
         else if (strcmp(k, "seen") == 0)

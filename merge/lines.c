@@ -5,7 +5,8 @@
  * before skipped, newest fetch first) and one record per outlink in the
  * sorter L (key: target URL + source URL), for the scores of pass 2. The
  * line's records are located by its byte range (warc_offset, warc_length),
- * checked to start with a gzip member; a line without a usable range (older
+ * checked to start and end at gzip member boundaries (a member starts at
+ * both ends, or the file ends); a line without a usable range (older
  * output) waits in a pending list and is located after the file is read by
  * inflating its WARC file and matching warc_record_id. Bad lines are
  * reported through merge__warn and skipped; only I/O errors are fatal.
@@ -160,9 +161,15 @@ static int line_range(struct merger *m, struct scan *sc,
         e->flags |= F_TORN;
         return 0;
     }
-    if (!magic_at(m, e->warc, e->src_off))
+    /* a range must hold whole members: a gzip member starts where it
+     * starts and where it ends (or the file ends there) */
+    if (!magic_at(m, e->warc, e->src_off) ||
+        (e->src_len < size - e->src_off &&
+         !magic_at(m, e->warc, e->src_off + e->src_len)))
         return 1;
-    if (e->resp_len > e->src_len)
+    if (e->resp_len > e->src_len ||
+        (e->resp_len > 0 && e->resp_len < e->src_len &&
+         !magic_at(m, e->warc, e->src_off + e->resp_len)))
         e->resp_len = -1;
     e->flags |= F_REC;
     return 0;
@@ -248,7 +255,8 @@ static int line_scan(struct merger *m, struct scan *sc, const char *line,
     if (locate) {
         pend_add(sc, &e, url, merge__opt_s(&o, "warc_record_id"), links,
                  nlinks);
-        links = NULL;
+        links = NULL; /* the pending entry owns them now */
+        nlinks = 0;
     } else {
         rc = emit_u(m, &e, url, links, nlinks);
         if (rc)

@@ -22,12 +22,14 @@ TOOLS=(
     unshare:util-linux flock:util-linux setsid:util-linux ip:iproute2
     ps:procps pkill:procps getconf:libc-bin awk:mawk gzip:gzip zcat:gzip
     timeout:coreutils docker-compose:docker-compose node:nodejs npm:npm
-    promtool:prometheus script:bsdutils chromium:chromium
+    promtool:prometheus script:bsdutils chromium:chromium clang:clang
 )
 # libraries (no command to look for): headers and pkg-config files, and
 # python3-hpack (HTTP/2 header blocks for tests/e2e/hostile2_server.py)
 LIBS=(libcurl4-openssl-dev libgumbo-dev libhiredis-dev libssl-dev zlib1g-dev
-      libdeflate-dev libpsl-dev libmicrohttpd-dev python3-hpack)
+      libdeflate-dev libpsl-dev libmicrohttpd-dev python3-hpack
+      # libFuzzer (libclang_rt.fuzzer-x86_64.a) for tests/fuzz/, clang 14's
+      libclang-rt-14-dev)
 
 check_tools() {
     local t missing=0

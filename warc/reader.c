@@ -373,8 +373,9 @@ static int head_field(struct warc_reader *r, struct warc_record *rec,
         char *e;
         unsigned long long x = strtoull(v, &e, 10);
         if (!*v || *e || v[0] == '-' || v[0] == '+' || x > WARC_RECORD_MAX) {
-            free(v);
-            return x > WARC_RECORD_MAX && !*e ? DC_ETOOBIG : DC_EPARSE;
+            int rc = x > WARC_RECORD_MAX && !*e ? DC_ETOOBIG : DC_EPARSE;
+            free(v); /* e points into v */
+            return rc;
         }
         *clen = x;
         *has_cl = 1;

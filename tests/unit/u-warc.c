@@ -717,6 +717,15 @@ static void test_truncate(const char *dir, const char *tmp)
     CHECK(k == nrec - 1 && end != DC_OK && end != DC_ENOTFOUND, "junk %d %d", k,
           end);
     free(d);
+    /* a Content-Length past the record cap: too big; with junk after the
+     * digits: malformed (the reader once read the junk after freeing it) */
+    snprintf(dst, sizeof(dst), "%s/cl.warc", tmp);
+    spit(dst, "WARC/1.0\r\nContent-Length: 99999999999\r\n\r\n", 41);
+    k = read_count(dst, &end, NULL);
+    CHECK(k == 0 && end == DC_ETOOBIG, "huge length %d %d", k, end);
+    spit(dst, "WARC/1.0\r\nContent-Length: 99999999999x\r\n\r\n", 42);
+    k = read_count(dst, &end, NULL);
+    CHECK(k == 0 && end == DC_EPARSE, "huge length + junk %d %d", k, end);
 }
 
 static uint64_t rnd_state = 88172645463325252ull;
