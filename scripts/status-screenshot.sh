@@ -16,6 +16,7 @@ if [ -z "$BUILD" ]; then
         [ -x "$b/dcrawl" ] && { BUILD=$b; break; }
     done
 fi
+[ -n "$BUILD" ] && BUILD=$(realpath "$BUILD")
 [ -n "$BUILD" ] && [ -x "$BUILD/dcrawl" ] ||
     { echo "status-screenshot: no dcrawl binary (build first, or give BUILD_DIR)" >&2; exit 2; }
 WORK=$(realpath -m "$BUILD/status-screenshot")
