@@ -215,7 +215,7 @@ int cmd_crawl(int argc, char **argv)
         free(a.urls.v);
         return rc;
     }
-    if (metrics_addr_check(c.output_metrics_listen, err, sizeof(err))) {
+    if (http_addr_check("--metrics", c.output_metrics_listen, err, sizeof(err))) {
         fprintf(stderr, "dcrawl crawl: %s\n", err);
         rc = 2;
         goto out;

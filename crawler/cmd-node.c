@@ -66,7 +66,7 @@ int cmd_node(int argc, char **argv)
     free(cc.sets.v);
     if (rc)
         return rc;
-    if (metrics_addr_check(c.output_metrics_listen, err, sizeof(err))) {
+    if (http_addr_check("--metrics", c.output_metrics_listen, err, sizeof(err))) {
         fprintf(stderr, "dcrawl node: %s\n", err);
         frontier_close(&f);
         conf_release(&c);

@@ -52,21 +52,6 @@ static void install_signals(void)
 }
 
 /* Sleep up to seconds, waking early on a signal. */
-static void watch_sleep(double seconds)
-{
-    int64_t end = dc_mono_us() + (int64_t)(seconds * 1e6);
-
-    while (!stop_flag) {
-        int64_t left = end - dc_mono_us();
-        if (left <= 0)
-            break;
-        if (left > 100000)
-            left = 100000;
-        struct timespec ts = { 0, (long)left * 1000 };
-        nanosleep(&ts, NULL);
-    }
-}
-
 /* ---- table ---- */
 
 /* "0.4s", "12s", "7m", "3h", "2d"; "-" for an unknown age. */
@@ -501,7 +486,7 @@ int cmd_status(int argc, char **argv)
         conf_release(&c);
         return 2;
     }
-    if (o.http && status_http_listen(o.http, &listen_fd, err, sizeof(err))) {
+    if (o.http && http_listen("--http", o.http, &listen_fd, err, sizeof(err))) {
         fprintf(stderr, "dcrawl status: %s\n", err);
         conf_release(&c);
         return 2;
@@ -528,7 +513,7 @@ int cmd_status(int argc, char **argv)
     do {
         rc = frame(f, &o, shown, clear);
         if (!rc && o.watch)
-            watch_sleep(o.interval);
+            status_nap(o.interval, &stop_flag);
     } while (!rc && o.watch && !stop_flag);
     frontier_close(&f);
     conf_release(&c);

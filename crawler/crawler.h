@@ -182,9 +182,16 @@ void status_json_open(FILE *o, const struct frontier_status *st,
                       const char *redis);
 void status_json_str(FILE *o, const char *s);
 /* Parse "ADDR:PORT" ("[v6]:PORT" for IPv6; a name is resolved), bind and
- * listen: *fd is the socket. 0, or -1 with a message in err
- * (status-http.c). */
-int status_http_listen(const char *addr, int *fd, char *err, size_t errlen);
+ * listen: *fd is the socket. 0, or -1 with a one-line message in err that
+ * starts with what (the option it came from) (status-http.c; the metrics
+ * server and `status --http` share it). http_addr_check only parses ("":
+ * nothing to check). */
+int http_listen(const char *what, const char *addr, int *fd, char *err,
+                size_t errlen);
+int http_addr_check(const char *what, const char *addr, char *err,
+                    size_t errlen);
+/* Sleep up to seconds (100 ms steps), waking early when *stop is set. */
+void status_nap(double seconds, volatile sig_atomic_t *stop);
 /* Serve the status page on listen socket fd (taken: closed on return),
  * reading f every interval seconds, until *stop is set. 0, or 1 when the
  * server could not start (reported on stderr). */
@@ -301,11 +308,6 @@ struct node_stats {
     uint64_t robots_ok, robots_missing, robots_failed;
     uint64_t warc_bytes;
 };
-
-/* DC_OK when spec is "" or a numeric "ADDR:PORT" / "[V6]:PORT" the
- * metrics server can listen on (output.metrics_listen), else DC_EINVAL
- * with a one-line message (nothing is bound). */
-int metrics_addr_check(const char *spec, char *err, size_t errlen);
 
 /* Run the node loop on f until idle (with exit_when_idle) or until
  * node_request_stop(). Returns DC_OK or the error that stopped it. */

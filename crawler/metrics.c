@@ -14,14 +14,10 @@
  * metrics_names (docker/grafana/metric-names.txt must name the same, a
  * test compares them with a live scrape).
  */
-#include <arpa/inet.h>
-#include <errno.h>
-#include <netdb.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
@@ -273,77 +269,14 @@ send:
     return ret;
 }
 
-/* The address of "ADDR:PORT" ("[v6]:PORT" for IPv6; numeric addresses
- * only) in *ai (freeaddrinfo), or DC_EINVAL with a message. */
-static int parse_addr(const char *spec, struct addrinfo **ai, char *err,
-                      size_t errlen)
-{
-    char host[128];
-    const char *colon = strrchr(spec, ':'), *h = spec;
-    struct addrinfo hints = {0};
-    size_t hl = colon ? (size_t)(colon - spec) : 0;
-    int rc;
-    if (hl >= 2 && spec[0] == '[' && spec[hl - 1] == ']')
-        h = spec + 1, hl -= 2;
-    if (!colon || !colon[1] || hl == 0 || hl >= sizeof(host)) {
-        snprintf(err, errlen, "metrics address \"%s\": not ADDR:PORT", spec);
-        return DC_EINVAL;
-    }
-    memcpy(host, h, hl);
-    host[hl] = '\0';
-    hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
-    hints.ai_socktype = SOCK_STREAM;
-    rc = getaddrinfo(host, colon + 1, &hints, ai);
-    if (rc) {
-        snprintf(err, errlen, "metrics address \"%s\": %s", spec,
-                 rc == EAI_NONAME ? "not a numeric address and port"
-                                  : gai_strerror(rc));
-        return DC_EINVAL;
-    }
-    return DC_OK;
-}
-
-int metrics_addr_check(const char *spec, char *err, size_t errlen)
-{
-    struct addrinfo *ai = NULL;
-    if (!spec || !*spec)
-        return DC_OK;
-    if (parse_addr(spec, &ai, err, errlen))
-        return DC_EINVAL;
-    freeaddrinfo(ai);
-    return DC_OK;
-}
-
-/* A listening TCP socket on spec, or -1 with a message. */
-static int listen_on(const char *spec, char *err, size_t errlen)
-{
-    struct addrinfo *ai = NULL;
-    int fd, one = 1;
-    if (parse_addr(spec, &ai, err, errlen))
-        return -1;
-    fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd >= 0)
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 ||
-        listen(fd, 64) != 0) {
-        snprintf(err, errlen, "metrics address \"%s\": %s", spec,
-                 strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        fd = -1;
-    }
-    freeaddrinfo(ai);
-    return fd;
-}
-
 int metrics_server_start(struct metrics_server **out, const char *spec,
                          metrics_render_fn render, void *ud, char *err,
                          size_t errlen)
 {
     struct metrics_server *s;
-    int fd = listen_on(spec, err, errlen);
+    int fd;
     *out = NULL;
-    if (fd < 0)
+    if (http_listen("--metrics", spec, &fd, err, errlen))
         return DC_EINVAL;
     s = xcalloc(1, sizeof(*s));
     s->render = render;

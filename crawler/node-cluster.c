@@ -28,7 +28,7 @@ static const char *node_state(struct node *n, int stopping)
 {
     if (stopping)
         return "draining";
-    if (fetcher_active(n->fetch) > 0 || workers_pending(n->workers) > 0)
+    if (fetcher_active(n->fetch) > 0 || workers_pending(n->workers, NULL) > 0)
         return "fetching";
     if (polite_waiting(n->polite) > 0 || n->parked > 0 ||
         n->next_ready != INT64_MAX) /* owned hosts wait out their gap */

@@ -155,10 +155,10 @@ struct workers *workers_new(int n, const struct conf *c, workers_wake_fn wake,
 void workers_submit(struct workers *w, struct work_job *j);
 /* All finished jobs, as a list (caller owns them), or NULL. */
 struct work_job *workers_take_done(struct workers *w);
-size_t workers_pending(struct workers *w);
-/* Body bytes of the jobs submitted and not yet taken back (the memory the
- * backlog holds; the node bounds it, NODE_BACKLOG_BYTES). */
-size_t workers_pending_bytes(struct workers *w);
+/* Jobs submitted and not yet taken back; *bytes (when not NULL) their
+ * bodies' bytes, the memory the backlog holds (the node bounds it,
+ * NODE_BACKLOG_BYTES). */
+size_t workers_pending(struct workers *w, size_t *bytes);
 void workers_free(struct workers **w);
 
 /* --------------------------------------------------------- politeness */
@@ -470,7 +470,7 @@ struct node_snapshot {
     struct node_stats st;       /* warc_bytes filled in from the writers */
     int64_t ms;                 /* dc_now_ms() of the copy */
     int level;                  /* depth served, -1 before the first */
-    size_t in_flight, parked, backlog, parts_owned;
+    size_t in_flight, parts_owned;
     struct polite_counts polite;
     uint64_t roundtrips, reconnects;
 };

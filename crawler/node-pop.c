@@ -36,10 +36,9 @@ static size_t pop_room(struct node *n)
     size_t cap = (size_t)n->c->fetch_concurrency;
     size_t busy = fetcher_active(n->fetch) + n->parked;
     size_t held = busy + polite_waiting(n->polite);
-    size_t room;
-    if (busy >= cap || held >= 2 * cap ||
-        workers_pending(n->workers) >= cap ||
-        workers_pending_bytes(n->workers) >= NODE_BACKLOG_BYTES)
+    size_t room, bytes, backlog = workers_pending(n->workers, &bytes);
+    if (busy >= cap || held >= 2 * cap || backlog >= cap ||
+        bytes >= NODE_BACKLOG_BYTES)
         return 0;
     room = cap - busy < 2 * cap - held ? cap - busy : 2 * cap - held;
     return room > POP_BATCH ? POP_BATCH : room;

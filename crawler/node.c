@@ -111,7 +111,7 @@ int node__ranges_refresh(struct node *n, int c)
 
 int node__local_idle(const struct node *n)
 {
-    return fetcher_active(n->fetch) == 0 && workers_pending(n->workers) == 0 &&
+    return fetcher_active(n->fetch) == 0 && workers_pending(n->workers, NULL) == 0 &&
            n->parked == 0 && polite_waiting(n->polite) == 0 && n->nended == 0;
 }
 
@@ -427,8 +427,6 @@ static void publish(struct node *n, int64_t now)
     s->ms = now;
     s->level = n->level;
     s->in_flight = n->fetch ? fetcher_active(n->fetch) : 0;
-    s->parked = n->parked;
-    s->backlog = n->workers ? workers_pending(n->workers) : 0;
     s->parts_owned = v.owned;
     if (n->polite)
         polite_counts(n->polite, &s->polite);

@@ -102,33 +102,60 @@ static int port_ok(const char *p)
     return *p >= '0' && *p <= '9' && !*end && v >= 0 && v <= 65535;
 }
 
-int status_http_listen(const char *addr, int *fd, char *err, size_t errlen)
+/* The address of "ADDR:PORT" in *ai (freeaddrinfo), or -1 with a message
+ * naming what (the option or setting it came from). */
+static int resolve(const char *what, const char *addr, struct addrinfo **ai,
+                   char *err, size_t errlen)
 {
-    struct addrinfo hints, *ai = NULL;
+    struct addrinfo hints;
     char host[256];
     const char *port;
-    int s, one = 1, rc;
+    int rc;
 
-    *fd = -1;
     if (split_addr(addr, host, sizeof(host), &port) || !port_ok(port)) {
-        snprintf(err, errlen, "--http %s: expected ADDR:PORT, e.g. "
-                              "127.0.0.1:8080 or [::1]:8080", addr);
+        snprintf(err, errlen, "%s %s: expected ADDR:PORT, e.g. "
+                              "127.0.0.1:8080 or [::1]:8080", what, addr);
         return -1;
     }
     memset(&hints, 0, sizeof(hints));
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_NUMERICSERV | AI_PASSIVE;
-    rc = getaddrinfo(host, port, &hints, &ai);
+    rc = getaddrinfo(host, port, &hints, ai);
     if (rc) {
-        snprintf(err, errlen, "--http %s: %s", addr, gai_strerror(rc));
+        snprintf(err, errlen, "%s %s: %s", what, addr, gai_strerror(rc));
         return -1;
     }
+    return 0;
+}
+
+int http_addr_check(const char *what, const char *addr, char *err,
+                    size_t errlen)
+{
+    struct addrinfo *ai = NULL;
+
+    if (!addr || !*addr)
+        return 0;
+    if (resolve(what, addr, &ai, err, errlen))
+        return -1;
+    freeaddrinfo(ai);
+    return 0;
+}
+
+int http_listen(const char *what, const char *addr, int *fd, char *err,
+                size_t errlen)
+{
+    struct addrinfo *ai = NULL;
+    int s, one = 1;
+
+    *fd = -1;
+    if (resolve(what, addr, &ai, err, errlen))
+        return -1;
     s = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, 0);
     if (s < 0 ||
         setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
         bind(s, ai->ai_addr, ai->ai_addrlen) || listen(s, LISTEN_BACKLOG)) {
-        snprintf(err, errlen, "--http %s: cannot listen: %s", addr,
+        snprintf(err, errlen, "%s %s: cannot listen: %s", what, addr,
                  strerror(errno));
         if (s >= 0)
             close(s);
@@ -309,8 +336,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c,
 
 /* ---- the loop ---- */
 
-/* Sleep up to seconds, waking early when *stop is set. */
-static void nap(double seconds, volatile sig_atomic_t *stop)
+void status_nap(double seconds, volatile sig_atomic_t *stop)
 {
     int64_t end = dc_mono_us() + (int64_t)(seconds * 1e6);
 
@@ -350,7 +376,7 @@ int status_http_serve(struct frontier *f, int fd, double interval,
         fprintf(stderr, "dcrawl status: serving %s (Redis %s, read every "
                         "%g s)\n", url, redis, interval);
         while (!*stop) {
-            nap(interval, stop);
+            status_nap(interval, stop);
             if (!*stop)
                 refresh(&w);
         }

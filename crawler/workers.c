@@ -457,20 +457,13 @@ struct work_job *workers_take_done(struct workers *w)
     return rev;
 }
 
-size_t workers_pending(struct workers *w)
+size_t workers_pending(struct workers *w, size_t *bytes)
 {
     size_t n;
     pthread_mutex_lock(&w->mu);
     n = w->pending;
-    pthread_mutex_unlock(&w->mu);
-    return n;
-}
-
-size_t workers_pending_bytes(struct workers *w)
-{
-    size_t n;
-    pthread_mutex_lock(&w->mu);
-    n = w->pending_bytes;
+    if (bytes)
+        *bytes = w->pending_bytes;
     pthread_mutex_unlock(&w->mu);
     return n;
 }

@@ -59,17 +59,6 @@ static int copy_part(char *dst, size_t cap, const char *s, size_t len)
     return DC_OK;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Percent-decode s[0..len) into dst (cap bytes with the NUL); a bad
  * escape, %00 or a result too long is DC_EINVAL. */
 static int decode(char *dst, size_t cap, const char *s, size_t len)
@@ -79,8 +68,8 @@ static int decode(char *dst, size_t cap, const char *s, size_t len)
     for (size_t i = 0; i < len; i++) {
         int c = (unsigned char)s[i];
         if (c == '%') {
-            int hi = i + 2 < len ? hexval(s[i + 1]) : -1;
-            int lo = hi >= 0 ? hexval(s[i + 2]) : -1;
+            int hi = i + 2 < len ? dc_hexval((unsigned char)s[i + 1]) : -1;
+            int lo = hi >= 0 ? dc_hexval((unsigned char)s[i + 2]) : -1;
             if (lo < 0 || (hi | lo) == 0)
                 return DC_EINVAL;
             c = hi * 16 + lo;
