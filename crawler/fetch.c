@@ -1,7 +1,8 @@
 /*
  * fetch.c: the libcurl multi fetcher. One multi handle drives every
- * transfer of the node (event-driven, curl_multi_poll with a wakeup so the
- * worker threads can interrupt the wait). Connections are reused through
+ * transfer of the node (event-driven: libcurl's socket interface on epoll,
+ * fetch-events.c, with a wakeup so the worker threads can interrupt the
+ * wait). Connections are reused through
  * the multi's connection cache (keep-alive), HTTP/2 is negotiated over TLS
  * when fetch.http2 is on, TLS peers are verified (against fetch.ca_file /
  * fetch.ca_path when set, else the system's CA store). Redirects: robots.txt
@@ -88,6 +89,7 @@ struct fetcher {
     size_t ndone, capdone, done_pos;
     size_t active;
     struct curl_slist *headers; /* X-Dcrawl-Node (fetcher_set_node) */
+    struct fetch_events ev;
 };
 
 void fetch_result_free(struct fetch_result *r)
@@ -234,6 +236,11 @@ struct fetcher *fetcher_new(const struct conf *c)
     f->policy.mode = netclass_mode_parse(c->scope_private_addresses);
     f->multi = curl_multi_init();
     if (!f->multi) {
+        free(f);
+        return NULL;
+    }
+    if (fetch_events_init(&f->ev, f->multi) != DC_OK) {
+        curl_multi_cleanup(f->multi);
         free(f);
         return NULL;
     }
@@ -399,13 +406,12 @@ static void finish(struct fetcher *f, CURL *h, CURLcode code)
 
 int fetcher_run(struct fetcher *f, int timeout_ms)
 {
-    int running = 0, left = 0;
+    int left = 0, rc;
     CURLMsg *m;
-    if (timeout_ms > 0)
-        curl_multi_poll(f->multi, NULL, 0, timeout_ms, NULL);
     perform_calls++;
-    if (curl_multi_perform(f->multi, &running) != CURLM_OK)
-        return DC_ECURL;
+    rc = fetch_events_run(&f->ev, timeout_ms);
+    if (rc != DC_OK)
+        return rc;
     while ((m = curl_multi_info_read(f->multi, &left)))
         if (m->msg == CURLMSG_DONE)
             finish(f, m->easy_handle, m->data.result);
@@ -423,7 +429,7 @@ struct fetch_result *fetcher_next_done(struct fetcher *f)
 
 void fetcher_wakeup(struct fetcher *f)
 {
-    curl_multi_wakeup(f->multi);
+    fetch_events_wakeup(&f->ev);
 }
 
 void fetcher_set_ranges(struct fetcher *f, uint64_t mask)
@@ -480,6 +486,7 @@ void fetcher_free(struct fetcher **fp)
     for (i = 0; i < f->nidle; i++)
         curl_easy_cleanup(f->idle[i]);
     curl_multi_cleanup(f->multi);
+    fetch_events_close(&f->ev);
     curl_slist_free_all(f->headers);
     free(f->idle);
     free(f->busy);

@@ -82,6 +82,19 @@ int fetcher_private_mode(const struct fetcher *f);
 uint64_t fetcher_ranges(const struct fetcher *f);
 /* Drive transfers; wait at most timeout_ms for activity or a wakeup. */
 int fetcher_run(struct fetcher *f, int timeout_ms);
+
+/* fetch-events.c: the fetcher's event loop (libcurl's multi socket
+ * interface on epoll, an eventfd for wakeups from other threads). */
+struct fetch_events {
+    void *multi;       /* CURLM * */
+    int ep, wake;      /* epoll set, eventfd */
+    int64_t timer_us;  /* libcurl's timer (monotonic), -1: none */
+    uint64_t timer_set; /* times libcurl set it */
+};
+int fetch_events_init(struct fetch_events *e, void *multi);
+int fetch_events_run(struct fetch_events *e, int timeout_ms);
+void fetch_events_wakeup(struct fetch_events *e);
+void fetch_events_close(struct fetch_events *e);
 /* A finished transfer (caller owns it), or NULL. */
 struct fetch_result *fetcher_next_done(struct fetcher *f);
 /* Interrupt fetcher_run from another thread. */

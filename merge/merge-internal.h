@@ -110,6 +110,10 @@ struct file {
     int64_t size;       /* -1 until stat'ed; -2 missing */
 };
 
+/* Files kept open for preads: a page's .jsonl and .warc.gz alternate, and
+ * a few nodes' files of one depth interleave in pass 4's order. */
+#define MERGE_OPEN_FILES 8
+
 struct merger {
     const char *dir, *outdir;
     const struct merge_opts *o;
@@ -122,8 +126,12 @@ struct merger {
     char *err;
     size_t errlen;
     int fatal;
-    int cache_fd;       /* one open file for preads */
-    uint32_t cache_idx;
+    struct merge_fd {   /* open files for preads, least recently used out */
+        int fd;         /* -1: free */
+        uint32_t idx;
+        uint64_t used;
+    } fds[MERGE_OPEN_FILES];
+    uint64_t fd_clock;
     uint32_t last_file;  /* file_add's last answer */
     char **temps;       /* synthetic files under outdir, removed at the end */
     size_t ntemps;

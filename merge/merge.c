@@ -147,16 +147,27 @@ int64_t merge__file_size(struct merger *m, uint32_t i)
     return m->files[i].size;
 }
 
-/* An fd for file i (one kept open at a time). */
+/* An fd for file i: one of MERGE_OPEN_FILES kept open, the least recently
+ * used closed to make room. -1 when the file cannot be opened. */
 int merge__file_fd(struct merger *m, uint32_t i)
 {
-    if (m->cache_fd >= 0 && m->cache_idx == i)
-        return m->cache_fd;
-    if (m->cache_fd >= 0)
-        close(m->cache_fd);
-    m->cache_fd = open(m->files[i].path, O_RDONLY | O_CLOEXEC);
-    m->cache_idx = i;
-    return m->cache_fd;
+    struct merge_fd *slot = &m->fds[0];
+
+    for (size_t k = 0; k < MERGE_OPEN_FILES; k++) {
+        struct merge_fd *f = &m->fds[k];
+        if (f->fd >= 0 && f->idx == i) {
+            f->used = ++m->fd_clock;
+            return f->fd;
+        }
+        if (slot->fd >= 0 && (f->fd < 0 || f->used < slot->used))
+            slot = f;
+    }
+    if (slot->fd >= 0)
+        close(slot->fd);
+    slot->fd = open(m->files[i].path, O_RDONLY | O_CLOEXEC);
+    slot->idx = i;
+    slot->used = ++m->fd_clock;
+    return slot->fd;
 }
 
 int merge__pread_all(int fd, void *buf, size_t n, int64_t off)
@@ -192,8 +203,9 @@ static void merger_free(struct merger *m)
         free(m->temps[i]);
     }
     free(m->temps);
-    if (m->cache_fd >= 0)
-        close(m->cache_fd);
+    for (size_t k = 0; k < MERGE_OPEN_FILES; k++)
+        if (m->fds[k].fd >= 0)
+            close(m->fds[k].fd);
 }
 
 static void sorters_init(struct merger *m, const char *tmpdir, size_t mem)
@@ -258,7 +270,8 @@ int merge_run_opts(const char *dir, const struct merge_opts *o,
     m.st = st ? st : &local;
     m.err = err;
     m.errlen = errlen;
-    m.cache_fd = -1;
+    for (size_t k = 0; k < MERGE_OPEN_FILES; k++)
+        m.fds[k].fd = -1;
     memset(m.st, 0, sizeof(*m.st));
     sorters_init(&m, o->tmpdir ? o->tmpdir : m.outdir,
                  o->mem_bytes ? o->mem_bytes : MEM_DEFAULT);

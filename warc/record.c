@@ -28,7 +28,7 @@
 
 /* ----------------------------------------------------- ids and times */
 
-static void random_bytes(unsigned char *p, size_t n)
+static void random_fill(unsigned char *p, size_t n)
 {
     size_t got = 0;
 
@@ -48,6 +48,30 @@ static void random_bytes(unsigned char *p, size_t n)
             abort();
         }
         fclose(f);
+    }
+}
+
+/* The kernel's random bytes, taken RANDOM_POOL at a time per thread (a
+ * page's three record ids cost one getrandom call in 16 pages, not three
+ * calls). Bytes are used once and wiped. */
+#define RANDOM_POOL 768
+static _Thread_local unsigned char pool[RANDOM_POOL];
+static _Thread_local size_t pool_left;
+
+static void random_bytes(unsigned char *p, size_t n)
+{
+    while (n > 0) {
+        size_t k;
+        if (pool_left == 0) {
+            random_fill(pool, sizeof(pool));
+            pool_left = sizeof(pool);
+        }
+        k = n < pool_left ? n : pool_left;
+        memcpy(p, pool + sizeof(pool) - pool_left, k);
+        memset(pool + sizeof(pool) - pool_left, 0, k);
+        pool_left -= k;
+        p += k;
+        n -= k;
     }
 }
 
