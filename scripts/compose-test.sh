@@ -18,7 +18,7 @@
 #      docker/Dockerfile, the secret from docker/make-secret.sh;
 #   5. `up` of redis, demo-site, seed and NODES node replicas (prometheus
 #      and grafana are left out: their images come from a registry);
-#   6. waits (at most TIMEOUT s) until the seed has exited 0 and
+#   6. waits (at most TIMEOUT s after `up`) until the seed has exited 0 and
 #      `dcrawl status --json` shows URLs done and none queued or in flight;
 #      every status read must list NODES live nodes and no dead one;
 #   7. stops the nodes (SIGTERM: they drain), `dcrawl merge /data/out`,
@@ -68,7 +68,8 @@ teardown() {
         exit $rc
     fi
     if [ -S "$SOCK" ]; then
-        say "teardown: down -v"
+        "${COMPOSE[@]}" logs --no-color >"$RUN/compose.log" 2>&1
+        say "teardown: down -v (the services' logs: $RUN/compose.log)"
         "${COMPOSE[@]}" down -v --remove-orphans -t 30 >"$RUN/down.log" 2>&1 ||
             { say "down failed:"; tail -5 "$RUN/down.log"; }
     fi
@@ -141,14 +142,15 @@ say "up: ${SERVICES[*]} with $NODES nodes"
 "${COMPOSE[@]}" up -d --no-build --scale node="$NODES" "${SERVICES[@]}" >"$RUN/up.log" 2>&1 ||
     { tail -20 "$RUN/up.log"; die "up failed"; }
 
-# dcrawl status --json inside the compose network (a one-off node container)
+# dcrawl status --json inside the compose network, in the first node's
+# container (`docker-compose run` makes legacy links, which podman refuses)
 status_json() {
-    "${COMPOSE[@]}" run --rm --no-deps -T -e DCRAWL_REDIS_CONNECT_WAIT=0 node \
-        status --redis redis://redis:6379 --json 2>>"$RUN/status.err"
+    "${COMPOSE[@]}" exec -T --index=1 node \
+        dcrawl status --redis redis://redis:6379 --json 2>>"$RUN/status.err"
 }
 
 # 6. wait for the crawl; every read must list NODES live nodes, none dead
-deadline=$((T0 + TIMEOUT)) seen_all=0 reads=0 done_reads=0
+deadline=$(($(date +%s) + TIMEOUT)) seen_all=0 reads=0 done_reads=0
 while :; do
     [ "$(date +%s)" -lt "$deadline" ] || die "crawl not finished after ${TIMEOUT}s"
     sleep 3
@@ -180,6 +182,9 @@ print(len(live), len(dead), t.get("queued", 0), t.get("inflight", 0), t.get("don
     fi
 done
 say "crawl finished: $done URLs done, $reads status reads, never a dead node"
+"${COMPOSE[@]}" logs --no-color node >"$RUN/nodes.log" 2>&1
+say "node loop warnings (a step over node_timeout/5): $(grep -c 'loop was blocked' "$RUN/nodes.log")"
+grep 'loop was blocked' "$RUN/nodes.log" | head -5 | sed 's/^/compose-test:   /'
 
 # 7. stop the nodes (they drain), merge, check against the manifest
 "${COMPOSE[@]}" stop -t 60 node >/dev/null 2>&1
@@ -188,7 +193,9 @@ bad=$(podman ps -a --filter "label=com.docker.compose.project=$PROJECT" \
       --format '{{.Names}} {{.Status}}' | grep -v 'Exited (0)' || true)
 [ -z "$bad" ] || die "node(s) did not exit 0: $bad"
 say "nodes stopped (exit 0); merging"
-"${COMPOSE[@]}" run --rm --no-deps -T node merge /data/out >"$RUN/merge.log" 2>&1 ||
+# the image's dcrawl on the output volume (podman run: see status_json)
+podman run --rm --network none -v "${PROJECT}_crawl-out:/data/out" dcrawl:latest \
+    merge /data/out >"$RUN/merge.log" 2>&1 ||
     { tail -5 "$RUN/merge.log"; die "dcrawl merge failed"; }
 vol() { podman volume inspect -f '{{.Mountpoint}}' "${PROJECT}_$1"; }
 out=$(vol crawl-out) site=$(vol demo-site)
