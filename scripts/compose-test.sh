@@ -36,8 +36,9 @@
 # ../shared beside the repository), KEEP=1 leaves the cluster running.
 #
 # Not in CI: on a fresh machine the base image alone (debootstrap) takes
-# about 5 minutes and the image builds about as long again, past what CI
-# may add; `docker-compose config` is checked in CI (tests/CMakeLists.txt).
+# about 5 minutes and the image builds about 15 more, far past what CI may
+# add (about 3 minutes once the images are cached); `docker-compose
+# config` is checked in CI (tests/CMakeLists.txt).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
