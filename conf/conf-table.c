@@ -207,6 +207,9 @@ const struct conf_opt conf__opts[] = {
     OPT_DOUBLE("redis.retry", redis_retry, "60.0", 0, 86400,
                "seconds a lost Redis connection is retried before the "
                "node gives up"),
+    OPT_DOUBLE("redis.connect_wait", redis_connect_wait, "0.0", 0, 86400,
+               "seconds node and seed keep trying to reach Redis when "
+               "they start (0: fail at once)"),
     OPT_STRING("redis.user", redis_user, "", 0, 128,
                "Redis ACL user to log in as (empty = the default user); "
                "a user in the URL wins"),

@@ -152,6 +152,7 @@ struct conf {
     char *redis_url;
     char *redis_module;
     double redis_retry;
+    double redis_connect_wait;
     char *redis_user;
     char *redis_password;
     char *redis_password_file;

@@ -278,6 +278,11 @@ struct node_stats {
     /* cluster: leases handed back unstarted because their partition
      * moved, Redis reconnects, partitions taken / given up / lost */
     uint64_t handed_back, reconnects;
+    /* loop steps longer than cluster.node_timeout / NODE_STALL_PART
+     * (node.c), the longest of them and its step's name */
+    uint64_t stalls;
+    int64_t stall_max_us;
+    const char *stall_step;
     uint64_t robots_restored;   /* robots.txt answers read from Redis */
     /* noise repetition state per host: read from Redis, written to it,
      * reads and writes that failed (hosts); round trips they took */

@@ -38,6 +38,12 @@
  * the like from the environment), as the check would see the proxy's
  * address, not the page's.
  *
+ * Name lookups run on libcurl's resolver threads (Debian's libcurl is
+ * built with its threaded resolver), never on the node loop; with
+ * CURLOPT_QUICK_EXIT a transfer that times out before its lookup answered
+ * does not wait for that lookup either (libcurl otherwise joins the
+ * thread: a stalled DNS server would hold the loop, and its heartbeat,
+ * for the resolver's whole timeout).
  *
  * Header limits: a response header block over FETCH_MAX_HEAD_BYTES (a
  * server sending 10,000 Set-Cookie lines) is aborted by on_header and
@@ -290,6 +296,12 @@ static CURL *easy_get(struct fetcher *f)
     curl_easy_setopt(h, CURLOPT_VERBOSE, 1L); /* feeds on_debug only */
     curl_easy_setopt(h, CURLOPT_PIPEWAIT, 1L);
     curl_easy_setopt(h, CURLOPT_DNS_CACHE_TIMEOUT, 300L);
+#if LIBCURL_VERSION_NUM >= 0x075700
+    /* a transfer that ends while its name is still being looked up
+     * (connect timeout against a stalled DNS server) leaves the lookup
+     * thread behind instead of waiting for it on the node loop */
+    curl_easy_setopt(h, CURLOPT_QUICK_EXIT, 1L);
+#endif
     curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, on_open);
     curl_easy_setopt(h, CURLOPT_PROXY, ""); /* not from the environment */
     if (f->headers)

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "crawler.h"
@@ -107,6 +108,33 @@ void cli_conf_kv(struct cli_conf *cc, const char *key, const char *val)
         cc->nkv++;
 }
 
+/* frontier_open, tried again while Redis cannot be reached (DC_EREDIS:
+ * refused, name not resolved yet, loading) for up to redis.connect_wait
+ * seconds, back-off 0.1 s to 2 s; one line on stderr when it waits. */
+static int open_waiting(const char *cmd, const char *redis,
+                        const struct conf *c, const char *id,
+                        struct frontier **f, char *err, size_t errlen)
+{
+    int64_t end = dc_mono_us() + (int64_t)(c->redis_connect_wait * 1e6);
+    int64_t backoff_ms = 100;
+    int rc, said = 0;
+    while ((rc = frontier_open(f, redis, c, id, err, errlen)) == DC_EREDIS &&
+           dc_mono_us() < end) {
+        int64_t left_ms = (end - dc_mono_us()) / 1000;
+        struct timespec ts;
+        if (!said++)
+            fprintf(stderr, "dcrawl %s: %s; trying again for up to %.0f s "
+                    "(redis.connect_wait)\n", cmd, err, c->redis_connect_wait);
+        if (backoff_ms > left_ms)
+            backoff_ms = left_ms > 0 ? left_ms : 1;
+        ts.tv_sec = (time_t)(backoff_ms / 1000);
+        ts.tv_nsec = (long)(backoff_ms % 1000) * 1000000L;
+        nanosleep(&ts, NULL);
+        backoff_ms = backoff_ms * 2 > 2000 ? 2000 : backoff_ms * 2;
+    }
+    return rc;
+}
+
 int cli_frontier_open(const char *cmd, const char *redis, const struct conf *c,
                       char *id, size_t idcap, struct frontier **f)
 {
@@ -118,7 +146,7 @@ int cli_frontier_open(const char *cmd, const char *redis, const struct conf *c,
         return 2;
     }
     cli_node_id(c, id, idcap);
-    if (frontier_open(f, redis, c, id, err, sizeof(err))) {
+    if (open_waiting(cmd, redis, c, id, f, err, sizeof(err))) {
         fprintf(stderr, "dcrawl %s: %s\n", cmd, err);
         return 2;
     }

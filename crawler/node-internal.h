@@ -423,6 +423,11 @@ void retry_release(struct retry *t);
  * the page before is still parsed and admitted; the politeness queue keeps
  * the host's transfers to host_connections. */
 #define NODE_LEASE_AHEAD 16
+/* A step of the loop longer than cluster.node_timeout / NODE_STALL_PART
+ * is reported (node.c): nothing on the loop may wait on the network
+ * (name lookups run on libcurl's resolver threads, fetch.c) */
+#define NODE_STALL_PART 5
+#define NODE_STALL_WARN_MS 10000
 
 struct node_opts;
 struct node_stats;
@@ -576,6 +581,7 @@ struct node {
     struct monitor *mon;          /* progress and metrics, or NULL */
     int64_t mon_next;             /* next snapshot for it (ms) */
     struct node_snapshot snap;    /* its buffer (large: not on the stack) */
+    int64_t stall_quiet_us;       /* no stall warning before (node.c) */
     char errmsg[256];             /* why setup failed (a bad scope.* setting) */
     int write_rc;                 /* a "skipped" line could not be written */
 };

@@ -272,6 +272,34 @@ static int node_teardown(struct node *n)
 
 /* --------------------------------------------------------------- loop */
 
+/* A step of the turn that took longer than NODE_STALL_PART of
+ * cluster.node_timeout delays the heartbeat behind it: one warning line
+ * (at most one per NODE_STALL_WARN_MS), and the longest such step is kept
+ * in the node's figures (st->stall_max_us, st->stall_step). */
+static void stall_check(struct node *n, const char *step, int64_t t0_us)
+{
+    int64_t d = dc_mono_us() - t0_us;
+    int64_t limit = (int64_t)(n->c->cluster_node_timeout * 1e6 / NODE_STALL_PART);
+    if (d < limit)
+        return;
+    if (d > n->st->stall_max_us) {
+        n->st->stall_max_us = d;
+        n->st->stall_step = step;
+    }
+    n->st->stalls++;
+    if (t0_us < n->stall_quiet_us)
+        return;
+    n->stall_quiet_us = t0_us + NODE_STALL_WARN_MS * 1000;
+    fprintf(stderr, "dcrawl node %s: warning: the node loop was blocked "
+            "%.1f s in %s (cluster.node_timeout %.1f s)\n", n->id, d / 1e6,
+            step, n->c->cluster_node_timeout);
+}
+
+static const char *const timer_names[TIMER_COUNT] = {
+    [TIMER_TICK] = "tick", [TIMER_POP] = "pop", [TIMER_LEVEL] = "level",
+    [TIMER_DRAIN] = "drain", [TIMER_RECLAIM] = "reclaim",
+};
+
 /* Run the due timers in table order, until one fails, ends the loop or
  * restarts the turn. */
 static int timers_run(struct node *n, int64_t now)
@@ -281,8 +309,11 @@ static int timers_run(struct node *n, int64_t now)
     n->loop.restart = 0;
     for (int i = 0; i < TIMER_COUNT; i++) {
         struct node_timer *t = &n->loop.timers[i];
-        if (now >= t->due)
+        if (now >= t->due) {
+            int64_t t0 = dc_mono_us();
             rc = t->fn(n, t, now);
+            stall_check(n, timer_names[i], t0);
+        }
         if (rc || n->loop.done || n->loop.restart)
             break;
     }
@@ -439,7 +470,7 @@ static void publish(struct node *n, int64_t now)
 /* One turn of the loop. */
 static int node_turn(struct node *n)
 {
-    int64_t now = dc_now_ms();
+    int64_t now = dc_now_ms(), t0;
     int rc;
     if (n->mon && now >= n->mon_next)
         publish(n, now);
@@ -450,11 +481,17 @@ static int node_turn(struct node *n)
     rc = timers_run(n, now);
     if (rc || n->loop.done || n->loop.restart)
         return rc;
+    t0 = dc_mono_us();
     rc = phase_fetch(n, now);
+    stall_check(n, "fetch", t0);
+    t0 = dc_mono_us();
     if (!rc)
         rc = phase_results(n);
+    stall_check(n, "results", t0);
+    t0 = dc_mono_us();
     if (!rc)
         rc = phase_complete(n);
+    stall_check(n, "complete", t0);
     return rc;
 }
 

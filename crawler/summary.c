@@ -236,6 +236,11 @@ void node_print_summary(FILE *out, const struct node_stats *st,
                  "back unstarted; %llu Redis reconnects\n",
             U(st->parts_acquired), U(st->parts_released), U(st->parts_lost),
             U(st->leases_reclaimed), U(st->handed_back), U(st->reconnects));
+    if (st->stalls) /* node.c: steps that held the heartbeat */
+        fprintf(out, "  node loop: %llu steps blocked over a fifth of "
+                     "cluster.node_timeout, the longest %.1f s in %s\n",
+                U(st->stalls), (double)st->stall_max_us / 1e6,
+                st->stall_step ? st->stall_step : "?");
     fprintf(out, "  output: %s/depth-*/ (per node)", out_dir);
     fprintf(out, ", merged: %s/merged/pages.jsonl and %s/merged/depth-*.warc.gz\n",
             out_dir, out_dir);

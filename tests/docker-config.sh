@@ -8,14 +8,17 @@
 #    and grafana publish host ports, on 127.0.0.1 only; seed is one-shot
 #    (restart "no"); redis, node and seed get the secret redis_password,
 #    node and seed read it via DCRAWL_REDIS_PASSWORD_FILE, no Redis URL
-#    holds a password;
+#    holds a password; no depends_on waits for service_healthy (podman
+#    never runs the healthchecks) and node and seed wait for Redis
+#    themselves (DCRAWL_REDIS_CONNECT_WAIT);
 #  - conf/redis.conf binds loopback only with protected-mode on, and
 #    docker/redis-start.sh adds requirepass and protected-mode yes;
 #  - monitoring agrees: node serves metrics on :9464
 #    (DCRAWL_OUTPUT_METRICS_LISTEN), docker/prometheus.yml discovers the
 #    service "node" on port 9464, every file the prometheus and grafana
 #    services mount exists (the dashboard itself: tests/dashboard-check.py);
-#  - every COPY source in docker/Dockerfile (not --from) exists in SRC, and
+#  - every COPY source in docker/Dockerfile (not --from) exists in SRC,
+#    every source directory of CMakeLists.txt is copied, and
 #    conf/redis.conf loads the module from where the redis stage puts it;
 #  - every apt package the Dockerfile installs exists in this machine's
 #    apt lists (Debian 12), when apt lists are present (else it says so
@@ -69,6 +72,15 @@ compose_checks() {
         service_block "$cfg" "$s" |
             grep -q '^      DCRAWL_REDIS_PASSWORD_FILE: /run/secrets/redis_password$' ||
             { echo "$s does not read the password from the secret"; rc=1; }
+    done
+    # podman runs no healthchecks without systemd: such a dependency
+    # would never start its service there
+    if grep -q 'condition: service_healthy' "$cfg"; then
+        echo "a depends_on waits for service_healthy"; rc=1
+    fi
+    for s in node seed; do
+        service_block "$cfg" "$s" | grep -q "^      DCRAWL_REDIS_CONNECT_WAIT: '\{0,1\}[1-9]" ||
+            { echo "$s does not wait for Redis (DCRAWL_REDIS_CONNECT_WAIT)"; rc=1; }
     done
     if grep -q 'redis[a-z-]*://[^ ]*@' "$cfg"; then
         echo "a Redis URL with a password in the compose file"; rc=1
@@ -146,6 +158,19 @@ if [ "$missing" = 0 ] && [ "$n" -gt 0 ]; then
     ok "all $n COPY sources of the Dockerfile exist"
 else
     bad "COPY sources of the Dockerfile exist ($n found)"
+fi
+
+# every source directory CMakeLists.txt builds from (add_library /
+# add_executable sources, add_subdirectory) is copied into the build stage
+copied=$(awk '$1 == "COPY" && $2 !~ /^--/ { for (i = 2; i < NF; i++) print $i }' "$DF")
+used=$( { grep -oE '^\s*add_(library|executable)\([A-Za-z0-9_-]+( [A-Z]+)? +[a-z]+/' "$SRC/CMakeLists.txt" |
+          awk '{ print $NF }'; grep -oE 'add_subdirectory\([a-z]+' "$SRC/CMakeLists.txt" |
+          sed 's/.*(//'; } | sed 's,/$,,' | sort -u)
+uncopied=$(for d in $used; do grep -qx "$d" <<<"$copied" || echo "$d"; done | tr '\n' ' ')
+if [ -n "$used" ] && [ -z "$uncopied" ]; then
+    ok "the Dockerfile copies every source directory CMakeLists.txt uses ($(wc -w <<<"$used"))"
+else
+    bad "the Dockerfile does not copy: ${uncopied:-(no directories found in CMakeLists.txt)}"
 fi
 
 # conf/redis.conf loads the module from where the redis stage copies it

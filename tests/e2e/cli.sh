@@ -61,6 +61,24 @@ for cmd in "seed --redis redis://127.0.0.1:1 $WORK/seeds.txt" \
     check "unreachable redis: one line on stderr" [ "$(wc -l <"$WORK/unreach.err")" -eq 1 ]
     cat "$WORK/unreach.err"
 done
+# redis.connect_wait: node keeps trying (one line says so), then gives up
+timeout 20 "$DCRAWL" node --redis redis://127.0.0.1:1 --out "$WORK/o3" --exit-when-idle \
+    --set redis.connect_wait=1.5 >/dev/null 2>"$WORK/wait.err"
+rc=$?
+cat "$WORK/wait.err"
+check "redis.connect_wait against an unreachable redis: exit 2 ($rc)" [ $rc -eq 2 ]
+check "redis.connect_wait: one line that it waits, one that it gave up" \
+    bash -c '[ "$(wc -l <"$1")" -eq 2 ] && grep -q "trying again for up to 2 s (redis.connect_wait)" "$1"' _ "$WORK/wait.err"
+# ... and connects once Redis is there (started 1 s after the node)
+rm -f "$WORK/late.sock"
+( sleep 1; exec redis-server --port 0 --unixsocket "$WORK/late.sock" --save "" >/dev/null 2>&1 ) &
+late=$!
+timeout 30 "$DCRAWL" seed --redis "unix://$WORK/late.sock" --set redis.connect_wait=20 \
+    "$WORK/seeds.txt" >"$WORK/late.out" 2>"$WORK/late.err"
+rc=$?
+kill $late 2>/dev/null; wait $late 2>/dev/null
+check "redis.connect_wait: seed reaches a Redis that starts later ($rc)" \
+    bash -c '[ "$1" -eq 0 ] && grep -q "^seeds: " "$2"' _ "$rc" "$WORK/late.out"
 "$DCRAWL" seed --redis "$R" --set politeness.delay=abc "$WORK/seeds.txt" >/dev/null 2>"$WORK/badset.err"
 check "bad --set value: exit 2" [ $? -eq 2 ]
 check "bad --set names the key" grep -q "politeness.delay" "$WORK/badset.err"
