@@ -278,6 +278,10 @@ struct node_stats {
     /* cluster: leases handed back unstarted because their partition
      * moved, Redis reconnects, partitions taken / given up / lost */
     uint64_t handed_back, reconnects;
+    /* Redis failover (node-failover.c): changes of server seen, pages
+     * put back to be fetched again because their links went to the old
+     * server */
+    uint64_t server_changes, failover_refetch;
     uint64_t robots_restored;   /* robots.txt answers read from Redis */
     /* noise repetition state per host: read from Redis, written to it,
      * reads and writes that failed (hosts); round trips they took */
