@@ -11,7 +11,7 @@
 # gen_site.py site, three `dcrawl node`s on
 # redis-sentinel://127.0.0.1:26601,127.0.0.1:26602,127.0.0.1:26603/dcm.
 #
-# Each trial, at a point of progress (20-60 % of the page requests, counted
+# Each trial, at a point of progress (20-50 % of the page requests, counted
 # in nginx's log):
 #   1. the replica is cut from the master (REPLICAOF to a closed port: it
 #      keeps its data and its offset); the master goes on acknowledging the
@@ -176,7 +176,7 @@ T0=$(date +%s.%N)
 tlog() { echo "[$(secs_since "$T0") s] $*"; }
 
 trial() { # trial K
-    local k=$1 pct lag cut_n moff roff fig0 fig1 t_kill t_prom t_prom_at t_first rc id i alive
+    local k=$1 pct lag lagged cut_n moff roff fig0 fig1 t_kill t_prom t_prom_at t_first rc id i alive
     local done0 inflight seen0 done1 seen1 dups refetch bound c a
     OUTS=$WORK/trial-$k
     mkdir -p "$OUTS"
@@ -193,7 +193,7 @@ trial() { # trial K
     for id in n1 n2 n3; do node_start "$id"; done
     tlog "trial $k: nodes started"
     R=redis://127.0.0.1:$MPORT
-    pct=$((20 + RANDOM % 41))
+    pct=$((20 + RANDOM % 31))
     lag=$((20 + RANDOM % 61))
     echo "trial $k: cut the replica after $pct % of $total page requests, kill the master $lag requests later"
     wait_requests $((total * pct / 100)) 240
@@ -205,7 +205,8 @@ trial() { # trial K
     wait_requests $((cut_n + lag)) 120
     # the nodes' writes wait (reads go on) while both servers are read
     redis-cli -p $MPORT client pause 60000 write >/dev/null
-    tlog "trial $k: master paused at $(page_requests) page requests"
+    lagged=$(($(page_requests) - cut_n))
+    tlog "trial $k: master paused $lagged page requests after the cut"
     moff=$(info_field $MPORT replication master_repl_offset)
     roff=$(info_field $RPORT replication master_repl_offset)
     fig0=$(status_figures "$R")
@@ -248,7 +249,7 @@ trial() { # trial K
     check "trial $k: 0 URLs lost, no host fetched by two nodes at once, duplicates $dups <= $((done0 - done1)) lost completions + $inflight in flight + $refetch put back" \
         check_cluster "$S" 3 "$WORK/trial-$k.access.log" "$OUTS"/n1 "$OUTS"/n2 "$OUTS"/n3 -- \
         --nodes n1,n2,n3 --allow-dups "$bound"
-    echo "FIGURES trial $k: SEED=$SEED cut=${pct}% lag=$lag lost_bytes=$((moff - roff))" \
+    echo "FIGURES trial $k: SEED=$SEED cut=${pct}% lag=$lagged lost_bytes=$((moff - roff))" \
         "lost_seen=$((seen0 - seen1)) lost_completions=$((done0 - done1)) inflight=$inflight" \
         "refetch=$refetch dups=$dups bound=$bound promote_s=$t_prom first_request_after_promotion_s=$t_first"
     for i in "${REDIS_PIDS[@]}"; do kill "$i" 2>/dev/null; wait "$i" 2>/dev/null; done
