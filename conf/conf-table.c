@@ -198,8 +198,9 @@ const struct conf_opt conf__opts[] = {
     OPT_STRING("redis.prefix", redis_prefix, "dc", 1, 64,
                "prefix of every Redis key of this crawl"),
     OPT_STRING("redis.url", redis_url, "", 0, 4096,
-               "redis://[user][:password]@host:port/db, unix:/path or "
-               "redis-cluster://host:port,... (empty = an embedded "
+               "redis://[user][:password]@host:port/db, unix:/path, "
+               "redis-cluster://host:port,... or "
+               "redis-sentinel://host:port,.../name (empty = an embedded "
                "redis-server for `dcrawl crawl`)"),
     OPT_STRING("redis.module", redis_module, "", 0, 4096,
                "seen-set module the embedded redis-server loads (empty = "

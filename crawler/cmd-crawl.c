@@ -37,7 +37,8 @@ static int parse_args(struct crawl_args *a, int argc, char **argv)
                        "unless --redis continues that crawl)"),
         OPT_STRING_ROW(0, "redis", &a->redis, "URL",
                        "use this Redis: redis://[user@]host:port[/db],\n"
-                       "unix:///path, redis-cluster://host:port[,...];\n"
+                       "unix:///path, redis-cluster://host:port[,...],\n"
+                       "redis-sentinel://host:port[,...]/name;\n"
                        "its password: DCRAWL_REDIS_PASSWORD or\n"
                        "redis.password_file (not the command line)"),
         OPT_SETTING_ROW("id", &a->cc, "crawl.node_id", "ID",

@@ -283,6 +283,10 @@ struct node_stats {
     uint64_t stalls;
     int64_t stall_max_us;
     const char *stall_step;
+    /* Redis failover (node-failover.c): changes of server seen, pages
+     * put back to be fetched again because their links went to the old
+     * server */
+    uint64_t server_changes, failover_refetch;
     uint64_t robots_restored;   /* robots.txt answers read from Redis */
     /* noise repetition state per host: read from Redis, written to it,
      * reads and writes that failed (hosts); round trips they took */

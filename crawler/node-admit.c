@@ -138,6 +138,7 @@ int node__admit_links(struct node *n, struct work_job **jobs, size_t njobs)
     size_t k;
     int rc;
     n->adm.n = 0;
+    node__failover_check(n); /* no "seen" from an older server's cache */
     for (k = 0; k < njobs; k++) {
         noise_job(n, jobs[k]);
         collect_links(n, jobs[k], (uint32_t)k);

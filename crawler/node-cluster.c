@@ -56,9 +56,12 @@ static int cluster_tick(struct node *n, int64_t now, int stopping,
     in.level = n->level;
     in.state = node_state(n, stopping);
     rc = frontier_cluster_tick(n->f, now, &in, next_tick);
-    if (!rc && frontier_reconnects(n->f) != n->rate.reconnects) {
+    node__failover_check(n); /* a new server: orphans_due */
+    if (!rc && (frontier_reconnects(n->f) != n->rate.reconnects ||
+                n->orphans_due)) {
         size_t orphans = 0;
         n->rate.reconnects = frontier_reconnects(n->f);
+        n->orphans_due = 0;
         dedup_cache_free(&n->cache);
         n->cache = dedup_cache_new((size_t)n->c->dedup_cache_entries);
         rc = frontier_reclaim_orphans(n->f, now, &orphans);

@@ -471,7 +471,11 @@ struct node_done {
     struct frontier_lease lease;
     int outcome;   /* enum frontier_outcome */
     int64_t delay; /* politeness gap before the host's next transfer */
+    uint64_t epoch; /* frontier_epoch its links were admitted in, or
+                     * NODE_ANY_EPOCH (node-failover.c) */
 };
+/* A completion that admitted nothing: valid on any server. */
+#define NODE_ANY_EPOCH UINT64_MAX
 
 /* A link waiting for the batched admission: jobs[job]'s link `link`. */
 struct node_admit {
@@ -562,6 +566,11 @@ struct node {
      * asked for and when leases last came (dc_mono_us): a lease popped
      * before that read has its range there, if it ever will */
     int64_t ranges_read_us, popped_us;
+    /* Redis failover (node-failover.c): the server epoch the caches
+     * belong to; the epoch of the results batch being handled
+     * (NODE_ANY_EPOCH outside one); orphans to put back at the tick */
+    uint64_t epoch, batch_epoch;
+    int orphans_due;
     /* cluster: heartbeat figures */
     struct {
         uint64_t reconnects;      /* frontier_reconnects last seen */
@@ -626,6 +635,14 @@ void node__done_release(struct node *n);
 void node__skip_url(struct node *n, struct frontier_lease *l, const char *why,
                     const char *error, int outcome);
 int node__finish_job(struct node *n, struct work_job *j);
+/* node-failover.c */
+/* The Redis server changed since the caches were filled: drop them. */
+void node__failover_check(struct node *n);
+/* Complete the done batch (k leases), none on a newer server than the
+ * one its links went to. */
+int node__complete_epoch(struct node *n, struct frontier_lease *l,
+                         int *outcome, int64_t *delay,
+                         const uint64_t *epoch, size_t k);
 /* node-store.c */
 int node__robots_from_store(struct node *n, struct frontier_lease *l,
                             size_t nl, int64_t now);

@@ -45,6 +45,7 @@ void node__complete(struct node *n, struct frontier_lease *l, int outcome,
     memset(l, 0, sizeof(*l));
     d->outcome = outcome;
     d->delay = delay_ms;
+    d->epoch = n->batch_epoch;
 }
 
 /* Complete the queued leases in one frontier call. */
@@ -54,6 +55,7 @@ int node__flush_completions(struct node *n)
     struct frontier_lease *l;
     int *outcome;
     int64_t *delay;
+    uint64_t *epoch;
     int rc;
     if (!k)
         return DC_OK;
@@ -61,15 +63,18 @@ int node__flush_completions(struct node *n)
     l = xmalloc(k * sizeof(*l));
     outcome = xmalloc(k * sizeof(*outcome));
     delay = xmalloc(k * sizeof(*delay));
+    epoch = xmalloc(k * sizeof(*epoch));
     for (i = 0; i < k; i++) {
         l[i] = n->done.v[i].lease;
         outcome[i] = n->done.v[i].outcome;
         delay[i] = n->done.v[i].delay;
+        epoch[i] = n->done.v[i].epoch;
     }
-    rc = frontier_complete(n->f, l, outcome, delay, k, dc_now_ms());
+    rc = node__complete_epoch(n, l, outcome, delay, epoch, k);
     frontier_leases_free(l, k);
     free(outcome);
     free(delay);
+    free(epoch);
     n->done.n = 0;
     return rc;
 }

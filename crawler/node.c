@@ -203,6 +203,8 @@ static int node_setup(struct node *n, struct frontier *f, const struct conf *c,
     n->id = id;
     n->o = o;
     n->st = st;
+    n->epoch = frontier_epoch(f);
+    n->batch_epoch = NODE_ANY_EPOCH;
     memcpy(n->loop.timers, timers_init, sizeof(timers_init));
     rc = node_parts(n, c);
     if (rc)
@@ -388,15 +390,22 @@ static int phase_fetch(struct node *n, int64_t now)
  * admission, output (or retry), lease completion. */
 static int results_batch(struct node *n, struct work_job **jobs, size_t nj)
 {
-    int rc = node__claim_digests(n, jobs, nj);
+    uint64_t e0;
+    int rc;
+    node__failover_check(n);
+    e0 = frontier_epoch(n->f); /* the server the links go to */
+    rc = node__claim_digests(n, jobs, nj);
     if (!rc)
         rc = pump(n, 0);
     if (!rc)
         rc = node__admit_links(n, jobs, nj);
     if (!rc)
         rc = pump(n, 0);
-    for (size_t k = 0; k < nj && !rc; k++)
+    for (size_t k = 0; k < nj && !rc; k++) {
+        n->batch_epoch = jobs[k]->links.n ? e0 : NODE_ANY_EPOCH;
         rc = node__finish_job(n, jobs[k]);
+    }
+    n->batch_epoch = NODE_ANY_EPOCH;
     if (!rc)
         rc = pump(n, 0);
     if (!rc)

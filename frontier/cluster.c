@@ -537,3 +537,17 @@ void frontier__mark_used(struct frontier *f, int p, struct frontier_call *c,
     frontier__strv_pushf(&c[*n].args, "%d", p);
     frontier__strv_pushs(&c[(*n)++].args, "1");
 }
+
+void frontier__cluster_lapse(struct frontier *f)
+{
+    struct frontier_cluster *cl = f->cl;
+
+    if (!cl)
+        return;
+    for (int p = 0; p < f->nparts; p++)
+        if (cl->state[p] != OWN_NONE) {
+            cl->state[p] = OWN_NONE;
+            cl->view.lost++;
+        }
+    cl->last_poll = 0; /* poll, then own again, at the next tick */
+}

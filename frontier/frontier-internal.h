@@ -129,6 +129,16 @@ struct frontier {
     int have_module;             /* the server has DCSEEN.ADD (dcrawl-seen.so) */
     int seen_mod;                /* seen-set layout: 1 mod-u64, 0 b256-i64 */
 
+    /* Which server answers (redis.c): its run_id (or address when INFO
+     * is refused) and name as of the last connect; epoch counts the
+     * changes of server since frontier_open (a failover, a restart). */
+    char server_id[64];
+    char server_name[300];
+    uint64_t epoch;
+    int guarded;                 /* frontier_epoch_guard: fail with */
+    uint64_t guard_epoch;        /* DC_EFAILOVER rather than send a call
+                                  * to a server of another epoch */
+
     char err[256];
 };
 
@@ -142,6 +152,28 @@ struct frontier_redis_addr {
     char pass[512];
     int has_user, has_pass;
 };
+/* redis-sentinel:// URLs: the sentinels, the master's name, and the
+ * master's credentials and db (host and port found by asking). */
+#define FRONTIER_SENTINEL_SCHEME "redis-sentinel://"
+#define FRONTIER_SENTINELS_MAX 16
+struct frontier_sentinels {
+    struct frontier_redis_addr master;
+    char name[128];
+    int n;
+    char host[FRONTIER_SENTINELS_MAX][256];
+    int port[FRONTIER_SENTINELS_MAX];
+};
+int frontier__sentinel_parse(struct frontier_sentinels *sl, const char *url);
+/* sentinel.c: ask the sentinels of f->url for the master's address,
+ * connect f->rc to it (frontier__connect_addr) and check that it is a
+ * master (ROLE). DC_EINVAL / DC_EREDIS / DC_EAUTH, message in f->err. */
+int frontier__sentinel_connect(struct frontier *f);
+/* redis.c: connect f->rc to a (TCP or unix socket; name for messages),
+ * log in, SELECT, PING; on success note which server it is (run_id) and
+ * move f->epoch on when it is not the one of the last connect. */
+int frontier__connect_addr(struct frontier *f,
+                           const struct frontier_redis_addr *a,
+                           const char *name);
 /* DC_EINVAL for a malformed URL. */
 int frontier__url_parse(struct frontier_redis_addr *a, const char *url);
 /* Decode "user[:password]" (percent escapes) into a->user / a->pass. */
@@ -256,6 +288,9 @@ int frontier__is_used(const struct frontier *f, int p);
 int frontier__used_merge(struct frontier *f, const redisReply *r);
 /* The pop script found partition p held by another node. */
 void frontier__cluster_lost(struct frontier *f, int p);
+/* A new server (failover.c): every partition's ownership lapses here; the
+ * next tick takes back what the ring gives this node. */
+void frontier__cluster_lapse(struct frontier *f);
 /* lease.c: partition p became ours; the next pop looks at it. */
 void frontier__index_wake(struct frontier *f, int p);
 

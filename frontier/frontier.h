@@ -127,7 +127,9 @@ enum frontier_outcome {
 /*
  * Connect to redis_url ("redis://[user][:password]@host:port[/db]",
  * "unix://[user][:password]@/path[?db=N]", "unix:/path",
- * "redis-cluster://[user][:password]@host:port[,host:port...]"; userinfo
+ * "redis-cluster://[user][:password]@host:port[,host:port...]",
+ * "redis-sentinel://[user][:password]@host:port[,host:port...]/name[/db]":
+ * the master named name as the sentinels at host:port report it; userinfo
  * percent-decoded; the password may instead come from c's redis.password
  * or redis.password_file, the user from redis.user) and load the
  * scripts (on every master of a cluster). On the first use of an empty Redis the
@@ -420,6 +422,31 @@ int frontier_reclaim_orphans(struct frontier *f, int64_t now_ms,
                              size_t *reclaimed);
 /* Reconnects to Redis after a lost connection, so far. */
 uint64_t frontier_reconnects(const struct frontier *f);
+
+/* ---- failover: a new Redis server behind the same URL ---- */
+
+/*
+ * The server's epoch: 0 at frontier_open, one more each time a connect
+ * finds another server than the last one (its run_id: a restarted Redis,
+ * a replica promoted by Sentinel). Replication and the AOF's fsync are
+ * asynchronous, so the new server holds a prefix of the old one's writes:
+ * any write acknowledged before the change may be missing on it. What a
+ * caller cached from Redis answers (URLs seen, ownership) is valid only
+ * within the epoch it was read in.
+ */
+uint64_t frontier_epoch(const struct frontier *f);
+/* The server connected to now ("host:port" or socket path), for messages. */
+const char *frontier_server(const struct frontier *f);
+/* on: until called again with 0, a call that would reach a server of
+ * another epoch than `epoch` is not sent and fails with DC_EFAILOVER. */
+void frontier_epoch_guard(struct frontier *f, int on, uint64_t epoch);
+/* After an epoch change: forget what this handle cached from the old
+ * server: partition ownership lapses (taken again at the next tick), the
+ * used-partitions bitmap is read again (and set again by the next
+ * admits), the ready index is rebuilt. Leases held here stay counted
+ * (their transfers go on; frontier_reclaim_orphans puts back the ones
+ * the new server gave nobody). */
+void frontier_failover_reset(struct frontier *f);
 
 
 #endif

@@ -8,6 +8,10 @@
  *   unix://[user][:password]@/abs/path[?db=N]
  *   unix:///abs/path[?db=N], unix:/abs/path[?db=N]   (no userinfo)
  *   redis-cluster://[user][:password]@host:port[,host:port...] (cluster-route.c)
+ *   redis-sentinel://[user][:password]@host:port[,host:port...]/name[/db]
+ *       Redis Sentinels (each host:port one sentinel) watching the
+ *       master called name (sentinel.c); the userinfo and db are the
+ *       master's, the sentinels are asked without credentials
  * A userinfo without a colon is a user name only (its password comes from
  * the settings); ":password" is the default user's password.
  *
@@ -193,6 +197,61 @@ int frontier__url_parse(struct frontier_redis_addr *a, const char *url)
     if (strncmp(url, "unix:", 5) == 0)
         return parse_unix(a, url + 5);
     return DC_EINVAL;
+}
+
+/* "host:port" or "[v6]:port" of a sentinel list entry (port required). */
+static int parse_sentinel(struct frontier_sentinels *sl, const char *s,
+                          size_t len)
+{
+    struct frontier_redis_addr a;
+
+    memset(&a, 0, sizeof(a));
+    if (sl->n >= FRONTIER_SENTINELS_MAX || len == 0 ||
+        !memchr(s, ':', len) || (s[len - 1] == ']'))
+        return DC_EINVAL;
+    if (parse_hostport(&a, s, len) || !a.host[0])
+        return DC_EINVAL;
+    memcpy(sl->host[sl->n], a.host, sizeof(sl->host[0]));
+    sl->port[sl->n++] = a.port;
+    return DC_OK;
+}
+
+int frontier__sentinel_parse(struct frontier_sentinels *sl, const char *url)
+{
+    const char *s, *slash, *hp;
+    size_t alen;
+    int bad = 0;
+
+    memset(sl, 0, sizeof(*sl));
+    if (strncmp(url, FRONTIER_SENTINEL_SCHEME,
+                strlen(FRONTIER_SENTINEL_SCHEME)) != 0)
+        return DC_EINVAL;
+    s = url + strlen(FRONTIER_SENTINEL_SCHEME);
+    alen = strcspn(s, "/");
+    hp = take_userinfo(&sl->master, s, alen, &bad);
+    if (bad || s[alen] != '/')
+        return DC_EINVAL;
+    for (const char *p = hp, *end = s + alen; p < end;) {
+        const char *comma = memchr(p, ',', (size_t)(end - p));
+        size_t n = comma ? (size_t)(comma - p) : (size_t)(end - p);
+        if (parse_sentinel(sl, p, n))
+            return DC_EINVAL;
+        p += n + (comma ? 1 : 0);
+        if (comma && p == end)
+            return DC_EINVAL;
+    }
+    s += alen + 1;
+    slash = strchr(s, '/');
+    if (copy_part(sl->name, sizeof(sl->name), s,
+                  slash ? (size_t)(slash - s) : strlen(s)) || !sl->name[0] ||
+        strpbrk(sl->name, " \t\r\n\"'"))
+        return DC_EINVAL;
+    if (!sl->n)
+        return DC_EINVAL;
+    if (slash)
+        return parse_int(slash + 1, strlen(slash + 1), 0, 100000,
+                         &sl->master.db);
+    return DC_OK;
 }
 
 void frontier__addr_name(const struct frontier_redis_addr *a, char *out,

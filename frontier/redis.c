@@ -8,7 +8,16 @@
  *
  * A connection that failed at the I/O level is dropped; the next call
  * reconnects from the stored URL, so a Redis restart costs the caller one
- * DC_EREDIS, not the node.
+ * DC_EREDIS, not the node. redis-sentinel:// URLs ask the sentinels for
+ * the master at every connect (failover.c).
+ *
+ * Epochs. Every connect asks the server its run_id; a different one than
+ * last time (a restarted server, a promoted replica) moves f->epoch on.
+ * The new server may lack the last writes the old one acknowledged
+ * (replication and the AOF's fsync are asynchronous): the caller drops
+ * what it cached from them (frontier_epoch). Under frontier_epoch_guard
+ * frontier__run fails with DC_EFAILOVER instead of sending a call to a
+ * server of another epoch than the guard's.
  *
  * Thread rules: as struct frontier.
  */
@@ -179,6 +188,64 @@ static int setup_session(struct frontier *f, const struct frontier_redis_addr *a
     return rc;
 }
 
+/* The run_id line of an INFO server reply into out ("" when absent). */
+static void info_run_id(const redisReply *r, char *out, size_t cap)
+{
+    const char *p = r && r->type == REDIS_REPLY_STRING
+                        ? strstr(r->str, "run_id:") : NULL;
+    size_t n = p ? strcspn(p + 7, "\r\n") : 0;
+
+    out[0] = '\0';
+    if (p && n && n < cap)
+        snprintf(out, cap, "%.*s", (int)n, p + 7);
+}
+
+/*
+ * Which server f->rc is: its run_id (a new one for every redis-server
+ * process: a restart, a promoted replica), or its address when INFO is
+ * not allowed. A server other than the last one moves f->epoch on: what
+ * the caller learned from the old one may be missing on this one.
+ */
+static void identify(struct frontier *f)
+{
+    char id[sizeof(f->server_id)];
+    redisReply *r = redisCommand(f->rc, "INFO server");
+
+    info_run_id(r, id, sizeof(id));
+    if (r)
+        freeReplyObject(r);
+    if (!id[0])
+        snprintf(id, sizeof(id), "addr %.58s", f->server_name);
+    if (f->server_id[0] && strcmp(f->server_id, id) != 0)
+        f->epoch++;
+    snprintf(f->server_id, sizeof(f->server_id), "%s", id);
+}
+
+int frontier__connect_addr(struct frontier *f,
+                           const struct frontier_redis_addr *a,
+                           const char *name)
+{
+    const char *user, *pass;
+
+    if (frontier__creds(f, a, &user, &pass))
+        return frontier__seterr(f, DC_EINVAL, "redis %s: user %s has no "
+                                "password (give redis.password_file or "
+                                "DCRAWL_REDIS_PASSWORD)", name, user);
+    if (a->path[0])
+        f->rc = redisConnectUnixWithTimeout(a->path,
+                                            ms_tv(FRONTIER_CONNECT_MS));
+    else
+        f->rc = redisConnectWithTimeout(a->host, a->port,
+                                        ms_tv(FRONTIER_CONNECT_MS));
+    if (!f->rc || f->rc->err)
+        return frontier__seterr(f, DC_EREDIS,
+                                "cannot connect to redis at %s: %s", name,
+                                f->rc ? f->rc->errstr : "out of memory");
+    redisSetTimeout(f->rc, ms_tv(FRONTIER_COMMAND_MS));
+    snprintf(f->server_name, sizeof(f->server_name), "%s", name);
+    return setup_session(f, a, name);
+}
+
 /*
  * Connect f->rc to f->url. Returns DC_EINVAL for a malformed URL, DC_EREDIS
  * when the server cannot be reached or refuses the session; the message is
@@ -188,43 +255,27 @@ int frontier__connect(struct frontier *f, char *err, size_t errlen)
 {
     struct frontier_redis_addr a;
     char name[PATH_MAX + 16];
-    const char *user, *pass;
     int rc;
 
+    memset(&a, 0, sizeof(a));
     frontier__disconnect(f);
     if (strncmp(f->url, FRONTIER_CLUSTER_SCHEME,
                 strlen(FRONTIER_CLUSTER_SCHEME)) == 0) {
         rc = frontier__route_connect(f);
-        goto out;
-    }
-    if (frontier__url_parse(&a, f->url)) {
+    } else if (strncmp(f->url, FRONTIER_SENTINEL_SCHEME,
+                       strlen(FRONTIER_SENTINEL_SCHEME)) == 0) {
+        rc = frontier__sentinel_connect(f);
+    } else if (frontier__url_parse(&a, f->url)) {
         char shown[512];
         frontier_url_redact(f->url, shown, sizeof(shown));
         rc = frontier__seterr(f, DC_EINVAL, "malformed redis URL: %s", shown);
-        goto out;
+    } else {
+        frontier__addr_name(&a, name, sizeof(name));
+        rc = frontier__connect_addr(f, &a, name);
     }
-    frontier__addr_name(&a, name, sizeof(name));
-    if (frontier__creds(f, &a, &user, &pass)) {
-        rc = frontier__seterr(f, DC_EINVAL, "redis %s: user %s has no "
-                              "password (give redis.password_file or "
-                              "DCRAWL_REDIS_PASSWORD)", name, user);
-        goto out;
-    }
-    if (a.path[0])
-        f->rc = redisConnectUnixWithTimeout(a.path, ms_tv(FRONTIER_CONNECT_MS));
-    else
-        f->rc = redisConnectWithTimeout(a.host, a.port,
-                                        ms_tv(FRONTIER_CONNECT_MS));
-    if (!f->rc || f->rc->err) {
-        rc = frontier__seterr(f, DC_EREDIS,
-                              "cannot connect to redis at %s: %s", name,
-                              f->rc ? f->rc->errstr : "out of memory");
-        goto out;
-    }
-    redisSetTimeout(f->rc, ms_tv(FRONTIER_COMMAND_MS));
-    rc = setup_session(f, &a, name);
-out:
     memset(a.pass, 0, sizeof(a.pass));
+    if (!rc && f->rc)
+        identify(f);
     if (rc) {
         frontier__disconnect(f);
         if (err && errlen)
@@ -434,6 +485,16 @@ static int cluster_run(struct frontier *f, struct frontier_call *calls,
     return rc;
 }
 
+/* An error reply of a server that is no longer the master (a demoted
+ * one, or a replica the sentinels have not promoted): the call did
+ * nothing; reconnecting finds the master. */
+static int is_demoted(const redisReply *r)
+{
+    return r->type == REDIS_REPLY_ERROR && r->str &&
+           (strncmp(r->str, "READONLY", 8) == 0 ||
+            strncmp(r->str, "MASTERDOWN", 10) == 0);
+}
+
 /* Send calls[*done..n) and read their replies into replies[]; *done
  * advances past every call answered. I/O errors drop the connection. */
 static int run_from(struct frontier *f, struct frontier_call *calls, size_t n,
@@ -450,6 +511,10 @@ static int run_from(struct frontier *f, struct frontier_call *calls, size_t n,
         void *r = NULL;
         if (redisGetReply(f->rc, &r) != REDIS_OK)
             return frontier__io_error(f);
+        if (is_demoted(r)) { /* no longer the master: ask again */
+            freeReplyObject(r);
+            return frontier__io_error(f);
+        }
         replies[*done] = r;
     }
     return DC_OK;
@@ -485,6 +550,12 @@ int frontier__run(struct frontier *f, struct frontier_call *calls, size_t n,
     for (;;) {
         int64_t now;
         rc = ensure_connected(f);
+        if (!rc && f->guarded && f->epoch != f->guard_epoch) {
+            rc = frontier__seterr(f, DC_EFAILOVER, "redis: the server "
+                                  "changed (now %s)", f->server_name);
+            frontier__replies_free(replies, n);
+            return rc;
+        }
         if (!rc && f->rt) /* Redis Cluster: cluster-route.c's own retries */
             return cluster_run(f, calls, n, replies);
         if (!rc)

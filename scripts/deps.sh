@@ -17,7 +17,8 @@ set -euo pipefail
 # command:package
 TOOLS=(
     cc:build-essential make:build-essential cmake:cmake pkg-config:pkg-config
-    redis-server:redis-server redis-cli:redis-tools nginx:nginx-light
+    redis-server:redis-server redis-cli:redis-tools redis-sentinel:redis-sentinel
+    nginx:nginx-light
     python3:python3 curl:curl openssl:openssl wget:wget bc:bc
     unshare:util-linux flock:util-linux setsid:util-linux ip:iproute2 mount:mount
     ps:procps pkill:procps getconf:libc-bin awk:mawk gzip:gzip zcat:gzip

@@ -4,8 +4,9 @@
  * password-only, [v6], unix sockets with and without userinfo, bad
  * escapes), the redacted form shown in messages, which credentials win
  * (URL over settings), and redis.password_file (newline stripped, missing,
- * empty, two lines, both settings given). Logging in against real servers
- * is tests/e2e/auth.sh.
+ * empty, two lines, both settings given), redis-sentinel:// URLs (the
+ * sentinel list, the master's name, db and credentials). Logging in
+ * against real servers is tests/e2e/auth.sh, Sentinel tests/e2e/failover.sh.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,80 @@ static const struct {
     {"unix://u:p@", DC_EINVAL, 0, 0, 0, 0, 0, 0},
     {"http://u:p@h", DC_EINVAL, 0, 0, 0, 0, 0, 0},
 };
+
+static const struct {
+    const char *url;
+    int rc, n;
+    const char *name, *host0, *hostlast;
+    int port0, portlast, db;
+    const char *user, *pass;
+} sentinels[] = {
+    {"redis-sentinel://127.0.0.1:26379/dcm", DC_OK, 1, "dcm", "127.0.0.1",
+     "127.0.0.1", 26379, 26379, 0, NULL, NULL},
+    {"redis-sentinel://a:1,b:2,[::1]:3/m-1/4", DC_OK, 3, "m-1", "a", "::1", 1,
+     3, 4, NULL, NULL},
+    {"redis-sentinel://u:p%40w@a:1,b:2/m", DC_OK, 2, "m", "a", "b", 1, 2, 0,
+     "u", "p@w"},
+    {"redis-sentinel://:pw@a:1/m", DC_OK, 1, "m", "a", "a", 1, 1, 0, NULL,
+     "pw"},
+    {"redis-sentinel://a/m", DC_EINVAL, 0, 0, 0, 0, 0, 0, 0, 0, 0},   /* no port */
+    {"redis-sentinel://a:1", DC_EINVAL, 0, 0, 0, 0, 0, 0, 0, 0, 0},   /* no name */
+    {"redis-sentinel://a:1/", DC_EINVAL, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"redis-sentinel:///m", DC_EINVAL, 0, 0, 0, 0, 0, 0, 0, 0, 0},    /* none */
+    {"redis-sentinel://a:1,/m", DC_EINVAL, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"redis-sentinel://a:1,,b:2/m", DC_EINVAL, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"redis-sentinel://a:0/m", DC_EINVAL, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"redis-sentinel://a:70000/m", DC_EINVAL, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"redis-sentinel://[::1]/m", DC_EINVAL, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"redis-sentinel://a:1/m/x", DC_EINVAL, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"redis-sentinel://a:1/m n", DC_EINVAL, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"redis-sentinel://:p%zz@a:1/m", DC_EINVAL, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {"redis://a:1/m", DC_EINVAL, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+};
+
+static void t_sentinel(void)
+{
+    for (size_t i = 0; i < sizeof(sentinels) / sizeof(sentinels[0]); i++) {
+        struct frontier_sentinels sl;
+        int rc = frontier__sentinel_parse(&sl, sentinels[i].url);
+
+        CHECK(rc == sentinels[i].rc, "%s: rc %d", sentinels[i].url, rc);
+        if (rc || sentinels[i].rc)
+            continue;
+        CHECK(sl.n == sentinels[i].n && !strcmp(sl.name, sentinels[i].name) &&
+                  sl.master.db == sentinels[i].db,
+              "%s: %d sentinels, name '%s', db %d", sentinels[i].url, sl.n,
+              sl.name, sl.master.db);
+        CHECK(!strcmp(sl.host[0], sentinels[i].host0) &&
+                  sl.port[0] == sentinels[i].port0 &&
+                  !strcmp(sl.host[sl.n - 1], sentinels[i].hostlast) &&
+                  sl.port[sl.n - 1] == sentinels[i].portlast,
+              "%s: first %s:%d last %s:%d", sentinels[i].url, sl.host[0],
+              sl.port[0], sl.host[sl.n - 1], sl.port[sl.n - 1]);
+        CHECK(sl.master.has_user == (sentinels[i].user != NULL) &&
+                  (!sl.master.has_user ||
+                   !strcmp(sl.master.user, sentinels[i].user)) &&
+                  sl.master.has_pass == (sentinels[i].pass != NULL) &&
+                  (!sl.master.has_pass ||
+                   !strcmp(sl.master.pass, sentinels[i].pass)),
+              "%s: user '%s' password '%s'", sentinels[i].url, sl.master.user,
+              sl.master.pass);
+    }
+    /* more sentinels than FRONTIER_SENTINELS_MAX: refused, not cut */
+    char many[512] = "redis-sentinel://";
+    struct frontier_sentinels sl;
+    for (int i = 0; i <= FRONTIER_SENTINELS_MAX; i++)
+        strcat(many, i ? ",h:1" : "h:1");
+    strcat(many, "/m");
+    CHECK(frontier__sentinel_parse(&sl, many) == DC_EINVAL, "%d sentinels",
+          FRONTIER_SENTINELS_MAX + 1);
+    /* the redacted form hides the master's password */
+    char shown[128];
+    frontier_url_redact("redis-sentinel://u:secret@a:1,b:2/m", shown,
+                        sizeof(shown));
+    CHECK(!strcmp(shown, "redis-sentinel://u:***@a:1,b:2/m"), "redacted: %s",
+          shown);
+}
 
 static void t_parse(void)
 {
@@ -241,6 +316,7 @@ int main(void)
         return 1;
     }
     t_parse();
+    t_sentinel();
     t_redact();
     t_password_file();
     t_creds();
