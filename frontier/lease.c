@@ -150,7 +150,7 @@ static void pop_call(struct frontier *f, struct frontier_call *c, int p,
     frontier__strv_pushf(a, "%lld", (long long)now);
     frontier__strv_pushf(a, "%d", f->depth);
     frontier__strv_pushf(a, "%zu", share);
-    frontier__strv_pushf(a, "%lld", (long long)(now + f->lease_ms));
+    frontier__strv_pushf(a, "%lld", (long long)f->lease_ms); /* + Redis's now */
     frontier__strv_pushf(a, "%d", f->conns);
     frontier__strv_pushs(a, f->node);
     frontier__strv_pushs(a, f->cl ? "1" : "0");
