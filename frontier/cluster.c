@@ -9,7 +9,13 @@
  * now) and the bitmap <prefix>:used of partitions that ever had a URL.
  * No node's wall clock enters a decision another node relies on: heartbeat
  * deadlines and URL lease deadlines are Redis's clock, partition leases
- * are Redis key expiry, so node clocks may be off by any amount. Polling, not
+ * are Redis key expiry, so node clocks may be off by any amount. The
+ * times the scripts keep per host (ready times, politeness clocks), which
+ * move with a partition from owner to owner, are on Redis's clock too, as
+ * each node estimates it from members.lua's reply (f->skew_ms; off by at
+ * most half a round trip): so a host handed from a node whose clock is
+ * ahead to one behind neither waits out the difference nor loses its gap.
+ * A process that never ticks (seed, crawl, status) uses its own clock. Polling, not
  * keyspace notifications: it works the same on one Redis and on a Redis
  * Cluster, needs no server configuration, and a missed message cannot
  * leave a node with a stale view for longer than one poll.
@@ -149,6 +155,27 @@ int frontier_cluster_join(struct frontier *f, const struct conf *c)
 static int64_t mono_ms(void)
 {
     return dc_mono_us() / 1000;
+}
+
+int64_t frontier__rnow(const struct frontier *f, int64_t now_ms)
+{
+    return now_ms + f->skew_ms;
+}
+
+int64_t frontier__rlocal(const struct frontier *f, int64_t t)
+{
+    return t == INT64_MAX || t <= 0 ? t : t - f->skew_ms;
+}
+
+/* Redis's clock minus ours, from members.lua's reply (Redis's now first)
+ * to a call sent at local t0 and answered at t1: the midpoint, so off by
+ * at most half the round trip. */
+static void skew_update(struct frontier *f, const redisReply *r, int64_t t0,
+                        int64_t t1)
+{
+    if (r->type == REDIS_REPLY_ARRAY && r->elements >= 1 &&
+        r->element[0]->type == REDIS_REPLY_INTEGER)
+        f->skew_ms = r->element[0]->integer - (t0 + (t1 - t0) / 2);
 }
 
 /* now_ms (the caller's wall clock) is not used: validity is monotonic. */
@@ -416,7 +443,7 @@ static int sync_ownership(struct frontier *f, int64_t wall)
             rel[k] = 1;
         } else if ((cl->state[p] == OWN_NONE && cl->want[p]) ||
                    (cl->state[p] != OWN_NONE && now >= cl->renew_at[p])) {
-            own_call(f, &calls[k], p, wall);
+            own_call(f, &calls[k], p, frontier__rnow(f, wall));
         } else {
             continue;
         }
@@ -450,6 +477,7 @@ int frontier_cluster_tick(struct frontier *f, int64_t now,
     redisReply *rep[4];
     size_t n = 0, first;
     int rc, beat = 0;
+    int64_t t0, t1;
 
     if (!cl)
         return frontier__seterr(f, DC_EINVAL, "cluster: not joined");
@@ -470,8 +498,11 @@ int frontier_cluster_tick(struct frontier *f, int64_t now,
     frontier__call_init(&calls[n], -1);
     frontier__strv_pushs(&calls[n].args, "GET");
     frontier__strv_pushf(&calls[n++].args, "%s:used", f->prefix);
+    t0 = dc_now_ms();
     rc = frontier__run(f, calls, n, rep);
+    t1 = dc_now_ms();
     if (!rc) {
+        skew_update(f, rep[first], t0, t1);
         rc = update_members(f, rep[first]);
         (void)frontier__used_merge(f, rep[first + 1]);
         frontier__replies_free(rep, n);

@@ -128,6 +128,7 @@ struct frontier {
     uint64_t roundtrips;         /* pipelines sent (frontier_roundtrips) */
     int64_t retry_ms;            /* redis.retry: reconnect for this long */
     int64_t io_ms;               /* connect and command timeout; 0: defaults */
+    int64_t skew_ms;             /* Redis's clock minus ours (cluster.c) */
     uint64_t reconnects;         /* reconnect attempts after a lost link */
     int64_t intset_entries;      /* Redis set-max-intset-entries, -1 unknown */
     int have_module;             /* the server has DCSEEN.ADD (dcrawl-seen.so) */
@@ -179,6 +180,11 @@ int frontier__io_error(struct frontier *f);
 int frontier__io_ms(const struct frontier *f, int cmd);
 void frontier__io_set(struct frontier *f, int64_t ms);
 void frontier__route_timeouts(struct frontier *f);
+/* Times the scripts store (ready times, politeness clocks) are on Redis's
+ * clock, as this process estimates it: frontier__rnow turns the caller's
+ * now into it, frontier__rlocal a stored time back (cluster.c). */
+int64_t frontier__rnow(const struct frontier *f, int64_t now_ms);
+int64_t frontier__rlocal(const struct frontier *f, int64_t t);
 int frontier__run(struct frontier *f, struct frontier_call *calls, size_t n,
                   redisReply **replies);
 void frontier__replies_free(redisReply **replies, size_t n);

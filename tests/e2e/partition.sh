@@ -4,9 +4,9 @@
 # removed at the end); node K has two veth links, nrK to Redis' namespace
 # (10.1.K.0/24) and nsK to the site's (10.2.K.0/24; the site's hosts are
 # 10.77.1.N, gen_site.py --ip-base). Cutting a node "from Redis" or "from
-# the site" is taking the far end of one of its links down (in Redis' or
-# the site's namespace: the node's own end stays up and its packets vanish,
-# as when a cable or a switch fails); healing is bringing it up.
+# the site" is taking both ends of one of its links down (only the far
+# end would still deliver the node's packets to Redis, a one-way cut);
+# healing is bringing them up again (and the node's route to the site).
 #
 # Each trial (TRIALS, default 1; SEED, default 23, printed; SEED=N replays
 # the trial's choices) crawls the site on a fresh Redis with n1-n3 and:
@@ -127,6 +127,19 @@ pnode_start() { # pnode_start K: node nK in its namespace
     NODE_PID[$id]=$!
 }
 
+# link_cut r|s K / link_heal r|s K: node K's link to Redis (r) or to the
+# site (s), both ends
+link_cut() {
+    ip -n "$NS-$2" link set "n$1$2" down
+    ip -n "$NS-$1" link set "${1}n$2" down
+}
+link_heal() {
+    ip -n "$NS-$1" link set "${1}n$2" up
+    ip -n "$NS-$2" link set "n$1$2" up
+    [ "$1" = s ] && ip -n "$NS-$2" route replace 10.77.0.0/16 via "10.2.$2.1"
+    return 0
+}
+
 requests() { awk '/^dcn/ { n++ } END { print n + 0 }' "$ST/access.log" 2>/dev/null; }
 
 wait_reqs() { # wait_reqs N SECS
@@ -181,7 +194,7 @@ for k in $(seq 1 "$TRIALS"); do
     scut=$((2 + RANDOM % 4))
     echo "trial $k: cut n$v from Redis for $cut s after $pct % of $total pages; then n$w from the site for $scut s"
     wait_reqs $((total * pct / 100)) 120 || { fail "trial $k: no progress"; nodes_stop; continue; }
-    ip -n "$NS-r" link set "rn$v" down
+    link_cut r "$v"
     # V's leases as Redis has them once V can no longer change them: the
     # URLs it fetches or has fetched but not completed
     inflight=$(node_leases "$R" "n$v")
@@ -189,17 +202,17 @@ for k in $(seq 1 "$TRIALS"); do
     take=$(wait_owner_state "n$v" 0 "$cut")
     left=$(awk -v c="$cut" -v s="$(secs_since "$t0")" 'BEGIN { d = c - s; print (d > 0 ? d : 0) }')
     sleep "$left"
-    ip -n "$NS-r" link set "rn$v" up
+    link_heal r "$v"
     th=$(date +%s.%N)
     check "trial $k: while n$v was cut off, the others took all its partitions (after $take s)" [ "$take" != - ]
     back=$(wait_owner_state "n$v" 1 30)
     check "trial $k: n$v owns partitions again after the heal (after $back s)" [ "$back" != - ]
     recover=$(secs_since "$th")
-    ip -n "$NS-s" link set "sn$w" down
+    link_cut s "$w"
     # a response cut off mid-way is fetched again: W's in-flight count too
     winflight=$(node_leases "$R" "n$w")
     sleep "$scut"
-    ip -n "$NS-s" link set "sn$w" up
+    link_heal s "$w"
     crawl_wait_done "$R" 150
     rc=$?
     check "trial $k: the crawl completes (waited $CRAWL_SECS s)" [ $rc -eq 0 ]
