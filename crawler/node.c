@@ -153,8 +153,11 @@ static int timer_drain(struct node *n, struct node_timer *t, int64_t now)
 static int timer_reclaim(struct node *n, struct node_timer *t, int64_t now)
 {
     size_t reclaimed = 0;
+    int rc;
     t->due = now + t->period_ms;
-    return frontier_reclaim(n->f, now, 0, &reclaimed);
+    rc = frontier_reclaim(n->f, now, 0, &reclaimed);
+    n->st->leases_reclaimed += reclaimed; /* expired leases of any node */
+    return rc;
 }
 
 /* All due at once; each sets its next due time when it runs (drain: due

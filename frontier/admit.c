@@ -140,6 +140,7 @@ static int check_url(const struct frontier_url *u)
 int frontier_admit(struct frontier *f, const struct frontier_url *urls,
                    size_t n, int64_t now_ms, unsigned char *isnew)
 {
+    now_ms = frontier__rnow(f, now_ms);
     struct frontier_call *calls = NULL;
     redisReply **rep = NULL;
     struct frontier_slot *s;

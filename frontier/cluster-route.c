@@ -195,10 +195,9 @@ static redisContext *node_login(struct frontier *f, int k)
 static redisContext *node_conn(struct frontier *f, int k)
 {
     struct cl_node *n = &f->rt->node[k];
-    struct timeval ct = {FRONTIER_CONNECT_MS / 1000,
-                         (FRONTIER_CONNECT_MS % 1000) * 1000};
-    struct timeval cmd = {FRONTIER_COMMAND_MS / 1000,
-                          (FRONTIER_COMMAND_MS % 1000) * 1000};
+    int64_t cms = frontier__io_ms(f, 0), tms = frontier__io_ms(f, 1);
+    struct timeval ct = {(time_t)(cms / 1000), (suseconds_t)(cms % 1000) * 1000};
+    struct timeval cmd = {(time_t)(tms / 1000), (suseconds_t)(tms % 1000) * 1000};
 
     if (n->c)
         return n->c;
@@ -209,6 +208,17 @@ static redisContext *node_conn(struct frontier *f, int k)
     }
     redisSetTimeout(n->c, cmd);
     return node_login(f, k);
+}
+
+/* The command timeout (frontier__io_ms) on every open node connection. */
+void frontier__route_timeouts(struct frontier *f)
+{
+    int64_t tms = frontier__io_ms(f, 1);
+    struct timeval cmd = {(time_t)(tms / 1000), (suseconds_t)(tms % 1000) * 1000};
+
+    for (size_t k = 0; f->rt && k < f->rt->nnode; k++)
+        if (f->rt->node[k].c)
+            redisSetTimeout(f->rt->node[k].c, cmd);
 }
 
 /* "host:port" (or "[v6]:port"; port 6379 when absent) of text s[0..len). */

@@ -2,11 +2,20 @@
  * cluster.c: membership and partition ownership of a node.
  *
  * Membership. A node writes a heartbeat every cluster.heartbeat seconds:
- * its id in the ZSET <prefix>:nodes with score now + cluster.node_timeout
- * (ms, wall clock), and its figures in the HASH <prefix>:node:<id> (for
- * `dcrawl status`; expires after 3 node timeouts). Every
- * FRONTIER_POLL_MS it reads the live ids (score > now) and the bitmap
- * <prefix>:used of partitions that ever had a URL. Polling, not
+ * its id in the ZSET <prefix>:nodes with score now + cluster.node_timeout,
+ * now being Redis's clock (TIME in lua/members.lua), and its figures in
+ * the HASH <prefix>:node:<id> (for `dcrawl status`; expires after 3 node
+ * timeouts). Every FRONTIER_POLL_MS it reads the live ids (score > Redis's
+ * now) and the bitmap <prefix>:used of partitions that ever had a URL.
+ * No node's wall clock enters a decision another node relies on: heartbeat
+ * deadlines and URL lease deadlines are Redis's clock, partition leases
+ * are Redis key expiry, so node clocks may be off by any amount. The
+ * times the scripts keep per host (ready times, politeness clocks), which
+ * move with a partition from owner to owner, are on Redis's clock too, as
+ * each node estimates it from members.lua's reply (f->skew_ms; off by at
+ * most half a round trip): so a host handed from a node whose clock is
+ * ahead to one behind neither waits out the difference nor loses its gap.
+ * A process that never ticks (seed, crawl, status) uses its own clock. Polling, not
  * keyspace notifications: it works the same on one Redis and on a Redis
  * Cluster, needs no server configuration, and a missed message cannot
  * leave a node with a stale view for longer than one poll.
@@ -28,14 +37,22 @@
  * politeness clock (next), connection counts (act) and queues live in the
  * partition's keys, so the new owner continues where the old one stopped.
  *
- * Local validity: a node counts a partition as its own until the time it
- * sent the last successful renewal plus the lease minus a margin
+ * Local validity, on this process's monotonic clock (never its wall
+ * clock): a node counts a partition as its own until the moment it SENT
+ * the last successful renewal plus the lease minus a margin
  * (FRONTIER_OWN_MARGIN_MS or a tenth of the lease). Redis's expiry starts
  * no earlier than that send, so the node stops believing before Redis lets
- * anyone else take over (clock rates being equal). A node that cannot
- * renew in time (Redis unreachable, the process stalled) loses its
- * partitions: frontier_cluster_owns turns 0 and the node must hand back
- * the leases it has not started (complete them with FRONTIER_RETRY).
+ * anyone else take over, whatever the wall clocks say, as long as the
+ * node's monotonic clock runs no slower than Redis's clock by more than
+ * margin / lease (5 % for the default 10 s lease; real clocks drift by
+ * 0.01 %, NTP slews by at most 0.05 %). A node that cannot renew in time
+ * (Redis unreachable, the process stalled) loses its partitions.
+ * frontier_cluster_owns, which says whether a transfer may START, turns 0
+ * a third of the lease earlier still (FRONTIER_OWN_START), so a transfer
+ * started at the last moment has that third plus the margin to end
+ * before another node may take the host; leases not started go back
+ * (FRONTIER_RETRY). Redis's key expiry uses Redis's own clock: a jump of
+ * the Redis host's clock (not of a node's) can end a lease early.
  *
  * Thread rules: as struct frontier.
  */
@@ -52,6 +69,8 @@
 
 #define FRONTIER_POLL_MS 250
 #define FRONTIER_OWN_MARGIN_MS 500
+/* Transfers start only while a lease has more than lease / this left. */
+#define FRONTIER_OWN_START 3
 /* Entries of <prefix>:nodes dead this long are deleted by any node. */
 #define FRONTIER_FORGET_MS 3600000
 
@@ -63,8 +82,8 @@ struct frontier_cluster {
     int64_t lease_ms, timeout_ms, heartbeat_ms;
 
     unsigned char *state;        /* per partition: OWN_* */
-    int64_t *until;              /* ours until (ms), while state != NONE */
-    int64_t *renew_at;
+    int64_t *until;              /* ours until (mono ms), state != NONE */
+    int64_t *renew_at;           /* mono ms */
     unsigned char *want;         /* the ring gives p to this node */
     uint32_t *items;             /* used partitions, in order */
     uint64_t *hash;
@@ -128,18 +147,49 @@ int frontier_cluster_join(struct frontier *f, const struct conf *c)
     cl->members = xstrdup("");
     cl->self = -1;
     f->cl = cl;
+    /* a hung call must not hold the loop past a fraction of the timeout */
+    frontier__io_set(f, cl->timeout_ms / 4 < 250 ? 250 : cl->timeout_ms / 4);
     return DC_OK;
 }
 
-int frontier_cluster_owns(const struct frontier *f, int p, int64_t now)
+static int64_t mono_ms(void)
+{
+    return dc_mono_us() / 1000;
+}
+
+int64_t frontier__rnow(const struct frontier *f, int64_t now_ms)
+{
+    return now_ms + f->skew_ms;
+}
+
+int64_t frontier__rlocal(const struct frontier *f, int64_t t)
+{
+    return t == INT64_MAX || t <= 0 ? t : t - f->skew_ms;
+}
+
+/* Redis's clock minus ours, from members.lua's reply (Redis's now first)
+ * to a call sent at local t0 and answered at t1: the midpoint, so off by
+ * at most half the round trip. */
+static void skew_update(struct frontier *f, const redisReply *r, int64_t t0,
+                        int64_t t1)
+{
+    if (r->type == REDIS_REPLY_ARRAY && r->elements >= 1 &&
+        r->element[0]->type == REDIS_REPLY_INTEGER)
+        f->skew_ms = r->element[0]->integer - (t0 + (t1 - t0) / 2);
+}
+
+/* now_ms (the caller's wall clock) is not used: validity is monotonic. */
+int frontier_cluster_owns(const struct frontier *f, int p, int64_t now_ms)
 {
     const struct frontier_cluster *cl = f->cl;
 
+    (void)now_ms;
     if (!cl)
         return 1;
     if (p < 0 || p >= f->nparts)
         return 0;
-    return cl->state[p] != OWN_NONE && now < cl->until[p];
+    return cl->state[p] != OWN_NONE &&
+           mono_ms() < cl->until[p] - cl->lease_ms / FRONTIER_OWN_START;
 }
 
 int frontier__may_pop(const struct frontier *f, int p)
@@ -148,7 +198,8 @@ int frontier__may_pop(const struct frontier *f, int p)
 
     if (!cl)
         return 1;
-    return cl->state[p] == OWN_HELD && dc_now_ms() < cl->until[p];
+    return cl->state[p] == OWN_HELD &&
+           mono_ms() < cl->until[p] - cl->lease_ms / FRONTIER_OWN_START;
 }
 
 void frontier_cluster_view(const struct frontier *f,
@@ -172,13 +223,6 @@ static void heartbeat_calls(struct frontier *f, int64_t now,
     char host[256] = "";
 
     gethostname(host, sizeof(host) - 1);
-    a = &c[*n].args;
-    frontier__call_init(&c[(*n)++], -1);
-    frontier__strv_pushs(a, "ZADD");
-    frontier__strv_pushf(a, "%s:nodes", f->prefix);
-    frontier__strv_pushf(a, "%lld", (long long)(now + cl->timeout_ms));
-    frontier__strv_pushs(a, f->node);
-
     a = &c[*n].args;
     frontier__call_init(&c[(*n)++], -1);
     frontier__strv_pushs(a, "HSET");
@@ -209,16 +253,22 @@ static void heartbeat_calls(struct frontier *f, int64_t now,
     frontier__strv_pushs(a, "PEXPIRE");
     frontier__strv_pushf(a, "%s:node:%s", f->prefix, f->node);
     frontier__strv_pushf(a, "%lld", (long long)(3 * cl->timeout_ms));
-
-    a = &c[*n].args;
-    frontier__call_init(&c[(*n)++], -1);
-    frontier__strv_pushs(a, "ZREMRANGEBYSCORE");
-    frontier__strv_pushf(a, "%s:nodes", f->prefix);
-    frontier__strv_pushs(a, "-inf");
-    frontier__strv_pushf(a, "%lld", (long long)(now - FRONTIER_FORGET_MS));
 }
 
-/* Rebuild the ring when the live set changed. ids: reply array. */
+/* The heartbeat itself (beat: node's deadline moves on) and the live ids,
+ * both on Redis's clock (lua/members.lua). */
+static void members_call(struct frontier *f, struct frontier_call *c,
+                         int beat)
+{
+    frontier__call_init(c, FRONTIER_SCRIPT_MEMBERS);
+    frontier__strv_pushf(&c->keys, "%s:nodes", f->prefix);
+    frontier__strv_pushs(&c->args, beat ? f->node : "");
+    frontier__strv_pushf(&c->args, "%lld", (long long)f->cl->timeout_ms);
+    frontier__strv_pushf(&c->args, "%lld", (long long)FRONTIER_FORGET_MS);
+}
+
+/* Rebuild the ring when the live set changed. r: members.lua's reply,
+ * { Redis's now, id... }. */
 static int update_members(struct frontier *f, const redisReply *r)
 {
     struct frontier_cluster *cl = f->cl;
@@ -230,7 +280,7 @@ static int update_members(struct frontier *f, const redisReply *r)
     if (r->type != REDIS_REPLY_ARRAY)
         return frontier__seterr(f, DC_EREDIS, "cluster: bad nodes reply");
     ids = xcalloc(r->elements + 1, sizeof(*ids));
-    for (size_t i = 0; i < r->elements; i++) {
+    for (size_t i = 1; i < r->elements; i++) {
         const redisReply *e = r->element[i];
         if (e->type != REDIS_REPLY_STRING)
             continue;
@@ -366,9 +416,11 @@ static void own_reply(struct frontier *f, int p, int release,
     cl->state[p] = OWN_NONE;
 }
 
-/* Take, renew, drain and release partitions to match cl->want. */
-static int sync_ownership(struct frontier *f, int64_t now)
+/* Take, renew, drain and release partitions to match cl->want. Every
+ * time here is the monotonic clock. */
+static int sync_ownership(struct frontier *f, int64_t wall)
 {
+    int64_t now = mono_ms(), sent;
     struct frontier_cluster *cl = f->cl;
     size_t n = (size_t)f->nparts, k = 0;
     struct frontier_call *calls = xcalloc(n, sizeof(*calls));
@@ -391,16 +443,17 @@ static int sync_ownership(struct frontier *f, int64_t now)
             rel[k] = 1;
         } else if ((cl->state[p] == OWN_NONE && cl->want[p]) ||
                    (cl->state[p] != OWN_NONE && now >= cl->renew_at[p])) {
-            own_call(f, &calls[k], p, now);
+            own_call(f, &calls[k], p, frontier__rnow(f, wall));
         } else {
             continue;
         }
         part[k++] = p;
     }
+    sent = mono_ms(); /* Redis's expiry starts later than this */
     if (k)
         rc = frontier__run(f, calls, k, rep);
     for (size_t i = 0; !rc && i < k; i++)
-        own_reply(f, part[i], rel[i], rep[i], now);
+        own_reply(f, part[i], rel[i], rep[i], sent);
     if (k)
         frontier__replies_free(rep, k);
     frontier__calls_free(calls, k);
@@ -420,10 +473,11 @@ int frontier_cluster_tick(struct frontier *f, int64_t now,
                           int64_t *next_ms)
 {
     struct frontier_cluster *cl = f->cl;
-    struct frontier_call calls[6];
-    redisReply *rep[6];
+    struct frontier_call calls[4];
+    redisReply *rep[4];
     size_t n = 0, first;
-    int rc;
+    int rc, beat = 0;
+    int64_t t0, t1;
 
     if (!cl)
         return frontier__seterr(f, DC_EINVAL, "cluster: not joined");
@@ -437,18 +491,18 @@ int frontier_cluster_tick(struct frontier *f, int64_t now,
         heartbeat_calls(f, now, info, calls, &n);
         cl->last_hb = now;
         cl->joined = 1;
+        beat = 1;
     }
     first = n;
-    frontier__call_init(&calls[n], -1);
-    frontier__strv_pushs(&calls[n].args, "ZRANGEBYSCORE");
-    frontier__strv_pushf(&calls[n].args, "%s:nodes", f->prefix);
-    frontier__strv_pushf(&calls[n].args, "(%lld", (long long)now);
-    frontier__strv_pushs(&calls[n++].args, "+inf");
+    members_call(f, &calls[n++], beat);
     frontier__call_init(&calls[n], -1);
     frontier__strv_pushs(&calls[n].args, "GET");
     frontier__strv_pushf(&calls[n++].args, "%s:used", f->prefix);
+    t0 = dc_now_ms();
     rc = frontier__run(f, calls, n, rep);
+    t1 = dc_now_ms();
     if (!rc) {
+        skew_update(f, rep[first], t0, t1);
         rc = update_members(f, rep[first]);
         (void)frontier__used_merge(f, rep[first + 1]);
         frontier__replies_free(rep, n);

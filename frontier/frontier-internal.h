@@ -47,7 +47,9 @@
 /* Partition script calls sent in one pipelined round trip by pop. */
 #define FRONTIER_POP_BATCH 64
 
-/* Connect timeout and command timeout (ms). */
+/* Connect timeout and command timeout (ms); a cluster node lowers both to
+ * a fraction of cluster.node_timeout (frontier_cluster_join), so a hung
+ * Redis call never holds its loop for long (f->io_ms). */
 #define FRONTIER_CONNECT_MS 2000
 #define FRONTIER_COMMAND_MS 10000
 
@@ -61,6 +63,7 @@ enum frontier_script {
     FRONTIER_SCRIPT_OWN,         /* take or renew a partition (cluster.c) */
     FRONTIER_SCRIPT_RELEASE,
     FRONTIER_SCRIPT_ORPHANS,     /* leases of this node it does not hold */
+    FRONTIER_SCRIPT_MEMBERS,     /* heartbeat and live nodes (cluster.c) */
     FRONTIER_NSCRIPTS
 };
 
@@ -124,6 +127,8 @@ struct frontier {
 
     uint64_t roundtrips;         /* pipelines sent (frontier_roundtrips) */
     int64_t retry_ms;            /* redis.retry: reconnect for this long */
+    int64_t io_ms;               /* connect and command timeout; 0: defaults */
+    int64_t skew_ms;             /* Redis's clock minus ours (cluster.c) */
     uint64_t reconnects;         /* reconnect attempts after a lost link */
     int64_t intset_entries;      /* Redis set-max-intset-entries, -1 unknown */
     int have_module;             /* the server has DCSEEN.ADD (dcrawl-seen.so) */
@@ -202,6 +207,16 @@ void frontier__disconnect(struct frontier *f);
 /* A failed read/write on the connection: record hiredis's error, drop
  * the connection (the next call reconnects); DC_EREDIS. */
 int frontier__io_error(struct frontier *f);
+/* Connect (cmd 0) or command (cmd 1) timeout in ms for f's connections;
+ * frontier__io_set changes it, on the open connection too. */
+int frontier__io_ms(const struct frontier *f, int cmd);
+void frontier__io_set(struct frontier *f, int64_t ms);
+void frontier__route_timeouts(struct frontier *f);
+/* Times the scripts store (ready times, politeness clocks) are on Redis's
+ * clock, as this process estimates it: frontier__rnow turns the caller's
+ * now into it, frontier__rlocal a stored time back (cluster.c). */
+int64_t frontier__rnow(const struct frontier *f, int64_t now_ms);
+int64_t frontier__rlocal(const struct frontier *f, int64_t t);
 int frontier__run(struct frontier *f, struct frontier_call *calls, size_t n,
                   redisReply **replies);
 void frontier__replies_free(redisReply **replies, size_t n);

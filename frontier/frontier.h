@@ -388,8 +388,14 @@ int frontier_noise_put(struct frontier *f, const char *const *hosts,
  * info, reads the live nodes and used partitions, recomputes the ring and
  * takes, renews, drains and releases partitions (1-2 round trips).
  * frontier_cluster_owns says whether a lease of partition p may still be
- * started (the partition is owned or draining and its lease has not lapsed
- * locally); a lease that may not must be completed with FRONTIER_RETRY.
+ * started (the partition is owned or draining and more than a third of its
+ * lease is left, on the monotonic clock from the renewal's send; now_ms is
+ * not used); a lease that may not must be completed with FRONTIER_RETRY.
+ * Joining also lowers f's Redis connect and command timeouts to a quarter
+ * of cluster.node_timeout (at least 250 ms). Times passed in (now_ms) are
+ * this host's wall clock; the frontier turns them into Redis's clock, as
+ * estimated at each tick, before they reach Redis (ready times and
+ * politeness clocks move between nodes with their partitions).
  * frontier_cluster_leave releases every partition with no lease held here
  * and removes the node from the member list (graceful stop).
  */

@@ -142,7 +142,7 @@ int frontier_reclaim_orphans(struct frontier *f, int64_t now_ms,
 
     *reclaimed = 0;
     for (int p = 0; p < f->nparts; p++)
-        orphans_call(f, &calls[k++], p, now_ms);
+        orphans_call(f, &calls[k++], p, frontier__rnow(f, now_ms));
     rc = frontier__run(f, calls, k, rep);
     for (size_t i = 0; !rc && i < k; i++)
         if (rep[i]->type == REDIS_REPLY_INTEGER)

@@ -150,7 +150,7 @@ static void pop_call(struct frontier *f, struct frontier_call *c, int p,
     frontier__strv_pushf(a, "%lld", (long long)now);
     frontier__strv_pushf(a, "%d", f->depth);
     frontier__strv_pushf(a, "%zu", share);
-    frontier__strv_pushf(a, "%lld", (long long)(now + f->lease_ms));
+    frontier__strv_pushf(a, "%lld", (long long)f->lease_ms); /* + Redis's now */
     frontier__strv_pushf(a, "%d", f->conns);
     frontier__strv_pushs(a, f->node);
     frontier__strv_pushs(a, f->cl ? "1" : "0");
@@ -241,6 +241,7 @@ int frontier_pop(struct frontier *f, int depth, int64_t now_ms, size_t max,
     *out = NULL;
     *nout = 0;
     *next_ms = INT64_MAX;
+    now_ms = frontier__rnow(f, now_ms); /* the index is on Redis's clock */
     if (depth < 0)
         return frontier__seterr(f, DC_EINVAL, "pop: negative depth");
     if (depth != f->depth)
@@ -265,7 +266,7 @@ int frontier_pop(struct frontier *f, int depth, int64_t now_ms, size_t max,
     }
     *out = v.v;
     *nout = v.n;
-    *next_ms = index_min(f);
+    *next_ms = frontier__rlocal(f, index_min(f));
     return DC_OK;
 }
 
@@ -367,7 +368,8 @@ int frontier_complete(struct frontier *f, const struct frontier_lease *l,
     ncalls = frontier__slots_sort(s, n);
     calls = xcalloc(ncalls, sizeof(*calls));
     rep = xcalloc(ncalls, sizeof(*rep));
-    complete_build(f, l, outcome, delay_ms, s, n, calls, now_ms);
+    complete_build(f, l, outcome, delay_ms, s, n, calls,
+                   frontier__rnow(f, now_ms));
     rc = frontier__run(f, calls, ncalls, rep);
     for (size_t i = 0; !rc && i < n; i++)
         frontier__held_del(f, l[i].partition, l[i].entry);

@@ -233,15 +233,15 @@ int frontier__connect_addr(struct frontier *f,
                                 "DCRAWL_REDIS_PASSWORD)", name, user);
     if (a->path[0])
         f->rc = redisConnectUnixWithTimeout(a->path,
-                                            ms_tv(FRONTIER_CONNECT_MS));
+                                            ms_tv(frontier__io_ms(f, 0)));
     else
         f->rc = redisConnectWithTimeout(a->host, a->port,
-                                        ms_tv(FRONTIER_CONNECT_MS));
+                                        ms_tv(frontier__io_ms(f, 0)));
     if (!f->rc || f->rc->err)
         return frontier__seterr(f, DC_EREDIS,
                                 "cannot connect to redis at %s: %s", name,
                                 f->rc ? f->rc->errstr : "out of memory");
-    redisSetTimeout(f->rc, ms_tv(FRONTIER_COMMAND_MS));
+    redisSetTimeout(f->rc, ms_tv(frontier__io_ms(f, 1)));
     snprintf(f->server_name, sizeof(f->server_name), "%s", name);
     return setup_session(f, a, name);
 }
@@ -339,6 +339,21 @@ static int append_call(struct frontier *f, const struct frontier_call *c,
     free(argv);
     free(len);
     return rc == REDIS_OK ? DC_OK : DC_EREDIS;
+}
+
+int frontier__io_ms(const struct frontier *f, int cmd)
+{
+    int64_t d = cmd ? FRONTIER_COMMAND_MS : FRONTIER_CONNECT_MS;
+
+    return (int)(f->io_ms > 0 && f->io_ms < d ? f->io_ms : d);
+}
+
+void frontier__io_set(struct frontier *f, int64_t ms)
+{
+    f->io_ms = ms;
+    if (f->rc)
+        redisSetTimeout(f->rc, ms_tv(frontier__io_ms(f, 1)));
+    frontier__route_timeouts(f); /* a Redis Cluster's open connections */
 }
 
 int frontier__io_error(struct frontier *f)

@@ -67,7 +67,7 @@ static void reclaim_call(struct frontier *f, struct frontier_call *c, int p,
 int frontier_reclaim(struct frontier *f, int64_t now_ms, int own_node,
                      size_t *reclaimed)
 {
-    struct reclaim_arg a = { now_ms, own_node != 0 };
+    struct reclaim_arg a = { frontier__rnow(f, now_ms), own_node != 0 };
     redisReply **rep;
     int rc;
 
@@ -79,7 +79,7 @@ int frontier_reclaim(struct frontier *f, int64_t now_ms, int own_node,
         if (rep[p]->integer <= 0)
             continue;
         *reclaimed += (size_t)rep[p]->integer;
-        frontier__index_lower(f, p, now_ms);
+        frontier__index_lower(f, p, a.now);
     }
     free_all(f, 1, rep);
     return DC_OK;

@@ -24,6 +24,7 @@ TOOLS=(
     ps:procps pkill:procps getconf:libc-bin awk:mawk gzip:gzip zcat:gzip
     timeout:coreutils docker-compose:docker-compose node:nodejs npm:npm
     promtool:prometheus script:bsdutils chromium:chromium clang:clang
+    faketime:faketime
 )
 # libraries (no command to look for): headers and pkg-config files, and
 # python3-hpack (HTTP/2 header blocks for tests/e2e/hostile2_server.py)

@@ -1,7 +1,8 @@
 -- pop.lua: lease ready URLs of one depth from one partition
 -- (frontier_pop). KEYS: h:<d>, next, act, lease, queue prefix
--- "<prefix>:{p}:q:<d>:", own. ARGV: now, depth, max, lease deadline,
--- window (leases a host may have out), node, check (1: pop only while own
+-- "<prefix>:{p}:q:<d>:", own. ARGV: now, depth, max, lease ms (the
+-- deadline is Redis's clock + this: reclaim compares it with the same
+-- clock, so no node's clock skew can expire a lease early), window (leases a host may have out), node, check (1: pop only while own
 -- holds node), host_connections. A host whose last completion left a
 -- politeness clock in next is leased up to host_connections + 1 (one URL
 -- at hand when its gap ends; never past the window), any other up to the
@@ -17,6 +18,7 @@ end
 local now, max = tonumber(ARGV[1]), tonumber(ARGV[3])
 local window, conns = tonumber(ARGV[5]), tonumber(ARGV[8])
 local out = { -1 }
+local deadline = str(rnow() + tonumber(ARGV[4]))
 local function take(host, n)
   local q, got = KEYS[5] .. host, 0
   while got < n do
@@ -24,7 +26,7 @@ local function take(host, n)
     if not url then break end
     url = qdec(url, host)
     local e = ARGV[6] .. '\t' .. ARGV[2] .. '\t' .. host .. '\t' .. url
-    redis.call('ZADD', KEYS[4], ARGV[4], e)
+    redis.call('ZADD', KEYS[4], deadline, e)
     out[#out + 1] = e
     got = got + 1
   end

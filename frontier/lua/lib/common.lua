@@ -5,6 +5,13 @@
 local busy = 9000000000000000
 local function num(x) return tonumber(x or '0') or 0 end
 local function str(x) return string.format('%.0f', x) end
+-- rnow() is Redis's clock in ms (TIME). Every time another node relies
+-- on (URL lease deadlines, heartbeats, expiry) is taken from it, never
+-- from a node's ARGV now, so node clocks may disagree by any amount.
+local function rnow()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 -- qenc(url, host) is how a URL is kept in its host's queue q:<d>:<host>,
 -- qdec(s, host) reads it back (exact inverses). The key names the host, so
 -- a leading "http://<host>" or "https://<host>" is kept as one byte, \1 or
