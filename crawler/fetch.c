@@ -149,6 +149,24 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
     return len;
 }
 
+/* Seconds libcurl keeps a host's resolved addresses (its default: 60).
+ * libcurl 7.88 prunes its address cache by walking every entry on each
+ * lookup, so the cache's size is a cost per transfer: with a minute of
+ * hosts in it, a node meeting thousands of new hosts a minute spent most
+ * of its time there (and held one entry per host). 10 s still covers a
+ * host's robots.txt and the pages that follow it at politeness.delay. */
+#define FETCH_DNS_CACHE_S 10
+
+/* The send buffer of every connection (the kernel doubles it). A crawler
+ * sends requests of a few KiB, so it costs nothing; what it bounds is a
+ * server that floods frames each of which nghttp2 must acknowledge
+ * (HTTP/2 SETTINGS, PING) and never reads the acknowledgements: once this
+ * buffer and the server's receive window are full, nghttp2's own limit on
+ * queued acknowledgements (1000) ends the connection, after some hundred
+ * KiB of flood instead of the megabytes an autotuned buffer would take in
+ * (and the seconds libcurl spends reading them inside one call). */
+#define FETCH_SNDBUF (16 << 10)
+
 /* The longest one curl_multi_perform may keep reading for one transfer.
  * libcurl 7.88 reads HTTP/2 frames that carry no body (a SETTINGS flood)
  * inside one call for as long as they keep coming, which would hold the
@@ -159,7 +177,11 @@ static _Thread_local uint64_t perform_calls; /* this thread's so far */
 /* Progress callback (libcurl calls it inside its read loops too): ends the
  * transfer that keeps one perform call busy for FETCH_MAX_PERFORM_MS from
  * its own first callback in that call (a transfer that merely waited
- * behind it is not blamed). */
+ * behind it is not blamed). Its connection is shut down at the same time
+ * (shutdown, not close: the descriptor stays libcurl's to close): libcurl
+ * would otherwise go on reading the flood on it, inside the same call,
+ * while it winds the HTTP/2 session down, and the next read now sees the
+ * end of the stream at once. */
 static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut,
                        curl_off_t un)
 {
@@ -173,6 +195,12 @@ static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut,
     }
     if (now - r->perform_ms <= FETCH_MAX_PERFORM_MS)
         return 0;
+    if (!r->flooded && r->easy) {
+        curl_socket_t s = CURL_SOCKET_BAD;
+        if (curl_easy_getinfo(r->easy, CURLINFO_ACTIVESOCKET, &s) == CURLE_OK &&
+            s != CURL_SOCKET_BAD)
+            shutdown(s, SHUT_RDWR);
+    }
     r->flooded = 1;
     return 1;
 }
@@ -209,7 +237,8 @@ static curl_socket_t on_open(void *ud, curlsocktype purpose,
                              struct curl_sockaddr *a)
 {
     struct fetch_result *r = ud;
-    int c = netclass_of(&a->addr);
+    int c = netclass_of(&a->addr), sndbuf = FETCH_SNDBUF;
+    curl_socket_t fd;
     (void)purpose;
     if (!netclass_allowed(r->policy->mode, r->policy->mask, c)) {
         char ip[INET6_ADDRSTRLEN];
@@ -224,7 +253,10 @@ static curl_socket_t on_open(void *ud, curlsocktype purpose,
         return CURL_SOCKET_BAD;
     }
     r->opened_since++;
-    return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+    fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+    if (fd != CURL_SOCKET_BAD) /* see FETCH_SNDBUF */
+        (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+    return fd;
 }
 
 struct fetcher *fetcher_new(const struct conf *c)
@@ -260,6 +292,7 @@ static CURL *easy_get(struct fetcher *f)
     curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, c->fetch_accept_encoding);
     curl_easy_setopt(h, CURLOPT_HTTP_CONTENT_DECODING, 0L);
+    curl_easy_setopt(h, CURLOPT_DNS_CACHE_TIMEOUT, (long)FETCH_DNS_CACHE_S);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(c->fetch_timeout * 1000));
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
                      (long)(c->fetch_connect_timeout * 1000));
@@ -304,6 +337,7 @@ static int add(struct fetcher *f, const char *url, size_t max_bytes,
     r->started_ms = dc_now_ms();
     r->policy = &f->policy;
     r->refused_class = NETCLASS_PUBLIC;
+    r->easy = h;
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, r);
     curl_easy_setopt(h, CURLOPT_PRIVATE, r);
@@ -357,6 +391,7 @@ static void finish(struct fetcher *f, CURL *h, CURLcode code)
         curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &s) == CURLE_OK && s)
         r->location = xstrdup(s);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL); /* r may outlive h's use */
+    r->easy = NULL;
     if (code == CURLE_WRITE_ERROR && r->truncated)
         code = CURLE_OK; /* our own cap: keep what we have */
     if (code == CURLE_COULDNT_CONNECT && r->refused[0] && !r->opened_since) {
