@@ -48,8 +48,11 @@
  * in nghttp2's error). libcurl 7.88 reads frames that carry no body (a
  * SETTINGS flood) inside one curl_multi_perform for as long as they keep
  * coming: on_progress ends such a transfer after FETCH_MAX_PERFORM_MS with a
- * clear error. (libcurl may still go on reading the dead connection in
- * later calls until the server stops: not bounded here.)
+ * clear error and shuts its connection down; and as libcurl may keep
+ * reading such frames without calling back at all, fetch-guard.c's thread
+ * shuts down the socket still receiving the most once one call has run for
+ * FETCH_GUARD_MS. A small send buffer (FETCH_SNDBUF) makes a flood whose
+ * acknowledgements the server does not read end sooner still.
  *
  * Thread rules: everything but fetcher_wakeup runs on the node's thread.
  */
@@ -59,6 +62,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -88,6 +92,7 @@ struct fetcher {
     size_t ndone, capdone, done_pos;
     size_t active;
     struct curl_slist *headers; /* X-Dcrawl-Node (fetcher_set_node) */
+    struct fetch_guard *guard;  /* frame floods (fetch-guard.c), or NULL */
 };
 
 void fetch_result_free(struct fetch_result *r)
@@ -254,9 +259,17 @@ static curl_socket_t on_open(void *ud, curlsocktype purpose,
     }
     r->opened_since++;
     fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
-    if (fd != CURL_SOCKET_BAD) /* see FETCH_SNDBUF */
+    if (fd != CURL_SOCKET_BAD) { /* see FETCH_SNDBUF */
         (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+        fetch_guard_add(r->guard, fd);
+    }
     return fd;
+}
+
+static int on_close(void *ud, curl_socket_t fd)
+{
+    fetch_guard_remove(ud, fd);
+    return close(fd);
 }
 
 struct fetcher *fetcher_new(const struct conf *c)
@@ -274,6 +287,7 @@ struct fetcher *fetcher_new(const struct conf *c)
                       (long)c->politeness_host_connections);
     curl_multi_setopt(f->multi, CURLMOPT_MAXCONNECTS,
                       (long)c->fetch_concurrency * 2 + 16);
+    f->guard = fetch_guard_new();
     return f;
 }
 
@@ -293,6 +307,8 @@ static CURL *easy_get(struct fetcher *f)
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, c->fetch_accept_encoding);
     curl_easy_setopt(h, CURLOPT_HTTP_CONTENT_DECODING, 0L);
     curl_easy_setopt(h, CURLOPT_DNS_CACHE_TIMEOUT, (long)FETCH_DNS_CACHE_S);
+    curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, on_close);
+    curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, f->guard);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(c->fetch_timeout * 1000));
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
                      (long)(c->fetch_connect_timeout * 1000));
@@ -338,6 +354,7 @@ static int add(struct fetcher *f, const char *url, size_t max_bytes,
     r->policy = &f->policy;
     r->refused_class = NETCLASS_PUBLIC;
     r->easy = h;
+    r->guard = f->guard;
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, r);
     curl_easy_setopt(h, CURLOPT_PRIVATE, r);
@@ -399,6 +416,9 @@ static void finish(struct fetcher *f, CURL *h, CURLcode code)
         r->private_refused = 1;
         snprintf(r->error, sizeof(r->error), "%s", r->refused);
     }
+    if (code != CURLE_OK && r->perform_call &&
+        r->perform_call == fetch_guard_cut_call(f->guard))
+        r->flooded = 1; /* its connection was cut by the guard */
     if (code == CURLE_WRITE_ERROR && r->head_too_big)
         snprintf(r->error, sizeof(r->error),
                  "response header block over %zu KiB", FETCH_MAX_HEAD_BYTES / 1024);
@@ -435,11 +455,15 @@ static void finish(struct fetcher *f, CURL *h, CURLcode code)
 int fetcher_run(struct fetcher *f, int timeout_ms)
 {
     int running = 0, left = 0;
+    CURLMcode rc;
     CURLMsg *m;
     if (timeout_ms > 0)
         curl_multi_poll(f->multi, NULL, 0, timeout_ms, NULL);
     perform_calls++;
-    if (curl_multi_perform(f->multi, &running) != CURLM_OK)
+    fetch_guard_enter(f->guard, perform_calls);
+    rc = curl_multi_perform(f->multi, &running);
+    fetch_guard_leave(f->guard);
+    if (rc != CURLM_OK)
         return DC_ECURL;
     while ((m = curl_multi_info_read(f->multi, &left)))
         if (m->msg == CURLMSG_DONE)
@@ -515,6 +539,7 @@ void fetcher_free(struct fetcher **fp)
     for (i = 0; i < f->nidle; i++)
         curl_easy_cleanup(f->idle[i]);
     curl_multi_cleanup(f->multi);
+    fetch_guard_free(&f->guard); /* after the sockets are closed */
     curl_slist_free_all(f->headers);
     free(f->idle);
     free(f->busy);

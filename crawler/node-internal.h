@@ -44,6 +44,7 @@ struct fetch_result {
     uint64_t perform_call; /* on_progress: the perform call last seen in */
     int64_t perform_ms;    /* and when it first saw it there */
     void *easy;            /* its libcurl handle while in flight (fetch.c) */
+    struct fetch_guard *guard; /* the fetcher's (fetch-guard.c) */
     int curl_code;
     char error[256];    /* "" when none */
     int64_t started_ms;
@@ -60,6 +61,21 @@ struct fetch_result {
     const struct fetch_policy *policy;
 };
 void fetch_result_free(struct fetch_result *r);
+
+/* fetch-guard.c: a thread that shuts down the socket still receiving the
+ * most when one curl_multi_perform call has run for FETCH_GUARD_MS (a frame
+ * flood libcurl keeps reading without calling back). */
+#define FETCH_GUARD_MS 2000
+struct fetch_guard;
+struct fetch_guard *fetch_guard_new(void); /* NULL: no thread */
+void fetch_guard_free(struct fetch_guard **g);
+void fetch_guard_add(struct fetch_guard *g, int fd);
+void fetch_guard_remove(struct fetch_guard *g, int fd);
+/* Around each curl_multi_perform call (call: its number, never 0). */
+void fetch_guard_enter(struct fetch_guard *g, uint64_t call);
+void fetch_guard_leave(struct fetch_guard *g);
+/* The last call in which a socket was shut down, 0 none. */
+uint64_t fetch_guard_cut_call(struct fetch_guard *g);
 
 struct fetcher;
 struct fetcher *fetcher_new(const struct conf *c);
@@ -297,6 +313,9 @@ struct robots_cache *robots_cache_new(size_t max_hosts);
  * belong to an entry that is not idle (FETCHING, parked leases, a sitemap
  * in flight) or to url's host. */
 struct robots_entry *robots_cache_get(struct robots_cache *rc, const char *url);
+/* A new round: entries used before it may be dropped again (the entries
+ * used in a round are not). */
+void robots_cache_round(struct robots_cache *rc);
 /* The entry of url's host if the cache holds one (never created), or NULL. */
 struct robots_entry *robots_cache_find(struct robots_cache *rc, const char *url);
 /* Entries held, their estimated bytes and the entries dropped so far. */

@@ -47,7 +47,10 @@
  * nothing a later URL needs: its answer worth keeping (2xx, 4xx, too many
  * redirects) is in Redis (frontier_robots_put) and comes back with the
  * host's next lease (node__robots_from_store); a dead or failing host's
- * robots.txt is tried once more. Each new entry looks at most
+ * robots.txt is tried once more. Nor is an entry used in the current round
+ * (robots_cache_round: the node starts one per pop batch) dropped, so the
+ * hosts of one batch, read back from Redis together, stay until the batch
+ * is dispatched even when the batch is larger than the cap. Each new entry looks at most
  * ROBOTS_EVICT_SCAN entries from the old end (those that cannot go move to
  * the new end), so a cache full of busy hosts grows past the bound by the
  * busy ones instead of scanning; those are bounded by the leases a node
@@ -75,6 +78,7 @@ struct robots_node {
     struct robots_entry e;
     struct robots_node *next;              /* hash chain */
     struct robots_node *newer, *older;     /* use order */
+    uint64_t round;                        /* last used in this round */
 };
 
 struct robots_cache {
@@ -83,6 +87,7 @@ struct robots_cache {
     size_t bytes;                          /* sum of the entries' cost */
     struct robots_node *newest, *oldest;
     uint64_t evicted;
+    uint64_t round;                        /* robots_cache_round */
 };
 
 struct robots_cache *robots_cache_new(size_t max_hosts)
@@ -180,7 +185,7 @@ static void make_room(struct robots_cache *rc)
                 (rc->n >= rc->max || rc->bytes > ROBOTS_CACHE_BYTES);
          k++) {
         struct robots_node *o = rc->oldest;
-        if (evictable(&o->e)) {
+        if (o->round != rc->round && evictable(&o->e)) {
             node_drop(rc, o);
             rc->evicted++;
         } else {
@@ -200,9 +205,15 @@ static struct robots_entry *find(struct robots_cache *rc, const char *host,
         if (strlen(n->e.host) == hostlen && !memcmp(n->e.host, host, hostlen)) {
             lru_unlink(rc, n);
             lru_push(rc, n);
+            n->round = rc->round;
             return &n->e;
         }
     return NULL;
+}
+
+void robots_cache_round(struct robots_cache *rc)
+{
+    rc->round++;
 }
 
 struct robots_entry *robots_cache_find(struct robots_cache *rc, const char *url)
@@ -236,6 +247,7 @@ struct robots_entry *robots_cache_get(struct robots_cache *rc, const char *url)
     n->e.sm_depth = -1;
     n->e.dead_depth = -1;
     n->e.cache = rc;
+    n->round = rc->round;
     entry_charge(&n->e, 0);
     n->next = rc->slots[h];
     rc->slots[h] = n;

@@ -143,10 +143,11 @@ static void restore_cb(void *ud, size_t i, const struct frontier_robots *s)
     x->n += robots_entry_restore(x->e, s, "dcrawl", x->c, 5000);
 }
 
-/* EV_HOSTS hosts through a cache of EV_CAP: each answer stored as the node
- * stores it; a host with a parked lease and one fetching stay whatever the
- * pressure; the first host is dropped, comes back UNKNOWN, is restored
- * from Redis and its rules apply again. */
+/* EV_HOSTS hosts through a cache of EV_CAP, each in a round of its own:
+ * each answer stored as the node stores it; a host with a parked lease and
+ * one fetching stay whatever the pressure; the first host is dropped, comes
+ * back UNKNOWN, is restored from Redis and its rules apply again. A round
+ * larger than the cap keeps all its hosts until the next round. */
 static void test_evict(struct frontier *f)
 {
     struct conf c;
@@ -168,6 +169,7 @@ static void test_evict(struct frontier *f)
     for (int i = 0; i < EV_HOSTS; i++) {
         struct frontier_robots keep;
         snprintf(url, sizeof(url), "http://h%d.test/x", i);
+        robots_cache_round(rc); /* one pop batch per host */
         e = robots_cache_get(rc, url);
         robots_entry_set(e, &r, "dcrawl", &c, 1000);
         CHECK(robots_store_value(e, &r, 1000, &keep), "h%d: worth storing", i);
@@ -184,6 +186,19 @@ static void test_evict(struct frontier *f)
     CHECK(robots_cache_find(rc, "http://fetching.test/") == fetching,
           "a host whose robots.txt is being fetched is never dropped");
     CHECK(!robots_cache_find(rc, "http://h0.test/"), "h0 dropped");
+    /* one round (one pop batch) larger than the cap: none of its hosts is
+     * dropped while it lasts */
+    robots_cache_round(rc);
+    for (int i = 0; i < 2 * EV_CAP; i++) {
+        snprintf(url, sizeof(url), "http://r%d.test/", i);
+        robots_entry_set(robots_cache_get(rc, url), &r, "dcrawl", &c, 1000);
+    }
+    n = robots_cache_count(rc, NULL, NULL);
+    CHECK(n >= 2 * EV_CAP, "a round's %d hosts all held (%zu)", 2 * EV_CAP, n);
+    robots_cache_round(rc);
+    (void)robots_cache_get(rc, "http://next.test/");
+    CHECK(robots_cache_count(rc, NULL, NULL) < n,
+          "the next round drops them again (%zu)", robots_cache_count(rc, NULL, NULL));
     e = robots_cache_get(rc, "http://h0.test/private/y");
     CHECK(e && e->state == ROBOTS_UNKNOWN && !e->rules, "h0 back as UNKNOWN");
     {
@@ -220,6 +235,7 @@ static void test_evict_bytes(void)
     r.body_len = big;
     for (int i = 0; i < 400; i++) {
         snprintf(url, sizeof(url), "http://big%d.test/", i);
+        robots_cache_round(rc);
         robots_entry_set(robots_cache_get(rc, url), &r, "dcrawl", &c, 1000);
     }
     n = robots_cache_count(rc, &bytes, &evicted);
