@@ -140,7 +140,7 @@ run_one() {
     wait "$RPID" 2>/dev/null
     RPID=
     local pages robots
-    pages=$(sed -n 's/^ *pages: *\([0-9]*\).*/\1/p' "$d/node.log" | head -1)
+    pages=$(sed -n 's/^crawled \([0-9]*\) pages.*/\1/p' "$d/node.log" | head -1)
     robots=$(sed -n 's/^ *robots.txt: \([0-9]*\) fetched, \([0-9]*\) taken from Redis, \([0-9]*\) hosts dropped.*/\1\/\2\/\3/p' "$d/node.log")
     printf "%9s %9s %9s %10s %11s %9s %22s %8.0f\n" "$n" "$(mb "$hwm")" "$(mb "$rss")" \
         "$(mb $((used / 1024)))" "$(( (used - base) / n ))" "${pages:-?}" "${robots:-?}" \
