@@ -84,6 +84,8 @@ const struct conf_opt conf__opts[] = {
     OPT_DOUBLE("robots.max_crawl_delay", robots_max_crawl_delay, "30.0", 0,
                3600, "largest Crawl-delay honoured, in seconds (longer "
                "ones are cut to this)"),
+    OPT_INT64("robots.cache_hosts", robots_cache_hosts, "65536", 16, 1e8,
+              "hosts whose robots.txt rules a node keeps in memory"),
     OPT_BOOL("robots.sitemaps", robots_sitemaps, "true",
              "fetch the sitemaps robots.txt lists and crawl their URLs"),
     OPT_BYTES("sitemap.max_bytes", sitemap_max_bytes, "10M", 1024, GiB,

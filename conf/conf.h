@@ -98,6 +98,7 @@ struct conf {
     int robots_obey;
     double robots_expiry;
     double robots_max_crawl_delay;
+    int64_t robots_cache_hosts;
     int robots_sitemaps;
     /* sitemap */
     int64_t sitemap_max_bytes;

@@ -288,6 +288,7 @@ struct node_stats {
      * server */
     uint64_t server_changes, failover_refetch;
     uint64_t robots_restored;   /* robots.txt answers read from Redis */
+    uint64_t robots_evicted;    /* hosts dropped from the robots cache */
     /* noise repetition state per host: read from Redis, written to it,
      * reads and writes that failed (hosts); round trips they took */
     uint64_t noise_restored, noise_saved, noise_store_failed;

@@ -101,16 +101,25 @@ static int cselect(uint32_t ev)
            (ev & EPOLLERR ? CURL_CSELECT_ERR : 0);
 }
 
+/* One libcurl call, watched by the frame-flood guard (fetch-guard.c). */
+static CURLMcode action(struct fetch_events *e, curl_socket_t s, int what)
+{
+    int running;
+    CURLMcode rc;
+    fetch_guard_enter(e->guard, e->call);
+    rc = curl_multi_socket_action(e->multi, s, what, &running);
+    fetch_guard_leave(e->guard);
+    return rc;
+}
+
 /* libcurl's timer is due: run its timeouts. The timer is one-shot; when
  * libcurl does not set it again, its earliest timeout is still the one we
  * fired for (libcurl only reports changes): look again in 1 ms. */
 static int run_timer(struct fetch_events *e)
 {
     uint64_t set = e->timer_set;
-    int running;
     e->timer_us = -1;
-    if (curl_multi_socket_action(e->multi, CURL_SOCKET_TIMEOUT, 0,
-                                 &running) != CURLM_OK)
+    if (action(e, CURL_SOCKET_TIMEOUT, 0) != CURLM_OK)
         return DC_ECURL;
     if (e->timer_set == set)
         e->timer_us = now_us() + 1000;
@@ -123,7 +132,7 @@ int fetch_events_run(struct fetch_events *e, int timeout_ms)
 {
     struct epoll_event ev[EVENTS_MAX];
     int64_t t = now_us(), wait = timeout_ms > 0 ? timeout_ms : 0;
-    int n, running;
+    int n;
     if (e->timer_us >= 0 && (e->timer_us - t + 999) / 1000 < wait)
         wait = e->timer_us > t ? (e->timer_us - t + 999) / 1000 : 0;
     n = epoll_wait(e->ep, ev, EVENTS_MAX, (int)wait);
@@ -136,9 +145,7 @@ int fetch_events_run(struct fetch_events *e, int timeout_ms)
                 return DC_EIO;
             continue;
         }
-        if (curl_multi_socket_action(e->multi, ev[i].data.fd,
-                                     cselect(ev[i].events),
-                                     &running) != CURLM_OK)
+        if (action(e, ev[i].data.fd, cselect(ev[i].events)) != CURLM_OK)
             return DC_ECURL;
     }
     if (e->timer_us >= 0 && e->timer_us <= now_us())

@@ -55,8 +55,11 @@
  * in nghttp2's error). libcurl 7.88 reads frames that carry no body (a
  * SETTINGS flood) inside one curl_multi_perform for as long as they keep
  * coming: on_progress ends such a transfer after FETCH_MAX_PERFORM_MS with a
- * clear error. (libcurl may still go on reading the dead connection in
- * later calls until the server stops: not bounded here.)
+ * clear error and shuts its connection down; and as libcurl may keep
+ * reading such frames without calling back at all, fetch-guard.c's thread
+ * shuts down the socket still receiving the most once one call has run for
+ * FETCH_GUARD_MS. A small send buffer (FETCH_SNDBUF) makes a flood whose
+ * acknowledgements the server does not read end sooner still.
  *
  * Thread rules: everything but fetcher_wakeup runs on the node's thread.
  */
@@ -66,6 +69,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -96,6 +100,7 @@ struct fetcher {
     size_t active;
     struct curl_slist *headers; /* X-Dcrawl-Node (fetcher_set_node) */
     struct fetch_events ev;
+    struct fetch_guard *guard;  /* frame floods (fetch-guard.c), or NULL */
 };
 
 void fetch_result_free(struct fetch_result *r)
@@ -157,6 +162,24 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
     return len;
 }
 
+/* Seconds libcurl keeps a host's resolved addresses (its default: 60).
+ * libcurl 7.88 prunes its address cache by walking every entry on each
+ * lookup, so the cache's size is a cost per transfer: with a minute of
+ * hosts in it, a node meeting thousands of new hosts a minute spent most
+ * of its time there (and held one entry per host). 10 s still covers a
+ * host's robots.txt and the pages that follow it at politeness.delay. */
+#define FETCH_DNS_CACHE_S 10
+
+/* The send buffer of every connection (the kernel doubles it). A crawler
+ * sends requests of a few KiB, so it costs nothing; what it bounds is a
+ * server that floods frames each of which nghttp2 must acknowledge
+ * (HTTP/2 SETTINGS, PING) and never reads the acknowledgements: once this
+ * buffer and the server's receive window are full, nghttp2's own limit on
+ * queued acknowledgements (1000) ends the connection, after some hundred
+ * KiB of flood instead of the megabytes an autotuned buffer would take in
+ * (and the seconds libcurl spends reading them inside one call). */
+#define FETCH_SNDBUF (16 << 10)
+
 /* The longest one curl_multi_perform may keep reading for one transfer.
  * libcurl 7.88 reads HTTP/2 frames that carry no body (a SETTINGS flood)
  * inside one call for as long as they keep coming, which would hold the
@@ -167,7 +190,11 @@ static _Thread_local uint64_t perform_calls; /* this thread's so far */
 /* Progress callback (libcurl calls it inside its read loops too): ends the
  * transfer that keeps one perform call busy for FETCH_MAX_PERFORM_MS from
  * its own first callback in that call (a transfer that merely waited
- * behind it is not blamed). */
+ * behind it is not blamed). Its connection is shut down at the same time
+ * (shutdown, not close: the descriptor stays libcurl's to close): libcurl
+ * would otherwise go on reading the flood on it, inside the same call,
+ * while it winds the HTTP/2 session down, and the next read now sees the
+ * end of the stream at once. */
 static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut,
                        curl_off_t un)
 {
@@ -181,6 +208,12 @@ static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut,
     }
     if (now - r->perform_ms <= FETCH_MAX_PERFORM_MS)
         return 0;
+    if (!r->flooded && r->easy) {
+        curl_socket_t s = CURL_SOCKET_BAD;
+        if (curl_easy_getinfo(r->easy, CURLINFO_ACTIVESOCKET, &s) == CURLE_OK &&
+            s != CURL_SOCKET_BAD)
+            shutdown(s, SHUT_RDWR);
+    }
     r->flooded = 1;
     return 1;
 }
@@ -217,7 +250,8 @@ static curl_socket_t on_open(void *ud, curlsocktype purpose,
                              struct curl_sockaddr *a)
 {
     struct fetch_result *r = ud;
-    int c = netclass_of(&a->addr);
+    int c = netclass_of(&a->addr), sndbuf = FETCH_SNDBUF;
+    curl_socket_t fd;
     (void)purpose;
     if (!netclass_allowed(r->policy->mode, r->policy->mask, c)) {
         char ip[INET6_ADDRSTRLEN];
@@ -232,7 +266,18 @@ static curl_socket_t on_open(void *ud, curlsocktype purpose,
         return CURL_SOCKET_BAD;
     }
     r->opened_since++;
-    return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+    fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+    if (fd != CURL_SOCKET_BAD) { /* see FETCH_SNDBUF */
+        (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+        fetch_guard_add(r->guard, fd);
+    }
+    return fd;
+}
+
+static int on_close(void *ud, curl_socket_t fd)
+{
+    fetch_guard_remove(ud, fd);
+    return close(fd);
 }
 
 struct fetcher *fetcher_new(const struct conf *c)
@@ -255,6 +300,7 @@ struct fetcher *fetcher_new(const struct conf *c)
                       (long)c->politeness_host_connections);
     curl_multi_setopt(f->multi, CURLMOPT_MAXCONNECTS,
                       (long)c->fetch_concurrency * 2 + 16);
+    f->guard = fetch_guard_new();
     return f;
 }
 
@@ -273,6 +319,9 @@ static CURL *easy_get(struct fetcher *f)
     curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, c->fetch_accept_encoding);
     curl_easy_setopt(h, CURLOPT_HTTP_CONTENT_DECODING, 0L);
+    curl_easy_setopt(h, CURLOPT_DNS_CACHE_TIMEOUT, (long)FETCH_DNS_CACHE_S);
+    curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, on_close);
+    curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, f->guard);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(c->fetch_timeout * 1000));
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
                      (long)(c->fetch_connect_timeout * 1000));
@@ -323,6 +372,8 @@ static int add(struct fetcher *f, const char *url, size_t max_bytes,
     r->started_ms = dc_now_ms();
     r->policy = &f->policy;
     r->refused_class = NETCLASS_PUBLIC;
+    r->easy = h;
+    r->guard = f->guard;
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, r);
     curl_easy_setopt(h, CURLOPT_PRIVATE, r);
@@ -376,6 +427,7 @@ static void finish(struct fetcher *f, CURL *h, CURLcode code)
         curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &s) == CURLE_OK && s)
         r->location = xstrdup(s);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL); /* r may outlive h's use */
+    r->easy = NULL;
     if (code == CURLE_WRITE_ERROR && r->truncated)
         code = CURLE_OK; /* our own cap: keep what we have */
     if (code == CURLE_COULDNT_CONNECT && r->refused[0] && !r->opened_since) {
@@ -383,6 +435,9 @@ static void finish(struct fetcher *f, CURL *h, CURLcode code)
         r->private_refused = 1;
         snprintf(r->error, sizeof(r->error), "%s", r->refused);
     }
+    if (code != CURLE_OK && r->perform_call &&
+        r->perform_call == fetch_guard_cut_call(f->guard))
+        r->flooded = 1; /* its connection was cut by the guard */
     if (code == CURLE_WRITE_ERROR && r->head_too_big)
         snprintf(r->error, sizeof(r->error),
                  "response header block over %zu KiB", FETCH_MAX_HEAD_BYTES / 1024);
@@ -421,6 +476,8 @@ int fetcher_run(struct fetcher *f, int timeout_ms)
     int left = 0, rc;
     CURLMsg *m;
     perform_calls++;
+    f->ev.guard = f->guard;
+    f->ev.call = perform_calls;
     rc = fetch_events_run(&f->ev, timeout_ms);
     if (rc != DC_OK)
         return rc;
@@ -499,6 +556,7 @@ void fetcher_free(struct fetcher **fp)
         curl_easy_cleanup(f->idle[i]);
     curl_multi_cleanup(f->multi);
     fetch_events_close(&f->ev);
+    fetch_guard_free(&f->guard); /* after the sockets are closed */
     curl_slist_free_all(f->headers);
     free(f->idle);
     free(f->busy);

@@ -43,6 +43,8 @@ struct fetch_result {
     int flooded;        /* one perform call past FETCH_MAX_PERFORM_MS: aborted */
     uint64_t perform_call; /* on_progress: the perform call last seen in */
     int64_t perform_ms;    /* and when it first saw it there */
+    void *easy;            /* its libcurl handle while in flight (fetch.c) */
+    struct fetch_guard *guard; /* the fetcher's (fetch-guard.c) */
     int curl_code;
     char error[256];    /* "" when none */
     int64_t started_ms;
@@ -59,6 +61,21 @@ struct fetch_result {
     const struct fetch_policy *policy;
 };
 void fetch_result_free(struct fetch_result *r);
+
+/* fetch-guard.c: a thread that shuts down the socket still receiving the
+ * most when one curl_multi_perform call has run for FETCH_GUARD_MS (a frame
+ * flood libcurl keeps reading without calling back). */
+#define FETCH_GUARD_MS 2000
+struct fetch_guard;
+struct fetch_guard *fetch_guard_new(void); /* NULL: no thread */
+void fetch_guard_free(struct fetch_guard **g);
+void fetch_guard_add(struct fetch_guard *g, int fd);
+void fetch_guard_remove(struct fetch_guard *g, int fd);
+/* Around each curl_multi_perform call (call: its number, never 0). */
+void fetch_guard_enter(struct fetch_guard *g, uint64_t call);
+void fetch_guard_leave(struct fetch_guard *g);
+/* The last call in which a socket was shut down, 0 none. */
+uint64_t fetch_guard_cut_call(struct fetch_guard *g);
 
 struct fetcher;
 struct fetcher *fetcher_new(const struct conf *c);
@@ -90,6 +107,8 @@ struct fetch_events {
     int ep, wake;      /* epoll set, eventfd */
     int64_t timer_us;  /* libcurl's timer (monotonic), -1: none */
     uint64_t timer_set; /* times libcurl set it */
+    struct fetch_guard *guard; /* told of each libcurl call (may be NULL) */
+    uint64_t call;             /* the fetcher's call number for it */
 };
 int fetch_events_init(struct fetch_events *e, void *multi);
 int fetch_events_run(struct fetch_events *e, int timeout_ms);
@@ -260,7 +279,10 @@ enum robots_rule {
 #define ROBOTS_SITEMAP_FETCHES 32
 #define ROBOTS_SITEMAP_NESTING 2
 
+struct robots_cache;
 struct robots_entry {
+    struct robots_cache *cache; /* the cache holding it (robots_cache_get) */
+    size_t cost;              /* its estimated bytes, counted there */
     char *host;               /* "host[:port]" */
     char *origin;             /* "http://host:port" */
     int state;
@@ -291,10 +313,29 @@ struct robots_entry {
     uint64_t sm_urls;         /* URLs taken from this host's sitemaps */
 };
 
-struct robots_cache;
-struct robots_cache *robots_cache_new(void);
-/* The entry of url's host, created (state UNKNOWN) when absent. */
+/* Most bytes the entries of one cache are estimated to hold (struct,
+ * strings, robots.txt bytes parsed); past it, or past max_hosts entries,
+ * idle entries are dropped least recently used first (robots-cache.c).
+ * A fixed bound, not a setting: it keeps a few hundred hosts' worst-case
+ * (500 KiB) robots.txt files, tens of thousands of typical ones (1-3 KiB),
+ * and is what stops hostile robots.txt files from growing the node. */
+#define ROBOTS_CACHE_BYTES ((size_t)64 << 20)
+/* A cache of at most max_hosts hosts (robots.cache_hosts) and
+ * ROBOTS_CACHE_BYTES. */
+struct robots_cache *robots_cache_new(size_t max_hosts);
+/* The entry of url's host, created (state UNKNOWN) when absent; it may
+ * drop idle entries, so an entry pointer held across this call must
+ * belong to an entry that is not idle (FETCHING, parked leases, a sitemap
+ * in flight) or to url's host. */
 struct robots_entry *robots_cache_get(struct robots_cache *rc, const char *url);
+/* A new round: entries used before it may be dropped again (the entries
+ * used in a round are not). */
+void robots_cache_round(struct robots_cache *rc);
+/* The entry of url's host if the cache holds one (never created), or NULL. */
+struct robots_entry *robots_cache_find(struct robots_cache *rc, const char *url);
+/* Entries held, their estimated bytes and the entries dropped so far. */
+size_t robots_cache_count(const struct robots_cache *rc, size_t *bytes,
+                          uint64_t *evicted);
 /* Park a lease (moved: the caller's copy must not be freed). */
 void robots_entry_park(struct robots_entry *e, struct frontier_lease *l);
 

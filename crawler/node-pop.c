@@ -58,8 +58,10 @@ static int fill_slots(struct node *n, int64_t now, int64_t *next_ms, int *rc)
         return 0;
     if (nl > 0)
         n->popped_us = dc_mono_us(); /* node__ranges_refresh */
-    if (n->c->robots_obey && nl > 0) /* a miss only costs a fetch */
+    if (n->c->robots_obey && nl > 0) { /* a miss only costs a fetch */
+        robots_cache_round(n->robots); /* this batch's hosts stay */
         (void)node__robots_from_store(n, l, nl, now);
+    }
     if (noise_state_used(n->noise) && nl > 0)
         node__noise_from_store(n, l, nl);
     for (i = 0; i < nl; i++)

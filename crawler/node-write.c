@@ -246,8 +246,9 @@ static int64_t job_delay(struct node *n, const struct work_job *j,
 {
     struct robots_entry *e = NULL;
     int64_t delay;
-    if (n->c->robots_obey)
-        e = robots_cache_get(n->robots, j->lease.url);
+    if (n->c->robots_obey) /* dropped since the fetch (robots-cache.c):
+                              politeness.delay alone */
+        e = robots_cache_find(n->robots, j->lease.url);
     delay = robots_entry_delay_ms(e, n->c);
     if (transient) {
         int64_t back = failure_delay(n, j);

@@ -185,7 +185,7 @@ static int node_parts(struct node *n, const struct conf *c)
         threads = cpus > 0 ? (int)cpus : 1;
     }
     n->workers = workers_new(threads, c, wake_node, n->fetch);
-    n->robots = robots_cache_new();
+    n->robots = robots_cache_new((size_t)c->robots_cache_hosts);
     n->cache = dedup_cache_new((size_t)c->dedup_cache_entries);
     n->redir = redirects_new();
     n->noise = noise_from_conf(c);
@@ -249,6 +249,8 @@ static int node_teardown(struct node *n)
     }
     workers_free(&n->workers);
     fetcher_free(&n->fetch);
+    if (n->robots)
+        (void)robots_cache_count(n->robots, NULL, &n->st->robots_evicted);
     robots_cache_free(&n->robots);
     if (n->cache) {
         struct dedup_cache_stats cs;

@@ -35,9 +35,16 @@
  *
  * Memory: one entry per host seen recently (gap, address, failures,
  * transfers queued and in flight) and one per address with transfers in
- * flight. Past POLITE_HOSTS_MAX host entries, those idle for a minute
- * without failures are dropped (a dropped named host is learnt again from
- * its next transfer).
+ * flight. Past POLITE_HOSTS_MAX host entries, those that a fresh entry
+ * would stand for are dropped: nothing queued or in flight, no hold, the
+ * end of the last transfer longer ago than any gap a transfer may ask for
+ * (the larger of politeness.delay and robots.max_crawl_delay, plus a
+ * second), and for a failing host its back-off over for longer than
+ * politeness.max_backoff (its next failure backs off from 1 s again); a
+ * dropped named host's address is learnt again from its next transfer. The scan runs again only after
+ * POLITE_HOSTS_MAX / 4 more entries, so a table of hosts that are all
+ * within their gap grows (by the hosts a node fetches in that window)
+ * instead of being scanned for every new host.
  *
  * Thread rules: the node thread only.
  */
@@ -50,8 +57,7 @@
 #include "node-internal.h"
 
 #define POLITE_BUCKETS 16384
-#define POLITE_HOSTS_MAX 200000
-#define POLITE_IDLE_MS 60000
+#define POLITE_HOSTS_MAX 65536
 
 struct polite_host {
     char *host;
@@ -84,6 +90,8 @@ struct polite {
     struct polite_host *hosts[POLITE_BUCKETS];
     struct polite_ip *ips[POLITE_BUCKETS];
     size_t nhosts, nwaiting;
+    size_t prune_at;       /* entries when the next prune_hosts runs */
+    int64_t idle_ms;       /* an entry idle this long is a fresh one */
     size_t hosts_waiting;  /* hosts with a queued transfer */
     uint64_t waits, wait_ms; /* transfers that started later than queued */
     struct polite_wait *head, **tail;
@@ -107,6 +115,10 @@ struct polite *polite_new(const struct conf *c)
                         ? 1 : c->politeness_host_connections;
     p->max_backoff_ms = (int64_t)(c->politeness_max_backoff * 1000);
     p->tail = &p->head;
+    p->prune_at = POLITE_HOSTS_MAX;
+    p->idle_ms = (int64_t)((c->politeness_delay > c->robots_max_crawl_delay
+                                ? c->politeness_delay
+                                : c->robots_max_crawl_delay) * 1000) + 1000;
     return p;
 }
 
@@ -137,15 +149,16 @@ void polite_free(struct polite **pp)
     *pp = NULL;
 }
 
-/* Drop idle host entries without failures (called past the cap). */
+/* Drop the host entries a fresh one would stand for (past the cap). */
 static void prune_hosts(struct polite *p, int64_t now)
 {
     for (size_t b = 0; b < POLITE_BUCKETS; b++) {
         struct polite_host **hp = &p->hosts[b];
         while (*hp) {
             struct polite_host *h = *hp;
-            if (!h->fails && !h->active && !h->queued &&
-                h->last_end + POLITE_IDLE_MS < now) {
+            if (!h->active && !h->queued && h->last_end + p->idle_ms < now &&
+                (h->fails ? h->hold_until + p->max_backoff_ms < now
+                          : h->hold_until <= now)) {
                 *hp = h->next;
                 free(h->host);
                 free(h);
@@ -167,8 +180,12 @@ static struct polite_host *host_get(struct polite *p, const char *host,
             return h;
     if (!create)
         return NULL;
-    if (p->nhosts >= POLITE_HOSTS_MAX)
+    if (p->nhosts >= p->prune_at) {
         prune_hosts(p, now);
+        p->prune_at = p->nhosts + POLITE_HOSTS_MAX / 4 > POLITE_HOSTS_MAX
+                          ? p->nhosts + POLITE_HOSTS_MAX / 4
+                          : POLITE_HOSTS_MAX;
+    }
     h = xcalloc(1, sizeof(*h));
     h->host = xstrdup(host);
     h->next = p->hosts[b];

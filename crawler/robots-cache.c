@@ -37,8 +37,26 @@
  * URLs wait in a small queue per entry; the node fetches them one at a
  * time (sitemap fetches are bounded per host, see node-internal.h).
  *
- * Hosts live in a chained hash table keyed by "host[:port]". Thread rules:
- * node thread only.
+ * Hosts live in a chained hash table keyed by "host[:port]", on a list in
+ * order of last use. Memory is bounded (robots_cache_new): past max_hosts
+ * entries, or past ROBOTS_CACHE_BYTES of estimated entry size (the entry,
+ * its strings and the robots.txt bytes its rules were parsed from), the
+ * least recently used entries that nothing refers to are dropped: READY,
+ * not retrying, no lease parked, no sitemap in flight or waiting (an
+ * entry held by a transfer is never one of them). A dropped host loses
+ * nothing a later URL needs: its answer worth keeping (2xx, 4xx, too many
+ * redirects) is in Redis (frontier_robots_put) and comes back with the
+ * host's next lease (node__robots_from_store); a dead or failing host's
+ * robots.txt is tried once more. Nor is an entry used in the current round
+ * (robots_cache_round: the node starts one per pop batch) dropped, so the
+ * hosts of one batch, read back from Redis together, stay until the batch
+ * is dispatched even when the batch is larger than the cap. Each new entry looks at most
+ * ROBOTS_EVICT_SCAN entries from the old end (those that cannot go move to
+ * the new end), so a cache full of busy hosts grows past the bound by the
+ * busy ones instead of scanning; those are bounded by the leases a node
+ * holds.
+ *
+ * Thread rules: node thread only.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,21 +71,31 @@
 #include "node-internal.h"
 #include "parser.h"
 
+/* Entries looked at from the old end of the list per new entry. */
+#define ROBOTS_EVICT_SCAN 8
+
 struct robots_node {
     struct robots_entry e;
-    struct robots_node *next;
+    struct robots_node *next;              /* hash chain */
+    struct robots_node *newer, *older;     /* use order */
+    uint64_t round;                        /* last used in this round */
 };
 
 struct robots_cache {
     struct robots_node **slots;
-    size_t nslots, n;
+    size_t nslots, n, max;
+    size_t bytes;                          /* sum of the entries' cost */
+    struct robots_node *newest, *oldest;
+    uint64_t evicted;
+    uint64_t round;                        /* robots_cache_round */
 };
 
-struct robots_cache *robots_cache_new(void)
+struct robots_cache *robots_cache_new(size_t max_hosts)
 {
     struct robots_cache *rc = xcalloc(1, sizeof(*rc));
     rc->nslots = 1024;
     rc->slots = xcalloc(rc->nslots, sizeof(*rc->slots));
+    rc->max = max_hosts ? max_hosts : 1;
     return rc;
 }
 
@@ -89,21 +117,128 @@ static void rehash(struct robots_cache *rc)
     rc->nslots = ns;
 }
 
+static void lru_unlink(struct robots_cache *rc, struct robots_node *n)
+{
+    if (n->newer)
+        n->newer->older = n->older;
+    else
+        rc->newest = n->older;
+    if (n->older)
+        n->older->newer = n->newer;
+    else
+        rc->oldest = n->newer;
+    n->newer = n->older = NULL;
+}
+
+static void lru_push(struct robots_cache *rc, struct robots_node *n)
+{
+    n->older = rc->newest;
+    n->newer = NULL;
+    if (rc->newest)
+        rc->newest->newer = n;
+    rc->newest = n;
+    if (!rc->oldest)
+        rc->oldest = n;
+}
+
+/* The entry's estimated memory: struct, strings, robots.txt bytes. */
+static void entry_charge(struct robots_entry *e, size_t rules_bytes)
+{
+    size_t cost = sizeof(struct robots_node) + 2 * strlen(e->host) + 32 +
+                  rules_bytes;
+    if (e->cache)
+        e->cache->bytes += cost - e->cost;
+    e->cost = cost;
+}
+
+/* Nothing refers to the entry and a later URL can do without it: rules
+ * installed (or none asked for yet), not retrying, no lease parked, no
+ * sitemap in flight or waiting. */
+static int evictable(const struct robots_entry *e)
+{
+    return e->state != ROBOTS_FETCHING && e->fails == 0 && e->nparked == 0 &&
+           !e->sm_busy && e->sm_fetched >= e->sm_n;
+}
+
+static void entry_release(struct robots_entry *e);
+
+static void node_drop(struct robots_cache *rc, struct robots_node *n)
+{
+    size_t h = dedup_fingerprint(n->e.host, strlen(n->e.host)) % rc->nslots;
+    struct robots_node **p = &rc->slots[h];
+    while (*p != n)
+        p = &(*p)->next;
+    *p = n->next;
+    lru_unlink(rc, n);
+    rc->bytes -= n->e.cost;
+    rc->n--;
+    entry_release(&n->e);
+    free(n);
+}
+
+/* Make room: drop old entries nothing refers to (ROBOTS_EVICT_SCAN
+ * looked at, at most; busy ones move to the new end). */
+static void make_room(struct robots_cache *rc)
+{
+    int k;
+    for (k = 0; k < ROBOTS_EVICT_SCAN && rc->oldest &&
+                (rc->n >= rc->max || rc->bytes > ROBOTS_CACHE_BYTES);
+         k++) {
+        struct robots_node *o = rc->oldest;
+        if (o->round != rc->round && evictable(&o->e)) {
+            node_drop(rc, o);
+            rc->evicted++;
+        } else {
+            lru_unlink(rc, o);
+            lru_push(rc, o);
+        }
+    }
+}
+
+/* url's host's entry (now the most recently used), or NULL. */
+static struct robots_entry *find(struct robots_cache *rc, const char *host,
+                                 size_t hostlen)
+{
+    size_t h = dedup_fingerprint(host, hostlen) % rc->nslots;
+    struct robots_node *n;
+    for (n = rc->slots[h]; n; n = n->next)
+        if (strlen(n->e.host) == hostlen && !memcmp(n->e.host, host, hostlen)) {
+            lru_unlink(rc, n);
+            lru_push(rc, n);
+            n->round = rc->round;
+            return &n->e;
+        }
+    return NULL;
+}
+
+void robots_cache_round(struct robots_cache *rc)
+{
+    rc->round++;
+}
+
+struct robots_entry *robots_cache_find(struct robots_cache *rc, const char *url)
+{
+    const char *host;
+    size_t hostlen;
+    if (parser_url_host(url, &host, &hostlen) != DC_OK)
+        return NULL;
+    return find(rc, host, hostlen);
+}
+
 struct robots_entry *robots_cache_get(struct robots_cache *rc, const char *url)
 {
     const char *host;
     size_t hostlen, h;
     struct robots_node *n;
+    struct robots_entry *e;
     if (parser_url_host(url, &host, &hostlen) != DC_OK)
         return NULL;
-    h = dedup_fingerprint(host, hostlen) % rc->nslots;
-    for (n = rc->slots[h]; n; n = n->next)
-        if (strlen(n->e.host) == hostlen && !memcmp(n->e.host, host, hostlen))
-            return &n->e;
-    if (rc->n >= rc->nslots) {
+    if ((e = find(rc, host, hostlen)))
+        return e;
+    make_room(rc);
+    if (rc->n >= rc->nslots)
         rehash(rc);
-        h = dedup_fingerprint(host, hostlen) % rc->nslots;
-    }
+    h = dedup_fingerprint(host, hostlen) % rc->nslots;
     n = xcalloc(1, sizeof(*n));
     n->e.host = xstrndup(host, hostlen);
     n->e.origin = xstrndup(url, (size_t)(host - url) + hostlen);
@@ -111,10 +246,24 @@ struct robots_entry *robots_cache_get(struct robots_cache *rc, const char *url)
     n->e.crawl_delay = -1;
     n->e.sm_depth = -1;
     n->e.dead_depth = -1;
+    n->e.cache = rc;
+    n->round = rc->round;
+    entry_charge(&n->e, 0);
     n->next = rc->slots[h];
     rc->slots[h] = n;
+    lru_push(rc, n);
     rc->n++;
     return &n->e;
+}
+
+size_t robots_cache_count(const struct robots_cache *rc, size_t *bytes,
+                          uint64_t *evicted)
+{
+    if (bytes)
+        *bytes = rc->bytes;
+    if (evicted)
+        *evicted = rc->evicted;
+    return rc->n;
 }
 
 void robots_entry_park(struct robots_entry *e, struct frontier_lease *l)
@@ -142,9 +291,11 @@ static int head_has(const char *head, size_t len, const char *name,
     return 0;
 }
 
-struct parser_robots *robots_rules_from(const struct fetch_result *r,
+/* robots_rules_from; *used gets the robots.txt bytes parsed (decoded). */
+static struct parser_robots *rules_from(const struct fetch_result *r,
                                         const char *agent, unsigned flags,
-                                        int *rule, char *desc, size_t cap)
+                                        int *rule, char *desc, size_t cap,
+                                        size_t *used)
 {
     struct parser_robots *rules;
     char *dec = NULL;
@@ -164,6 +315,7 @@ struct parser_robots *robots_rules_from(const struct fetch_result *r,
             len = dlen;
         }
         rules = parser_robots_parse(body, len, agent, flags);
+        *used = len > DC_ROBOTS_MAX_BYTES ? DC_ROBOTS_MAX_BYTES : len;
         free(dec);
         *rule = ROBOTS_RULE_PARSED;
         snprintf(desc, cap, "%d -> rules parsed (%zu bytes%s)", r->status,
@@ -194,6 +346,14 @@ struct parser_robots *robots_rules_from(const struct fetch_result *r,
     return parser_robots_all(0);
 }
 
+struct parser_robots *robots_rules_from(const struct fetch_result *r,
+                                        const char *agent, unsigned flags,
+                                        int *rule, char *desc, size_t cap)
+{
+    size_t used = 0;
+    return rules_from(r, agent, flags, rule, desc, cap, &used);
+}
+
 int robots_error_final(const struct fetch_result *r)
 {
     if (r->status != 0)
@@ -214,12 +374,14 @@ void robots_entry_set(struct robots_entry *e, const struct fetch_result *r,
                       int64_t now_ms)
 {
     char desc[128];
+    size_t used = 0;
     double d;
 
     e->dead_depth = -1;
     parser_robots_free(&e->rules);
-    e->rules = robots_rules_from(r, agent_token, PARSER_ROBOTS_CANON, &e->rule,
-                                 desc, sizeof desc);
+    e->rules = rules_from(r, agent_token, PARSER_ROBOTS_CANON, &e->rule, desc,
+                          sizeof desc, &used);
+    entry_charge(e, used);
     d = parser_robots_crawl_delay(e->rules);
     e->crawl_delay = d > c->robots_max_crawl_delay ? c->robots_max_crawl_delay : d;
     e->state = ROBOTS_READY;

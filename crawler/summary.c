@@ -218,10 +218,10 @@ void node_print_summary(FILE *out, const struct node_stats *st,
     fprintf(out, "  content duplicates: %llu pages archived as revisits of an "
                  "earlier copy (links not followed again)\n",
             U(st->content_dups));
-    fprintf(out, "  robots.txt: %llu fetched, %llu taken from Redis; URLs "
-                 "skipped: %llu disallowed by robots.txt rules, %llu because "
-                 "robots.txt was unreachable\n",
-            U(st->robots_fetches), U(st->robots_restored),
+    fprintf(out, "  robots.txt: %llu fetched, %llu taken from Redis, %llu "
+                 "hosts dropped from memory; URLs skipped: %llu disallowed by "
+                 "robots.txt rules, %llu because robots.txt was unreachable\n",
+            U(st->robots_fetches), U(st->robots_restored), U(st->robots_evicted),
             U(st->robots_skipped), U(st->robots_unreachable));
     fprintf(out, "  private addresses: %llu URLs skipped: private address "
                  "(refused by scope.private_addresses)\n",
