@@ -45,7 +45,8 @@
     XX(CURL, "transfer setup error")                                    \
     XX(TRUNCATED, "truncated input")                                    \
     XX(DIGEST, "digest mismatch")                                       \
-    XX(AUTH, "authentication failed")
+    XX(AUTH, "authentication failed")                                   \
+    XX(OUTPUT, "cannot write the output")
 
 enum dc_err {
 #define XX(name, msg) DC_E##name,

@@ -38,6 +38,11 @@
 
 struct frontier;
 
+/* The exit status of node, crawl and merge when their output cannot be
+ * written (DC_EOUTPUT: disk full, quota, I/O error); 1 is any other
+ * failure, 2 bad usage or settings. */
+#define CLI_EXIT_OUTPUT 3
+
 /* ------------------------------------------------------------ commands */
 
 /* Every subcommand: argv[0] is the command name. Returns the exit status. */

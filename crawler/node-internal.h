@@ -576,8 +576,13 @@ struct node {
     struct monitor *mon;          /* progress and metrics, or NULL */
     int64_t mon_next;             /* next snapshot for it (ms) */
     struct node_snapshot snap;    /* its buffer (large: not on the stack) */
-    char errmsg[256];             /* why setup failed (a bad scope.* setting) */
-    int write_rc;                 /* a "skipped" line could not be written */
+    /* why the node stopped: a bad scope.* setting at setup, or the
+     * output error ("PATH: reason") */
+    char errmsg[768];
+    /* DC_EOUTPUT once a page or "skipped" line could not be written:
+     * nothing is written after it and the node stops (node.c hands its
+     * leases and partitions back) */
+    int write_rc;
 };
 
 /* node.c */
