@@ -97,6 +97,9 @@ void fetch_events_wakeup(struct fetch_events *e);
 void fetch_events_close(struct fetch_events *e);
 /* A finished transfer (caller owns it), or NULL. */
 struct fetch_result *fetcher_next_done(struct fetcher *f);
+/* Abort one running transfer and return its result (caller owns it and
+ * its ud), or NULL when none runs (a node stopping at once). */
+struct fetch_result *fetcher_cancel(struct fetcher *f);
 /* Interrupt fetcher_run from another thread. */
 void fetcher_wakeup(struct fetcher *f);
 size_t fetcher_active(const struct fetcher *f);

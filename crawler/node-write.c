@@ -72,6 +72,8 @@ int node__flush_completions(struct node *n)
         delay[i] = n->done.v[i].delay;
     }
     rc = frontier_complete(n->f, l, outcome, delay, k, dc_now_ms());
+    for (i = 0; i < k && !rc; i++)
+        n->st->leases_completed += outcome[i] != FRONTIER_RETRY;
     frontier_leases_free(l, k);
     free(outcome);
     free(delay);

@@ -477,12 +477,22 @@ static int node_turn(struct node *n)
     return rc;
 }
 
-/* The output cannot be written: every lease this node holds back to its
- * queue, its partitions released; how it went is added to the message. */
+/* The output cannot be written: the transfers are aborted (no host is
+ * fetched here once another node may own it), every lease this node holds
+ * goes back to its queue, its partitions are released; how it went is
+ * added to the message. */
 static void hand_back(struct node *n)
 {
     size_t k = 0, len = strlen(n->errmsg);
-    int rc = frontier_hand_back(n->f, dc_now_ms(), &k);
+    struct fetch_result *r;
+    int rc;
+    while ((r = fetcher_cancel(n->fetch))) {
+        struct inflight *in = r->ud;
+        node__lease_clear(&in->lease);
+        node__inflight_free(in);
+        fetch_result_free(r);
+    }
+    rc = frontier_hand_back(n->f, dc_now_ms(), &k);
     if (!rc)
         rc = frontier_cluster_leave(n->f);
     if (rc)
@@ -491,7 +501,7 @@ static void hand_back(struct node *n)
                  "their leases expire", frontier_errstr(n->f));
     else
         snprintf(n->errmsg + len, sizeof(n->errmsg) - len,
-                 "; %zu URLs in flight and the partitions handed back", k);
+                 "; %zu leased URLs and the partitions handed back", k);
 }
 
 /* Leave the cluster (the noise state saved first: the partitions' next

@@ -236,7 +236,9 @@ void node_print_summary(FILE *out, const struct node_stats *st,
                  "back unstarted; %llu Redis reconnects\n",
             U(st->parts_acquired), U(st->parts_released), U(st->parts_lost),
             U(st->leases_reclaimed), U(st->handed_back), U(st->reconnects));
-    fprintf(out, "  output: %s/depth-*/ (per node)", out_dir);
+    fprintf(out, "  output: %s/depth-*/ (per node: %llu lines written, "
+                 "%llu leases completed for them)",
+            out_dir, U(st->pages + st->skipped), U(st->leases_completed));
     fprintf(out, ", merged: %s/merged/pages.jsonl and %s/merged/depth-*.warc.gz\n",
             out_dir, out_dir);
 }
