@@ -40,6 +40,9 @@ TRIALS=${TRIALS:-1}
 SEED=${SEED:-17}
 RANDOM=$SEED
 DISK_MB=${DISK_MB:-16}
+# 0.25 s between a host's requests: the crawl lasts long enough after the
+# fill (> 20 s) for the restarted n1 to take partitions back and write
+NODE_SET+=(--set politeness.delay=0.25)
 echo "TRIALS=$TRIALS SEED=$SEED DISK_MB=$DISK_MB"
 S=$(site 8 100) || exit 1
 cluster_serve "$S" || exit 1
