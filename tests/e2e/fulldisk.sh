@@ -58,8 +58,9 @@ leave_free() {
     dd if=/dev/zero of="$1/.filler" bs=1k count=$((avail - $2)) status=none 2>/dev/null
     return 0
 }
-# rand_kb LO HI: a number in [LO, HI] from RANDOM (two draws: > 32767)
-rand_kb() { echo $(($1 + (RANDOM * 32768 + RANDOM) % ($2 - $1 + 1))); }
+# rand_kb LO HI: RAND_KB = a number in [LO, HI] from RANDOM (two draws:
+# > 32767), drawn in this shell (a $(...) subshell reseeds RANDOM)
+rand_kb() { RAND_KB=$(($1 + (RANDOM * 32768 + RANDOM) % ($2 - $1 + 1))); }
 # wait_exit ID SECS: bounded wait for node ID to exit; its status in EXIT_RC
 wait_exit() {
     local pid=${NODE_PID[$1]} i
@@ -76,7 +77,8 @@ trial() {
     local k=$1 free out=$WORK/trial-$1 errline lines leases handed leased owned member
     local after n2lines dupf t0=$SECONDS
     OUTS=$out
-    free=$(rand_kb 250 2500)
+    rand_kb 250 2500
+    free=$RAND_KB
     tmpfs_at "$out/n1" "$DISK_MB" || { fail "trial $k: tmpfs mounted"; return; }
     leave_free "$out/n1" "$free"
     redis_start "trial-$k" || { fail "trial $k: redis"; return; }
