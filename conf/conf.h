@@ -46,7 +46,8 @@
     XX(TRUNCATED, "truncated input")                                    \
     XX(DIGEST, "digest mismatch")                                       \
     XX(AUTH, "authentication failed")                                   \
-    XX(FAILOVER, "redis master changed")
+    XX(FAILOVER, "redis master changed")                                \
+    XX(OUTPUT, "cannot write the output")
 
 enum dc_err {
 #define XX(name, msg) DC_E##name,

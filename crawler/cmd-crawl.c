@@ -63,7 +63,9 @@ static int parse_args(struct crawl_args *a, int argc, char **argv)
         "\n"
         "Exit status 0; 1 when no page got any HTTP response (then one line per\n"
         "seed host on stderr says why, e.g. a certificate or DNS error) or the\n"
-        "crawl failed; 2 on bad usage or settings.\n",
+        "crawl failed; 2 on bad usage or settings; 3 when DIR cannot be written\n"
+        "(disk full, quota, I/O error: one line names the file and the reason;\n"
+        "nothing is merged).\n",
         opts};
     int rc = opt_parse(&cmd, argc, argv);
 
@@ -135,7 +137,7 @@ static int run(struct crawl_args *a, struct conf *c, const char *redis,
     struct node_opts o = {0};
     struct node_stats st;
     struct merge_stats ms;
-    char err[512], buf[16];
+    char err[1024], buf[16];
     int rc;
 
     if (frontier_open(&f, redis, c, id, err, sizeof(err))) {
@@ -168,11 +170,14 @@ static int run(struct crawl_args *a, struct conf *c, const char *redis,
     embedded_redis_signal(er); /* the merge needs no Redis */
     if (rc) {
         fprintf(stderr, "dcrawl crawl: %s\n", err);
+        if (rc == DC_EOUTPUT)
+            return CLI_EXIT_OUTPUT;
         return rc == DC_EINVAL ? 2 : 1; /* a setting it could not start with */
     }
-    if (merge_output(a->out, &ms, err, sizeof(err))) {
+    rc = merge_output(a->out, &ms, err, sizeof(err));
+    if (rc) {
         fprintf(stderr, "dcrawl crawl: merge: %s\n", err);
-        return 1;
+        return rc == DC_EOUTPUT ? CLI_EXIT_OUTPUT : 1;
     }
     st.command_us = dc_mono_us() - t0;
     if (!a->quiet)

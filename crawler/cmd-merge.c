@@ -49,7 +49,12 @@ static int parse_args(struct merge_args *a, int argc, char **argv)
         "summary.json. One copy per URL (the most recent); one full copy per\n"
         "payload digest, the other URLs with that payload become revisit records.\n"
         "Memory stays bounded (external sort); outputs appear only when complete.\n"
-        "Torn records at a file's end are skipped with a warning.\n",
+        "Torn records at a file's end are skipped with a warning.\n"
+        "\n"
+        "Exit status 0; 1 when the merge failed (one line says why); 2 on bad\n"
+        "usage; 3 when OUTDIR (or --tmp DIR) cannot be written (disk full, quota,\n"
+        "I/O error): the line names the file and the reason, nothing is\n"
+        "published and an earlier merge's output is left as it was.\n",
         opts};
     int rc = opt_parse(&cmd, argc, argv);
 
@@ -96,7 +101,7 @@ int cmd_merge(int argc, char **argv)
     free(a.adds.v);
     if (rc) {
         fprintf(stderr, "dcrawl merge: %s\n", err[0] ? err : "failed");
-        return 1;
+        return rc == DC_EOUTPUT ? CLI_EXIT_OUTPUT : 1;
     }
     report(&st, a.dir, a.o.outdir);
     return 0;

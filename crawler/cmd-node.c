@@ -40,7 +40,11 @@ static int parse_args(struct node_opts *o, struct cli_conf *cc,
         "line per seed host it gave up on says why). Progress goes to stderr: one\n"
         "line redrawn every second on a terminal, else a line every\n"
         "output.progress_interval seconds. Exit 2 on bad usage or settings (a\n"
-        "--metrics address that cannot be bound too).\n",
+        "--metrics address that cannot be bound too). Exit 3 when the output\n"
+        "cannot be written (disk full, quota, I/O error): one line names the\n"
+        "file and the reason; the files end with the last complete page, the\n"
+        "URLs in flight and the partitions go back at once; free space and\n"
+        "start the node again (same --out DIR, same --id) to go on.\n",
         opts};
     int rc = opt_parse(&cmd, argc, argv);
 
@@ -57,7 +61,7 @@ int cmd_node(int argc, char **argv)
     struct node_opts o = {0};
     struct node_stats st;
     const char *redis = NULL;
-    char err[512], id[128];
+    char err[1024], id[128];
     int rc = parse_args(&o, &cc, &redis, argc, argv);
 
     if (rc != OPT_RUN)
@@ -93,5 +97,5 @@ int cmd_node(int argc, char **argv)
         rc = 1;
     frontier_close(&f);
     conf_release(&c);
-    return rc ? 1 : 0;
+    return rc == DC_EOUTPUT ? CLI_EXIT_OUTPUT : rc ? 1 : 0;
 }

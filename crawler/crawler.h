@@ -38,6 +38,11 @@
 
 struct frontier;
 
+/* The exit status of node, crawl and merge when their output cannot be
+ * written (DC_EOUTPUT: disk full, quota, I/O error); 1 is any other
+ * failure, 2 bad usage or settings. */
+#define CLI_EXIT_OUTPUT 3
+
 /* ------------------------------------------------------------ commands */
 
 /* Every subcommand: argv[0] is the command name. Returns the exit status. */
@@ -255,6 +260,10 @@ struct node_stats {
     uint64_t pages, bytes, errors, retries, robots_skipped, robots_fetches;
     uint64_t robots_unreachable;
     uint64_t skipped;   /* "skipped" lines written (never requested) */
+    /* leases completed as done, failed or skipped: one per line written
+     * (pages + skipped) once its completion reached Redis (a retry
+     * completes its lease without a line and is not counted) */
+    uint64_t leases_completed;
     uint64_t private_skipped; /* of those: address refused by
                                  scope.private_addresses */
     /* URLs given up with an error (transport errors of pages, robots.txt

@@ -536,6 +536,20 @@ int fetcher_set_node(struct fetcher *f, const char *id)
     return DC_OK;
 }
 
+struct fetch_result *fetcher_cancel(struct fetcher *f)
+{
+    struct fetch_result *r = NULL;
+    CURL *h;
+    if (!f || !f->nbusy)
+        return NULL;
+    h = f->busy[--f->nbusy];
+    curl_easy_getinfo(h, CURLINFO_PRIVATE, (char **)&r);
+    curl_multi_remove_handle(f->multi, h);
+    curl_easy_cleanup(h);
+    f->active--;
+    return r;
+}
+
 void fetcher_free(struct fetcher **fp)
 {
     struct fetcher *f;

@@ -116,6 +116,9 @@ void fetch_events_wakeup(struct fetch_events *e);
 void fetch_events_close(struct fetch_events *e);
 /* A finished transfer (caller owns it), or NULL. */
 struct fetch_result *fetcher_next_done(struct fetcher *f);
+/* Abort one running transfer and return its result (caller owns it and
+ * its ud), or NULL when none runs (a node stopping at once). */
+struct fetch_result *fetcher_cancel(struct fetcher *f);
 /* Interrupt fetcher_run from another thread. */
 void fetcher_wakeup(struct fetcher *f);
 size_t fetcher_active(const struct fetcher *f);
@@ -632,8 +635,13 @@ struct node {
     int64_t mon_next;             /* next snapshot for it (ms) */
     struct node_snapshot snap;    /* its buffer (large: not on the stack) */
     int64_t stall_quiet_us;       /* no stall warning before (node.c) */
-    char errmsg[256];             /* why setup failed (a bad scope.* setting) */
-    int write_rc;                 /* a "skipped" line could not be written */
+    /* why the node stopped: a bad scope.* setting at setup, or the
+     * output error ("PATH: reason") */
+    char errmsg[768];
+    /* DC_EOUTPUT once a page or "skipped" line could not be written:
+     * nothing is written after it and the node stops (node.c hands its
+     * leases and partitions back) */
+    int write_rc;
 };
 
 /* node.c */

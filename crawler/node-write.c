@@ -9,6 +9,11 @@
  * frontier call per turn. Order of effects for a page: children admitted
  * (node-admit.c), then output written, then the lease completed, so a
  * crash at any point loses no URL.
+ *
+ * The first output error (disk full, quota, I/O error) stops all writing:
+ * the writer has cut its files back to the last complete page, the failed
+ * page's lease is not completed, n->write_rc is set and the node stops at
+ * the end of the batch (node.c hands its leases and partitions back).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -71,6 +76,8 @@ int node__flush_completions(struct node *n)
         epoch[i] = n->done.v[i].epoch;
     }
     rc = node__complete_epoch(n, l, outcome, delay, epoch, k);
+    for (i = 0; i < k && !rc; i++)
+        n->st->leases_completed += outcome[i] != FRONTIER_RETRY;
     frontier_leases_free(l, k);
     free(outcome);
     free(delay);
@@ -89,11 +96,25 @@ void node__done_release(struct node *n)
 
 /* -------------------------------------------------------------- output */
 
+/* The first output error: its message (the file and the system's
+ * reason, else rc's name) into n->errmsg; every later write is refused.
+ * Returns DC_EOUTPUT. */
+static int output_failed(struct node *n, const struct warc_writer *w, int rc)
+{
+    const char *why = warc_writer_errmsg(w);
+    if (!n->write_rc) {
+        n->write_rc = DC_EOUTPUT;
+        snprintf(n->errmsg, sizeof(n->errmsg), "%s", *why ? why
+                 : dc_strerror(rc));
+    }
+    return DC_EOUTPUT;
+}
+
 static struct warc_writer *writer_for(struct node *n, int depth)
 {
     struct warc_writer_opts wo;
     char settings[256];
-    if (depth < 0 || depth > NODE_MAX_DEPTH)
+    if (depth < 0 || depth > NODE_MAX_DEPTH || n->write_rc)
         return NULL;
     if (n->writers[depth])
         return n->writers[depth];
@@ -105,8 +126,12 @@ static struct warc_writer *writer_for(struct node *n, int depth)
     wo.max_bytes = n->c->output_warc_max_bytes;
     wo.gzip_level = n->c->output_gzip_level;
     if (warc_writer_open(&n->writers[depth], n->o->out_dir, depth, n->id,
-                          &wo) != DC_OK)
+                          &wo) != DC_OK) {
+        snprintf(n->errmsg, sizeof(n->errmsg), "%s: %s", n->o->out_dir,
+                 dc_strerror(DC_EINVAL));
+        n->write_rc = DC_EOUTPUT;
         return NULL;
+    }
     return n->writers[depth];
 }
 
@@ -114,8 +139,8 @@ static struct warc_writer *writer_for(struct node *n, int depth)
  * A URL given up without a request gets a JSON line too (status 0, no
  * records): "skipped" says why and "error" holds the failure behind it
  * (robots.txt's libcurl error), if any. Then its lease is completed with
- * outcome; a line that cannot be written stops the node (write_rc) and
- * the lease is left to expire, as for a page.
+ * outcome; a line that cannot be written stops the node (write_rc), its
+ * lease not completed, as for a page.
  */
 void node__skip_url(struct node *n, struct frontier_lease *l, const char *why,
                     const char *error, int outcome)
@@ -130,11 +155,10 @@ void node__skip_url(struct node *n, struct frontier_lease *l, const char *why,
     pg.fetched_ms = dc_now_ms();
     pg.skipped = why;
     pg.error = error && *error ? error : NULL;
-    rc = w ? warc_writer_append(w, &pg, NULL, n->id) : DC_EIO;
+    rc = w ? warc_writer_append(w, &pg, NULL, n->id) : DC_EOUTPUT;
     if (rc) {
-        if (!n->write_rc)
-            n->write_rc = rc;
-        node__lease_clear(l); /* the lease expires in Redis */
+        output_failed(n, w, rc);
+        node__lease_clear(l); /* handed back when the node stops */
         return;
     }
     n->st->skipped++;
@@ -198,7 +222,7 @@ static int write_job(struct node *n, struct work_job *j)
     const char **links;
     int rc;
     if (!w)
-        return DC_EIO;
+        return DC_EOUTPUT;
     links = xmalloc((j->links.n + 1) * sizeof(*links));
     job_page(j, links, &pg);
     if (j->dup_of_uri) { /* archive as a revisit of the first copy */
@@ -206,14 +230,16 @@ static int write_job(struct node *n, struct work_job *j)
         rc = warc_record_build(&pg, n->c->output_gzip_level, &j->built);
         if (rc) {
             free(links);
-            return rc;
+            return output_failed(n, w, rc);
         }
         n->st->content_dups++;
     }
     rc = warc_writer_append(w, &pg, &j->built, n->id);
     free(links);
+    if (rc)
+        return output_failed(n, w, rc);
     count_page(n, j);
-    return rc;
+    return DC_OK;
 }
 
 /* How long a transient failure pushes its host back: the host's back-off
@@ -280,9 +306,9 @@ int node__finish_job(struct node *n, struct work_job *j)
     if (n->retry.n)
         retry_forget(&n->retry, fp);
     rc = write_job(n, j);
-    if (transient)
+    if (transient && !rc)
         n->st->failed++;
-    if (!rc) /* not written: the lease expires and the URL is fetched again */
+    if (!rc) /* not written: the lease goes back as the node stops */
         node__complete(n, &j->lease,
                        transient || j->res->error[0] ? FRONTIER_FAILED : FRONTIER_DONE,
                        delay);

@@ -33,6 +33,14 @@
  *
  * Stop (SIGINT/SIGTERM): no new leases; parked leases go back to their
  * queues; in-flight transfers and jobs finish and are written; exit.
+ *
+ * Output error (disk full; node-write.c): the pages written before it in
+ * the batch are completed, then the node leaves at once: every lease it
+ * holds goes back to its queue and its partitions are released
+ * (frontier_hand_back, frontier_cluster_leave), so other nodes, or this
+ * one restarted once there is space, take them without waiting for the
+ * leases to expire. node_run returns DC_EOUTPUT, the message naming the
+ * file and the system's reason.
  */
 #include <signal.h>
 #include <stdint.h>
@@ -239,14 +247,25 @@ static void drop_polite(struct node *n)
     polite_free(&n->polite);
 }
 
+/* Close the writers; the first error (a file that could not be closed)
+ * is returned as DC_EOUTPUT with its message in n->errmsg. */
+static int writers_close(struct node *n)
+{
+    int rc = DC_OK;
+    for (int i = 0; i <= NODE_MAX_DEPTH; i++) {
+        if (warc_writer_end(n->writers[i]) && !rc) {
+            rc = DC_EOUTPUT;
+            snprintf(n->errmsg, sizeof(n->errmsg), "%s",
+                     warc_writer_errmsg(n->writers[i]));
+        }
+        warc_writer_close(&n->writers[i]);
+    }
+    return rc;
+}
+
 static int node_teardown(struct node *n)
 {
-    int rc = DC_OK, i;
-    for (i = 0; i <= NODE_MAX_DEPTH; i++) {
-        int r = warc_writer_close(&n->writers[i]);
-        if (r && !rc)
-            rc = r;
-    }
+    int rc = writers_close(n);
     workers_free(&n->workers);
     fetcher_free(&n->fetch);
     if (n->robots)
@@ -415,6 +434,8 @@ static int results_batch(struct node *n, struct work_job **jobs, size_t nj)
         rc = pump(n, 0);
     if (!rc)
         rc = node__flush_completions(n);
+    else if (rc == DC_EOUTPUT) /* the pages written before it */
+        (void)node__flush_completions(n);
     return rc;
 }
 
@@ -445,10 +466,8 @@ static int phase_results(struct node *n)
 static int phase_complete(struct node *n)
 {
     int rc = node__flush_completions(n);
-    if (!rc && n->write_rc) {
+    if (!rc && n->write_rc)
         rc = n->write_rc;
-        snprintf(n->errmsg, sizeof(n->errmsg), "writing a skipped URL's line");
-    }
     if (n->loop.kick) {
         n->loop.timers[TIMER_POP].due = 0;
         n->loop.kick = 0;
@@ -509,16 +528,45 @@ static int node_turn(struct node *n)
     return rc;
 }
 
+/* The output cannot be written: the transfers are aborted (no host is
+ * fetched here once another node may own it), every lease this node holds
+ * goes back to its queue, its partitions are released; how it went is
+ * added to the message. */
+static void hand_back(struct node *n)
+{
+    size_t k = 0, len = strlen(n->errmsg);
+    struct fetch_result *r;
+    int rc;
+    while ((r = fetcher_cancel(n->fetch))) {
+        struct inflight *in = r->ud;
+        node__lease_clear(&in->lease);
+        node__inflight_free(in);
+        fetch_result_free(r);
+    }
+    rc = frontier_hand_back(n->f, dc_now_ms(), &k);
+    if (!rc)
+        rc = frontier_cluster_leave(n->f);
+    if (rc)
+        snprintf(n->errmsg + len, sizeof(n->errmsg) - len,
+                 "; handing the URLs back failed (%s), they come back when "
+                 "their leases expire", frontier_errstr(n->f));
+    else
+        snprintf(n->errmsg + len, sizeof(n->errmsg) - len,
+                 "; %zu leased URLs and the partitions handed back", k);
+}
+
 /* Leave the cluster (the noise state saved first: the partitions' next
  * owners continue with it), collect its figures, tear down. */
 static int node_finish(struct node *n, int rc, char *err, size_t errlen)
 {
     struct frontier_cluster_view v;
     int trc;
-    if (!rc && noise_state_used(n->noise))
+    if ((!rc || rc == DC_EOUTPUT) && noise_state_used(n->noise))
         node__noise_flush(n);
     if (!rc)
         rc = frontier_cluster_leave(n->f);
+    else if (rc == DC_EOUTPUT)
+        hand_back(n);
     frontier_cluster_view(n->f, &v);
     n->st->parts_acquired = v.acquired;
     n->st->parts_released = v.released;
@@ -537,7 +585,7 @@ static int node_finish(struct node *n, int rc, char *err, size_t errlen)
     trc = node_teardown(n);
     if (!rc && trc) {
         rc = trc;
-        snprintf(err, errlen, "writing output: %s", dc_strerror(rc));
+        snprintf(err, errlen, "%s: %s", dc_strerror(rc), n->errmsg);
     }
     return rc;
 }

@@ -243,7 +243,9 @@ void node_print_summary(FILE *out, const struct node_stats *st,
                      "cluster.node_timeout, the longest %.1f s in %s\n",
                 U(st->stalls), (double)st->stall_max_us / 1e6,
                 st->stall_step ? st->stall_step : "?");
-    fprintf(out, "  output: %s/depth-*/ (per node)", out_dir);
+    fprintf(out, "  output: %s/depth-*/ (per node: %llu lines written, "
+                 "%llu leases completed for them)",
+            out_dir, U(st->pages + st->skipped), U(st->leases_completed));
     fprintf(out, ", merged: %s/merged/pages.jsonl and %s/merged/depth-*.warc.gz\n",
             out_dir, out_dir);
 }

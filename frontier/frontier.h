@@ -209,6 +209,17 @@ int frontier_reclaim(struct frontier *f, int64_t now_ms, int own_node,
                      size_t *reclaimed);
 
 /*
+ * A node that must stop before finishing its leases (it cannot write its
+ * output): every lease of this node's id goes back to the front of its
+ * host queue at once (as frontier_reclaim with own_node) and is forgotten
+ * by this handle, so a following frontier_cluster_leave releases every
+ * partition and other nodes (or this node restarted) take them without
+ * waiting for frontier.lease. Nothing popped before may be completed
+ * afterwards. *returned counts the leases put back.
+ */
+int frontier_hand_back(struct frontier *f, int64_t now_ms, size_t *returned);
+
+/*
  * Pending URLs (queued or in flight) per depth, summed over all partitions:
  * pending[d] for d < maxd. *level is the lowest depth with pending work, or
  * -1 when nothing is pending at any depth < maxd.

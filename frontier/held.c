@@ -11,6 +11,9 @@
  * in the set back in its queue (one script call per partition that has
  * any lease).
  *
+ * frontier_hand_back gives every lease back and empties the set (a node
+ * stopping on an error it cannot crawl through, e.g. a full disk).
+ *
  * The set is a chained hash table of owned strings, grown at load 1.
  *
  * Thread rules: as struct frontier.
@@ -152,4 +155,18 @@ int frontier_reclaim_orphans(struct frontier *f, int64_t now_ms,
     free(rep);
     frontier__calls_free(calls, k);
     return rc;
+}
+
+/* Every lease of this node's id back to the front of its host queue (the
+ * reclaim script with own_node), then forgotten here: no partition counts
+ * a lease held any more, so frontier_cluster_leave releases them all. */
+int frontier_hand_back(struct frontier *f, int64_t now_ms, size_t *returned)
+{
+    int rc = frontier_reclaim(f, now_ms, 1, returned);
+
+    if (rc)
+        return rc;
+    frontier__held_free(f);
+    memset(f->held, 0, (size_t)f->nparts * sizeof(*f->held));
+    return DC_OK;
 }

@@ -84,7 +84,7 @@ static int add_flush(struct addf *a)
     warc_buf_str(&a->line, ",\"outlinks\":[]}\n");
     if (fwrite(a->page.p, 1, a->page.len, a->warc) != a->page.len ||
         fwrite(a->line.p, 1, a->line.len, a->jsonl) != a->line.len)
-        return DC_EIO;
+        return DC_EOUTPUT;
     a->pos += (int64_t)a->page.len;
     a->pages++;
     free(a->id);
@@ -280,14 +280,16 @@ int merge__add_file(struct merger *m, size_t k)
     a.warc = fopen(wpath, "wb");
     a.jsonl = fopen(jpath, "w");
     if (!a.warc || !a.jsonl)
-        rc = merge__fail(m, DC_EIO, "%s: cannot create", wpath);
+        rc = merge__write_fail(m, a.warc ? jpath : wpath);
     else
         while ((rc = warc_reader_next(r, &rec)) == DC_OK &&
                (rc = add_record(m, &a, r, &rec)) == DC_OK)
             ;
     if (rc == DC_ENOTFOUND)
         rc = add_flush(&a);
-    else if (!m->fatal) {
+    if (rc == DC_EOUTPUT) /* the disk, not the file: fatal */
+        rc = merge__write_fail(m, wpath);
+    else if (rc && !m->fatal) {
         merge__warn(m, "%s: %s, file skipped", a.src,
                     rc == DC_EPARSE && a.gz
                         ? "not a WARC with one gzip member per record"
@@ -297,9 +299,9 @@ int merge__add_file(struct merger *m, size_t k)
     }
     warc_reader_close(&r);
     if (a.warc && fclose(a.warc) != 0)
-        rc = merge__fail(m, DC_EIO, "%s: write failed", wpath);
+        rc = merge__write_fail(m, wpath);
     if (a.jsonl && fclose(a.jsonl) != 0)
-        rc = merge__fail(m, DC_EIO, "%s: write failed", jpath);
+        rc = merge__write_fail(m, jpath);
     free(a.page.p);
     free(a.line.p);
     free(a.id);

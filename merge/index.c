@@ -52,7 +52,7 @@ int merge__cdx_add(struct merger *m, const struct warc_jobj *o,
     warc_buf_str(&b, "}");
     rc = merge__xs_add(&m->cdx, b.p, b.len, NULL, 0);
     free(b.p);
-    return rc ? merge__fail(m, rc, "sort: cannot write a run") : DC_OK;
+    return rc ? merge__sort_fail(m, rc) : DC_OK;
 }
 
 int merge__write_index(struct merger *m)
@@ -63,18 +63,20 @@ int merge__write_index(struct merger *m)
     FILE *f;
     int bad = 0;
 
-    if (merge__xs_finish(&m->cdx))
-        return merge__fail(m, DC_EIO, "sort: cannot read runs");
+    int rc = merge__xs_finish(&m->cdx);
+
+    if (rc)
+        return merge__sort_fail(m, rc);
     snprintf(tmp, sizeof(tmp), "%s/.index.cdxj.tmp", m->outdir);
     f = fopen(tmp, "w");
     if (!f)
-        return merge__fail(m, DC_EIO, "%s: %s", tmp, strerror(errno));
+        return merge__fail(m, DC_EOUTPUT, "%s: %s", tmp, strerror(errno));
     while (merge__xs_next(&cc, &x))
         bad |= fwrite(x.k, 1, x.kl, f) != x.kl || fputc('\n', f) == EOF;
     free(cc.hold);
     merge__xs_free(&m->cdx);
     if (fclose(f) != 0 || bad)
-        return merge__fail(m, DC_EIO, "%s: write failed", tmp);
+        return merge__write_fail(m, tmp);
     return DC_OK;
 }
 
@@ -88,7 +90,7 @@ int merge__write_summary(struct merger *m)
     snprintf(tmp, sizeof(tmp), "%s/.summary.json.tmp", m->outdir);
     f = fopen(tmp, "w");
     if (!f)
-        return merge__fail(m, DC_EIO, "%s: %s", tmp, strerror(errno));
+        return merge__fail(m, DC_EOUTPUT, "%s: %s", tmp, strerror(errno));
     fprintf(f, "{\n  \"pages\": %llu,\n  \"skipped\": %llu,\n"
             "  \"pages_per_depth\": {",
             (unsigned long long)s->pages, (unsigned long long)s->skipped);
@@ -124,6 +126,6 @@ int merge__write_summary(struct merger *m)
             (unsigned long long)s->added_pages,
             (unsigned long long)s->added_bad);
     if (fclose(f) != 0)
-        return merge__fail(m, DC_EIO, "%s: write failed", tmp);
+        return merge__write_fail(m, tmp);
     return DC_OK;
 }

@@ -96,9 +96,7 @@ static int emit_u(struct merger *m, const struct ent *e, const char *url,
         rc = merge__xs_add(&m->l, lk, tl + ul + 2, NULL, 0);
         free(lk);
     }
-    return rc ? merge__fail(m, rc, "sort: cannot write a run in %s",
-                            m->u.tmpdir)
-              : DC_OK;
+    return rc ? merge__sort_fail(m, rc) : DC_OK;
 }
 
 static char **parse_links(const struct warc_jobj *o, size_t *n)

@@ -53,6 +53,7 @@ struct xsort {
     size_t mem_next;   /* next in-memory record when nothing spilled */
     int reading;
     uint64_t *spills;
+    char why[PATH_MAX + 96]; /* a run that failed: "PATH: reason" */
 };
 
 struct xrec {
@@ -68,10 +69,12 @@ struct xcursor {
 };
 
 /* Add key k[0..kl) with value v[0..vl); spills a sorted run to tmpdir when
- * the buffer passes its budget. DC_OK or DC_EIO. */
+ * the buffer passes its budget. DC_OK, DC_ETOOBIG, or DC_EOUTPUT when the
+ * run cannot be written (s->why says which file and why). */
 int merge__xs_add(struct xsort *s, const void *k, size_t kl, const void *v,
                   size_t vl);
-/* Done adding: sort what is in memory, or spill it and open every run. */
+/* Done adding: sort what is in memory, or spill it and open every run.
+ * DC_OK, DC_EOUTPUT (spilling) or DC_EIO (opening a run); s->why. */
 int merge__xs_finish(struct xsort *s);
 /* The next record in order into *x, valid until the next call (the run's
  * buffer is copied to c->hold first, so x survives the refill). 1, or 0 at
@@ -142,6 +145,11 @@ void merge__warn(struct merger *m, const char *fmt, ...)
 /* Record the first fatal error (rc and its message); returns rc. */
 int merge__fail(struct merger *m, int rc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* An output file that could not be written (errno): DC_EOUTPUT, the
+ * message "path: reason". */
+int merge__write_fail(struct merger *m, const char *path);
+/* The same for a sorter's failure rc: its message names the run file. */
+int merge__sort_fail(struct merger *m, int rc);
 /* The index of path in the file table, added when new. */
 uint32_t merge__file_add(struct merger *m, const char *path, int foreign);
 /* File i's size, -2 when it is missing (stat'ed once). */

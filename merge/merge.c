@@ -115,6 +115,22 @@ int merge__fail(struct merger *m, int rc, const char *fmt, ...)
     return rc;
 }
 
+int merge__write_fail(struct merger *m, const char *path)
+{
+    return merge__fail(m, DC_EOUTPUT, "%s: %s", path,
+                       errno ? strerror(errno) : "write failed");
+}
+
+int merge__sort_fail(struct merger *m, int rc)
+{
+    const struct xsort *s[] = { &m->u, &m->l, &m->d, &m->out, &m->cdx };
+
+    for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
+        if (s[i]->why[0])
+            return merge__fail(m, rc, "sort run %s", s[i]->why);
+    return merge__fail(m, rc, "sort: %s", dc_strerror(rc));
+}
+
 uint32_t merge__file_add(struct merger *m, const char *path, int foreign)
 {
     if (m->last_file < m->nfiles &&
@@ -282,13 +298,14 @@ int merge_run_opts(const char *dir, const struct merge_opts *o,
         else {
             closedir(d);
             rc = warc_mkdirs(m.outdir) != DC_OK
-                     ? merge__fail(&m, DC_EIO, "%s: cannot create", m.outdir)
+                     ? merge__fail(&m, DC_EOUTPUT, "%s: %s", m.outdir,
+                                   strerror(errno))
                      : DC_OK;
         }
     }
     if (rc == DC_OK)
         rc = run_passes(&m, &p4);
-    rc = merge__publish(&m, &p4, rc == DC_OK) ? (rc ? rc : DC_EIO) : rc;
+    rc = merge__publish(&m, &p4, rc == DC_OK) ? (rc ? rc : DC_EOUTPUT) : rc;
     merger_free(&m);
     return rc;
 }

@@ -60,7 +60,10 @@ struct merge_stats {
 /* Merge DIR's per-depth output (and o->adds) into o->outdir. Warnings
  * (torn records, bad lines, broken foreign files) go to `warn` when not
  * NULL. `torn` counts torn records: per page for ranges past the end of
- * their file, per file for a torn end found while inflating. */
+ * their file, per file for a torn end found while inflating. Returns
+ * DC_OK, DC_EOUTPUT when an output or sort run cannot be written (disk
+ * full: err is "PATH: reason"), or another error; on any error nothing
+ * is published and an earlier output in o->outdir is left as it was. */
 int merge_run_opts(const char *dir, const struct merge_opts *o,
                    struct merge_stats *st, FILE *warn, char *err,
                    size_t errlen);

@@ -34,7 +34,7 @@ static int out_close(struct merger *m, struct pass4 *p4)
         return DC_OK;
     if (fclose(o->f) != 0) {
         o->f = NULL;
-        return merge__fail(m, DC_EIO, "%s: write failed", o->tmp);
+        return merge__write_fail(m, o->tmp);
     }
     o->f = NULL;
     pair = xmalloc(strlen(o->tmp) + strlen(o->final) + 2);
@@ -62,13 +62,13 @@ static int out_open(struct merger *m, struct pass4 *p4, int depth)
     snprintf(o->tmp, sizeof(o->tmp), "%s/.%s.tmp", m->outdir, o->name);
     o->f = fopen(o->tmp, "wb");
     if (!o->f)
-        return merge__fail(m, DC_EIO, "%s: %s", o->tmp, strerror(errno));
+        return merge__write_fail(m, o->tmp);
     rc = warc_warcinfo(&info, o->name, "dcrawl merge",
                        "merged output: one copy per URL, content "
                        "duplicates as revisits",
                        6);
     if (rc == DC_OK && fwrite(info.p, 1, info.len, o->f) != info.len)
-        rc = merge__fail(m, DC_EIO, "%s: write failed", o->tmp);
+        rc = merge__write_fail(m, o->tmp);
     o->pos = (int64_t)info.len;
     m->st->bytes_out += info.len;
     free(info.p);
@@ -91,7 +91,7 @@ static int copy_bytes(struct merger *m, struct pass4 *p4, uint32_t w,
             return merge__fail(m, DC_EIO, "%s: read failed at %lld",
                                m->files[w].path, (long long)off);
         if (fwrite(p4->buf, 1, want, p4->cur.f) != want)
-            return merge__fail(m, DC_EIO, "%s: write failed", p4->cur.tmp);
+            return merge__write_fail(m, p4->cur.tmp);
         off += (int64_t)want;
         len -= (int64_t)want;
         p4->cur.pos += (int64_t)want;
@@ -172,7 +172,7 @@ static int write_revisit(struct merger *m, struct pass4 *p4, struct ent *e,
                                rdate, ref_id, h + wl, httpl };
     rc = id && date && uri ? warc_revisit_member(&out, 6, &v) : DC_EPARSE;
     if (rc == DC_OK && fwrite(out.p, 1, out.len, p4->cur.f) != out.len)
-        rc = merge__fail(m, DC_EIO, "%s: write failed", p4->cur.tmp);
+        rc = merge__write_fail(m, p4->cur.tmp);
     if (rc == DC_OK) {
         p4->cur.pos += (int64_t)out.len;
         m->st->bytes_out += out.len;
@@ -355,7 +355,7 @@ static int one_page(struct merger *m, struct pass4 *p4, const struct xrec *x)
     }
     rewrite_line(&o, &e, out_off, p4->cur.name, ref_url, &b);
     if (fwrite(b.p, 1, b.len, p4->pages) != b.len)
-        rc = merge__fail(m, DC_EIO, "%s: write failed", p4->ptmp);
+        rc = merge__write_fail(m, p4->ptmp);
     if (rc == DC_OK && out_off >= 0)
         rc = merge__cdx_add(m, &o, &e, out_off, p4->cur.name);
     count_page(m, &e, url);
@@ -371,12 +371,12 @@ int merge__pass_output(struct merger *m, struct pass4 *p4)
     struct xrec x;
     int rc = DC_OK;
 
-    if (merge__xs_finish(&m->out))
-        return merge__fail(m, DC_EIO, "sort: cannot read runs");
+    if ((rc = merge__xs_finish(&m->out)) != DC_OK)
+        return merge__sort_fail(m, rc);
     snprintf(p4->ptmp, sizeof(p4->ptmp), "%s/.pages.jsonl.tmp", m->outdir);
     p4->pages = fopen(p4->ptmp, "w");
     if (!p4->pages)
-        return merge__fail(m, DC_EIO, "%s: %s", p4->ptmp, strerror(errno));
+        return merge__write_fail(m, p4->ptmp);
     p4->buf = xmalloc(COPY_CHUNK);
     while (rc == DC_OK && merge__xs_next(&oc, &x))
         rc = one_page(m, p4, &x);
@@ -387,7 +387,7 @@ int merge__pass_output(struct merger *m, struct pass4 *p4)
     if (rc == DC_OK)
         rc = out_close(m, p4);
     if (fclose(p4->pages) != 0 && rc == DC_OK)
-        rc = merge__fail(m, DC_EIO, "%s: write failed", p4->ptmp);
+        rc = merge__write_fail(m, p4->ptmp);
     p4->pages = NULL;
     return rc;
 }
@@ -403,7 +403,7 @@ int merge__publish(struct merger *m, struct pass4 *p4, int ok)
     for (size_t i = 0; i < p4->ndone; i++) {
         const char *t = p4->done[i], *fn = t + strlen(t) + 1;
         if (ok && rc == DC_OK && rename(t, fn) != 0)
-            rc = merge__fail(m, DC_EIO, "%s: %s", fn, strerror(errno));
+            rc = merge__write_fail(m, fn);
         if (!ok || rc)
             remove(t);
         free(p4->done[i]);
@@ -417,7 +417,7 @@ int merge__publish(struct merger *m, struct pass4 *p4, int ok)
         snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", m->outdir, names[i]);
         snprintf(final, sizeof(final), "%s/%s", m->outdir, names[i]);
         if (ok && rc == DC_OK && rename(tmp, final) != 0)
-            rc = merge__fail(m, DC_EIO, "%s: %s", final, strerror(errno));
+            rc = merge__write_fail(m, final);
         if (!ok || rc)
             remove(tmp);
     }

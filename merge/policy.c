@@ -110,7 +110,7 @@ int merge__pass_urls(struct merger *m)
     int rc = DC_OK;
 
     if (merge__xs_finish(&m->u) || merge__xs_finish(&m->l))
-        return merge__fail(m, DC_EIO, "sort: cannot read runs");
+        return merge__sort_fail(m, DC_EIO);
     lc.have = merge__xs_next(&lc.c, &lc.x);
     while (rc == DC_OK && merge__xs_next(&uc, &x)) {
         struct ent e;
@@ -130,7 +130,7 @@ int merge__pass_urls(struct merger *m)
     free(lc.c.hold);
     merge__xs_free(&m->u);
     merge__xs_free(&m->l);
-    return rc ? merge__fail(m, rc, "sort: cannot write a run") : DC_OK;
+    return rc ? merge__sort_fail(m, rc) : DC_OK;
 }
 
 /* ----------------------------------------- pass 3: content duplicates */
@@ -162,7 +162,7 @@ int merge__pass_content(struct merger *m)
     int rc = DC_OK;
 
     if (merge__xs_finish(&m->d))
-        return merge__fail(m, DC_EIO, "sort: cannot read runs");
+        return merge__sort_fail(m, DC_EIO);
     while (rc == DC_OK && merge__xs_next(&dc, &x)) {
         struct ent e;
         size_t at = strlen(x.k) + 14; /* digest, NUL, flag, rank */
@@ -202,5 +202,5 @@ int merge__pass_content(struct merger *m)
     free(kept_id);
     free(dc.hold);
     merge__xs_free(&m->d);
-    return rc ? merge__fail(m, rc, "sort: cannot write a run") : DC_OK;
+    return rc ? merge__sort_fail(m, rc) : DC_OK;
 }

@@ -11,6 +11,7 @@
  * an unspecified order, so callers put a tie-breaker (e.g. read order)
  * into their keys.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,15 @@ static void xs_index(struct xsort *s)
         qsort(s->ptr, s->n, sizeof(*s->ptr), cmp_ptr);
 }
 
+/* Note why a run file failed (errno) in s->why, the first time; rc. */
+static int xs_failed(struct xsort *s, int rc, const char *path)
+{
+    if (!s->why[0])
+        snprintf(s->why, sizeof(s->why), "%s: %s", path,
+                 errno ? strerror(errno) : "write failed");
+    return rc;
+}
+
 static int xs_spill(struct xsort *s)
 {
     char path[PATH_MAX];
@@ -86,13 +96,16 @@ static int xs_spill(struct xsort *s)
              (long)getpid(), s->tag, s->nruns);
     f = fopen(path, "wb");
     if (!f)
-        return DC_EIO;
+        return xs_failed(s, DC_EOUTPUT, path);
     for (size_t i = 0; i < s->n && !bad; i++)
         bad = fwrite(s->ptr[i], 1, rec_size(s->ptr[i]), f) !=
               rec_size(s->ptr[i]);
+    if (bad)
+        xs_failed(s, DC_EOUTPUT, path);
     if (fclose(f) != 0 || bad) {
+        xs_failed(s, DC_EOUTPUT, path);
         remove(path);
-        return DC_EIO;
+        return DC_EOUTPUT;
     }
     s->paths = xrealloc(s->paths, (s->nruns + 1) * sizeof(*s->paths));
     s->paths[s->nruns++] = xstrdup(path);
@@ -194,7 +207,7 @@ int merge__xs_finish(struct xsort *s)
     for (size_t i = 0; i < s->nruns; i++) {
         s->runs[i].f = fopen(s->paths[i], "rb");
         if (!s->runs[i].f)
-            return DC_EIO;
+            return xs_failed(s, DC_EIO, s->paths[i]);
         setvbuf(s->runs[i].f, NULL, _IOFBF, 1 << 16);
         if (run_read(&s->runs[i]))
             s->heap[s->nheap++] = i;

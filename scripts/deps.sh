@@ -20,7 +20,8 @@ TOOLS=(
     redis-server:redis-server redis-cli:redis-tools redis-sentinel:redis-sentinel
     nginx:nginx-light
     python3:python3 curl:curl openssl:openssl wget:wget bc:bc
-    unshare:util-linux flock:util-linux setsid:util-linux ip:iproute2 mount:mount
+    unshare:util-linux flock:util-linux setsid:util-linux ip:iproute2
+    mount:mount umount:mount df:coreutils dd:coreutils sha1sum:coreutils
     ps:procps pkill:procps getconf:libc-bin awk:mawk gzip:gzip zcat:gzip
     timeout:coreutils docker-compose:docker-compose node:nodejs npm:npm
     promtool:prometheus script:bsdutils chromium:chromium clang:clang

@@ -6,8 +6,8 @@
  *
  * Contents: limits for reading hostile input, random record ids, gzip
  * members, the header block of a record and its member (record.c; build.c
- * uses them for a page's records) and the metadata record (build.c; the
- * writer appends it).
+ * uses them for a page's records), the metadata record (build.c; the
+ * writer appends it) and the JSON line of a page (line.c).
  * Everything here is reentrant; nothing prints.
  */
 #ifndef DC_WARC_INTERNAL_H
@@ -66,5 +66,12 @@ void warc__add_uri_field(struct warc_buf *h, const char *name, const char *u);
 int warc__metadata_member(struct warc_buf *out, int level,
                           const struct warc_page *p,
                           const struct warc_built *b);
+
+/* The JSON line of page p (line.c), its records b (or NULL) written at
+ * offset off of warc_file, followed by a metadata member of meta_len
+ * bytes; appended to j, ending in "\n". */
+void warc__page_line(struct warc_buf *j, const struct warc_page *p,
+                     const struct warc_built *b, const char *node,
+                     const char *warc_file, int64_t off, size_t meta_len);
 
 #endif

@@ -137,19 +137,31 @@ struct warc_writer_opts {
     int gzip_level;
 };
 
-/* Open the writer for one depth of one node under dir (created if needed);
- * files are created lazily on first append. */
+/* Open the writer for one depth of one node under dir; the depth's
+ * directory and the files are created lazily on the first append.
+ * DC_EINVAL for a bad argument. */
 int warc_writer_open(struct warc_writer **w, const char *dir, int depth,
                      const char *node_id, const struct warc_writer_opts *o);
 /* Append built records, p's metadata record (when b has records) and p's
  * JSON line; p->... plus b->digest go into the JSON line with the file name
- * and offset. Flushes both files at the end of
- * each page so a crash leaves at most one torn record. */
+ * and offset. Both go to the kernel (write(2)) before it returns, so a
+ * crash leaves at most one torn record. On a write error (disk full,
+ * quota, I/O error) both files are cut back to where the page began (they
+ * end with the last complete record and line) and DC_EIO is returned; the
+ * error is sticky: every later append returns it too. */
 int warc_writer_append(struct warc_writer *w, const struct warc_page *p,
                        const struct warc_built *b, const char *node_id);
 /* Bytes of page records (response, request, metadata) w appended to its
  * WARC files so far (warcinfo records apart); 0 for NULL. */
 uint64_t warc_writer_bytes(const struct warc_writer *w);
+/* The writer's first error as one line, "PATH: reason" (strerror), e.g.
+ * "out/depth-1/n1-00000.warc.gz: No space left on device"; "" when none
+ * or w is NULL. Valid until the writer is closed. */
+const char *warc_writer_errmsg(const struct warc_writer *w);
+/* Close the current files (a later append starts a new pair). Returns
+ * the writer's first error, if any (its message: warc_writer_errmsg);
+ * NULL ok. */
+int warc_writer_end(struct warc_writer *w);
 /* Close files, free, NULL the pointer; NULL ok. Returns the first write
  * error seen, if any. */
 int warc_writer_close(struct warc_writer **w);

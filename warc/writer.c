@@ -1,13 +1,20 @@
 /*
  * writer.c: the per-node, per-depth output files (WARC + JSON lines), with
- * rotation at max_bytes, and the JSON line of a page.
+ * rotation at max_bytes.
  *
  * A struct warc_writer belongs to one thread. Files are created with
- * exclusive create ("x"), so two writers never share a file. Each append
- * writes and flushes the WARC bytes first, then the JSON line: a crash
- * leaves at most a torn last record (readers report it as truncated) or a
- * whole record without its line (an orphan merge_run ignores), never a line
- * whose bytes are missing.
+ * exclusive create (O_EXCL), so two writers never share a file. Each append
+ * hands the page's WARC bytes to the kernel first (write(2), no stdio
+ * buffer), then its JSON line (line.c): a crash leaves at most a torn last
+ * record (readers report it as truncated) or a whole record without its
+ * line (an orphan merge_run ignores), never a line whose bytes are missing.
+ *
+ * A failed write (disk full, quota, I/O error) cuts both files back to
+ * their length before the page (ftruncate), so they end with the last
+ * complete record and line again; a new file pair whose warcinfo record
+ * could not be written is removed. The error is sticky: the writer refuses
+ * every later append, and warc_writer_errmsg names the file and the
+ * system's reason.
  *
  * The JSON line gives the page's records as a byte range of the WARC file:
  * warc_offset (its response member) and warc_length (the response, request
@@ -37,12 +44,15 @@ struct warc_writer {
     char *software, *settings;
     int64_t max_bytes;
     int level;
-    FILE *warc, *jsonl;
+    int wfd, jfd;       /* the current WARC / JSON lines file, or -1 */
     char rel[PATH_MAX]; /* "depth-D/NODE-SSSSS.warc.gz" */
+    char wpath[PATH_MAX], jpath[PATH_MAX]; /* their full paths */
     int64_t pos;        /* bytes in the current WARC file */
+    int64_t jpos;       /* bytes in the current JSON lines file */
     uint64_t total;     /* page bytes appended over the writer's life */
     int next_seq;
-    int err;            /* first write error */
+    int err;            /* first error, sticky */
+    char errmsg[PATH_MAX + 192]; /* "PATH: reason" of err */
 };
 
 /* mkdir -p. */
@@ -65,12 +75,13 @@ int warc_mkdirs(const char *path)
     return DC_OK;
 }
 
+/* The depth's directory is made with the first file (files_open), so a
+ * failure there is reported like any other write error. */
 int warc_writer_open(struct warc_writer **w, const char *dir, int depth,
                      const char *node_id, const struct warc_writer_opts *o)
 {
     char sub[PATH_MAX];
     struct warc_writer *x;
-    int rc;
 
     *w = NULL;
     if (!dir || !*dir || depth < 0 || !node_id || !*node_id ||
@@ -80,10 +91,8 @@ int warc_writer_open(struct warc_writer **w, const char *dir, int depth,
     if ((size_t)snprintf(sub, sizeof(sub), "%s/depth-%d", dir, depth) >=
         sizeof(sub) - 64)
         return DC_EINVAL;
-    rc = warc_mkdirs(sub);
-    if (rc)
-        return rc;
     x = xcalloc(1, sizeof(*x));
+    x->wfd = x->jfd = -1;
     x->dir = xstrdup(dir);
     x->depth = depth;
     x->node = xstrdup(node_id);
@@ -95,6 +104,18 @@ int warc_writer_open(struct warc_writer **w, const char *dir, int depth,
     return DC_OK;
 }
 
+/* Record the first error: rc, and "path: reason" (errno e) as its
+ * message. Returns the writer's (first) error. */
+static int fail(struct warc_writer *w, int rc, const char *path, int e)
+{
+    if (!w->err) {
+        w->err = rc;
+        snprintf(w->errmsg, sizeof(w->errmsg), "%s: %s", path,
+                 e ? strerror(e) : "write failed");
+    }
+    return w->err;
+}
+
 static int file_exists(const char *path)
 {
     struct stat st;
@@ -102,192 +123,145 @@ static int file_exists(const char *path)
     return stat(path, &st) == 0 || errno != ENOENT;
 }
 
-/* Create the pair for sequence number seq; 1 if taken, <0 on error. */
+/* Create the pair for sequence number seq: 0, 1 if taken, or the error
+ * (recorded) as a negative number. */
 static int try_seq(struct warc_writer *w, int seq)
 {
-    char wp[PATH_MAX], jp[PATH_MAX];
-    int n1, n2, n3;
+    int n1, n2, n3, e;
 
     n1 = snprintf(w->rel, sizeof(w->rel), "depth-%d/%s-%05d.warc.gz",
                   w->depth, w->node, seq);
-    n2 = snprintf(wp, sizeof(wp), "%s/%s", w->dir, w->rel);
-    n3 = snprintf(jp, sizeof(jp), "%s/depth-%d/%s-%05d.jsonl", w->dir,
-                  w->depth, w->node, seq);
+    n2 = snprintf(w->wpath, sizeof(w->wpath), "%s/%s", w->dir, w->rel);
+    n3 = snprintf(w->jpath, sizeof(w->jpath), "%s/depth-%d/%s-%05d.jsonl",
+                  w->dir, w->depth, w->node, seq);
     if (n1 < 0 || n2 < 0 || n3 < 0 || (size_t)n1 >= sizeof(w->rel) ||
-        (size_t)n2 >= sizeof(wp) || (size_t)n3 >= sizeof(jp))
-        return -1;
-    if (file_exists(wp) || file_exists(jp))
+        (size_t)n2 >= sizeof(w->wpath) || (size_t)n3 >= sizeof(w->jpath))
+        return -fail(w, DC_EINVAL, w->dir, ENAMETOOLONG);
+    if (file_exists(w->wpath) || file_exists(w->jpath))
         return 1;
-    w->warc = fopen(wp, "wbx");
-    if (!w->warc)
-        return errno == EEXIST ? 1 : -1;
-    w->jsonl = fopen(jp, "wx");
-    if (!w->jsonl) {
-        int e = errno;
-        fclose(w->warc);
-        w->warc = NULL;
-        unlink(wp);
-        return e == EEXIST ? 1 : -1;
+    w->wfd = open(w->wpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (w->wfd < 0)
+        return errno == EEXIST ? 1 : -fail(w, DC_EIO, w->wpath, errno);
+    w->jfd = open(w->jpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (w->jfd < 0) {
+        e = errno;
+        close(w->wfd);
+        w->wfd = -1;
+        unlink(w->wpath);
+        return e == EEXIST ? 1 : -fail(w, DC_EIO, w->jpath, e);
     }
     return 0;
 }
 
-static int write_all(struct warc_writer *w, FILE *f, const void *d, size_t n)
+/* write(2) all n bytes of d to fd: 0, or the errno of the failure. */
+static int write_full(int fd, const void *d, size_t n)
 {
-    if (n && fwrite(d, 1, n, f) != n) {
-        if (!w->err)
-            w->err = DC_EIO;
-        return DC_EIO;
+    const char *p = d;
+
+    while (n > 0) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return k < 0 ? errno : EIO;
+        p += k;
+        n -= (size_t)k;
     }
-    return DC_OK;
+    return 0;
 }
 
+/* Close the current pair, and remove it when drop is set. */
+static void pair_close(struct warc_writer *w, int drop)
+{
+    if (w->wfd >= 0 && close(w->wfd) != 0)
+        fail(w, DC_EIO, w->wpath, errno);
+    if (w->jfd >= 0 && close(w->jfd) != 0)
+        fail(w, DC_EIO, w->jpath, errno);
+    if (drop && w->wfd >= 0) {
+        unlink(w->wpath);
+        unlink(w->jpath);
+    }
+    w->wfd = w->jfd = -1;
+}
+
+/* Open the next free pair (making the depth's directory) and write its
+ * warcinfo record. A pair whose warcinfo could not be written is removed:
+ * nothing else is in it. */
 static int files_open(struct warc_writer *w)
 {
     struct warc_buf info = { 0 };
-    const char *base;
-    int rc, seq;
+    char sub[PATH_MAX];
+    int rc = DC_OK, seq, e;
 
+    snprintf(sub, sizeof(sub), "%s/depth-%d", w->dir, w->depth);
+    if (warc_mkdirs(sub) != DC_OK)
+        return fail(w, DC_EIO, sub, errno);
     for (seq = w->next_seq; seq < 10000000; seq++) {
         rc = try_seq(w, seq);
-        if (rc < 0)
-            return w->err = DC_EIO;
-        if (rc == 0)
+        if (rc <= 0)
             break;
     }
-    if (!w->warc)
-        return w->err = DC_EIO;
+    if (rc < 0)
+        return -rc;
+    if (w->wfd < 0)
+        return fail(w, DC_EIO, sub, EEXIST);
     w->next_seq = seq + 1;
-    w->pos = 0;
-    base = strrchr(w->rel, '/') + 1;
-    rc = warc_warcinfo(&info, base, w->software, w->settings, w->level);
-    if (rc == DC_OK)
-        rc = write_all(w, w->warc, info.p, info.len);
+    w->pos = w->jpos = 0;
+    rc = warc_warcinfo(&info, strrchr(w->rel, '/') + 1, w->software,
+                       w->settings, w->level);
+    if (rc == DC_OK && (e = write_full(w->wfd, info.p, info.len)) != 0) {
+        rc = fail(w, DC_EIO, w->wpath, e);
+        pair_close(w, 1);
+    }
     w->pos += (int64_t)info.len;
     free(info.p);
     return rc;
 }
 
-static int files_close(struct warc_writer *w)
+/* Cut both files back to their lengths before a failed page, so they end
+ * with the last complete record and line again. A cut that fails is
+ * added to the message (the reader still sees the torn end). */
+static void cut_back(struct warc_writer *w)
 {
-    int rc = DC_OK;
+    size_t n = strlen(w->errmsg);
+    const char *path = NULL;
 
-    if (w->warc && fclose(w->warc) != 0)
-        rc = DC_EIO;
-    if (w->jsonl && fclose(w->jsonl) != 0)
-        rc = DC_EIO;
-    w->warc = w->jsonl = NULL;
-    if (rc && !w->err)
-        w->err = rc;
-    return rc;
+    if (ftruncate(w->wfd, (off_t)w->pos) != 0)
+        path = w->wpath;
+    else if (ftruncate(w->jfd, (off_t)w->jpos) != 0)
+        path = w->jpath;
+    if (path)
+        snprintf(w->errmsg + n, sizeof(w->errmsg) - n,
+                 " (and %s could not be cut back: %s)", path,
+                 strerror(errno));
 }
 
-static void json_key(struct warc_buf *j, const char *key)
+/* Write a page: its records (built, then metadata), then its line. On a
+ * failure both files are cut back to where the page began. */
+static int write_page(struct warc_writer *w, const void *rec, size_t rec_len,
+                      const struct warc_buf *meta, const struct warc_buf *j)
 {
-    warc_buf_printf(j, "%s\"%s\":", j->len > 1 ? "," : "", key);
-}
+    const char *path = w->wpath;
+    int e = write_full(w->wfd, rec, rec_len);
 
-static void json_zu(struct warc_buf *j, const char *key, size_t v)
-{
-    json_key(j, key);
-    warc_buf_printf(j, "%zu", v);
-}
-
-static void json_bool(struct warc_buf *j, const char *key, int v)
-{
-    json_key(j, key);
-    warc_buf_str(j, v ? "true" : "false");
-}
-
-static void json_strval(struct warc_buf *j, const char *key, const char *v)
-{
-    json_key(j, key);
-    if (v)
-        warc_json_str(&j->p, &j->len, &j->cap, v);
-    else
-        warc_buf_str(j, "null");
-}
-
-/* The JSON line's fields about the fetch (everything up to warc_file). */
-static void page_json_fetch(struct warc_buf *j, const struct warc_page *p,
-                            const struct warc_built *b, const char *node)
-{
-    char at[40];
-    int rec = b && b->len > 0;
-
-    warc_iso_time(p->fetched_ms, at, sizeof(at));
-    warc_buf_str(j, "{");
-    json_strval(j, "url", p->url);
-    json_strval(j, "final_url", p->final_url ? p->final_url : p->url);
-    json_key(j, "depth");
-    warc_buf_printf(j, "%d", p->depth);
-    json_key(j, "status");
-    warc_buf_printf(j, "%d", p->status);
-    json_strval(j, "content_type", p->content_type);
-    json_zu(j, "length", p->body_len);
-    json_zu(j, "decoded_length", p->decoded_len);
-    json_strval(j, "digest", rec ? b->digest : NULL);
-    json_strval(j, "fetched_at", at);
-    json_strval(j, "node", node);
-    json_zu(j, "links_found", p->links_found);
-    json_zu(j, "links_new", p->links_new);
-    json_zu(j, "noise_seen", p->noise_seen);
-    json_zu(j, "noise_dropped_block", p->noise_block);
-    json_zu(j, "noise_dropped_cluster", p->noise_cluster);
-    json_zu(j, "noise_refused_budget", p->noise_budget);
-    json_strval(j, "ip", p->ip);
-    json_strval(j, "error", p->error);
-    json_strval(j, "skipped", p->skipped);
-    json_strval(j, "duplicate_of", p->dup_of_uri);
-    json_bool(j, "truncated", p->truncated);
-    json_strval(j, "redirect_to", p->redirect_to);
-    json_strval(j, "canonical", p->canonical);
-    json_strval(j, "refresh", p->refresh);
-    json_bool(j, "noindex", p->noindex);
-}
-
-/* The page's JSON line: the fetch, then where its records are, then its
- * outlinks. */
-static void page_json(struct warc_buf *j, const struct warc_page *p,
-                      const struct warc_built *b, const char *node,
-                      const char *warc_file, int64_t off, size_t meta_len)
-{
-    int rec = b && b->len > 0;
-
-    page_json_fetch(j, p, b, node);
-    json_strval(j, "warc_file", warc_file);
-    json_key(j, "warc_offset");
-    if (rec)
-        warc_buf_printf(j, "%lld", (long long)off);
-    else
-        warc_buf_str(j, "null");
-    /* contiguous: response, request, then the metadata record */
-    json_key(j, "warc_length");
-    if (rec)
-        warc_buf_printf(j, "%zu", b->len - b->response_off + meta_len);
-    else
-        warc_buf_str(j, "null");
-    json_key(j, "warc_response_length");
-    if (rec)
-        warc_buf_printf(j, "%zu", b->response_len);
-    else
-        warc_buf_str(j, "null");
-    json_strval(j, "warc_record_id", rec ? b->response_id : NULL);
-    json_key(j, "outlinks");
-    warc_buf_str(j, "[");
-    for (size_t i = 0; i < p->noutlinks; i++) {
-        if (i)
-            warc_buf_str(j, ",");
-        warc_json_str(&j->p, &j->len, &j->cap,
-                      p->outlinks[i] ? p->outlinks[i] : "");
+    if (!e)
+        e = write_full(w->wfd, meta->p, meta->len);
+    if (!e) {
+        path = w->jpath;
+        e = write_full(w->jfd, j->p, j->len);
     }
-    warc_buf_str(j, "]}\n");
+    if (!e)
+        return DC_OK;
+    fail(w, DC_EIO, path, e);
+    cut_back(w);
+    return w->err;
 }
 
 static int append_page(struct warc_writer *w, const struct warc_page *p,
                        const struct warc_built *b, const char *node_id)
 {
     struct warc_buf j = { 0 }, meta = { 0 };
+    size_t rec_len = b ? b->len : 0;
     int64_t off = w->pos + (int64_t)(b ? b->response_off : 0);
     int rc = DC_OK;
 
@@ -295,42 +269,34 @@ static int append_page(struct warc_writer *w, const struct warc_page *p,
         rc = warc__metadata_member(&meta, w->level, p, b);
     if (rc)
         return rc;
-
     /*
-     * Order matters for crash safety: the WARC bytes reach the file (fflush)
+     * Order matters for crash safety: the WARC bytes reach the kernel
      * before the JSON line that points at them is written. Killed between
      * the two, the file holds an orphan record without a line (merge skips
      * it); the other order could leave a line whose warc_offset/warc_length
      * range is not on disk.
      */
-    if (b && b->len) {
-        rc = write_all(w, w->warc, b->data, b->len);
-        w->pos += (int64_t)b->len;
-        w->total += b->len;
+    warc__page_line(&j, p, b, node_id ? node_id : w->node, w->rel, off,
+                    meta.len);
+    rc = write_page(w, rec_len ? b->data : NULL, rec_len, &meta, &j);
+    if (rc == DC_OK) {
+        w->pos += (int64_t)(rec_len + meta.len);
+        w->total += rec_len + meta.len;
+        w->jpos += (int64_t)j.len;
     }
-    if (rc == DC_OK && meta.len) {
-        rc = write_all(w, w->warc, meta.p, meta.len);
-        w->pos += (int64_t)meta.len;
-        w->total += meta.len;
-    }
-    if (rc == DC_OK && fflush(w->warc) != 0)
-        rc = w->err = DC_EIO;
-    if (rc) {
-        free(meta.p);
-        return rc;
-    }
-    page_json(&j, p, b, node_id ? node_id : w->node, w->rel, off, meta.len);
     free(meta.p);
-    rc = write_all(w, w->jsonl, j.p, j.len);
     free(j.p);
-    if (rc == DC_OK && fflush(w->jsonl) != 0)
-        rc = w->err = DC_EIO;
     return rc;
 }
 
 uint64_t warc_writer_bytes(const struct warc_writer *w)
 {
     return w ? w->total : 0;
+}
+
+const char *warc_writer_errmsg(const struct warc_writer *w)
+{
+    return w && w->err ? w->errmsg : "";
 }
 
 int warc_writer_append(struct warc_writer *w, const struct warc_page *p,
@@ -342,7 +308,7 @@ int warc_writer_append(struct warc_writer *w, const struct warc_page *p,
         return DC_EINVAL;
     if (w->err)
         return w->err;
-    if (!w->warc) {
+    if (w->wfd < 0) {
         rc = files_open(w);
         if (rc)
             return rc;
@@ -351,8 +317,17 @@ int warc_writer_append(struct warc_writer *w, const struct warc_page *p,
     if (rc)
         return rc;
     if (w->max_bytes > 0 && w->pos >= w->max_bytes)
-        rc = files_close(w);
-    return rc;
+        pair_close(w, 0); /* the page is written; an error here is the next
+                             append's */
+    return DC_OK;
+}
+
+int warc_writer_end(struct warc_writer *w)
+{
+    if (!w)
+        return DC_OK;
+    pair_close(w, 0);
+    return w->err;
 }
 
 int warc_writer_close(struct warc_writer **w)
@@ -363,7 +338,7 @@ int warc_writer_close(struct warc_writer **w)
     if (!w || !*w)
         return DC_OK;
     x = *w;
-    files_close(x);
+    pair_close(x, 0);
     rc = x->err;
     free(x->dir);
     free(x->node);
