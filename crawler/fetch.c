@@ -53,7 +53,7 @@
  * line too long". Over HTTP/2, nghttp2 and libcurl bound the header block
  * themselves (a HEADERS frame followed by endless CONTINUATION frames ends
  * in nghttp2's error). libcurl 7.88 reads frames that carry no body (a
- * SETTINGS flood) inside one curl_multi_perform for as long as they keep
+ * SETTINGS flood) inside one libcurl call (curl_multi_socket_action) for as long as they keep
  * coming: on_progress ends such a transfer after FETCH_MAX_PERFORM_MS with a
  * clear error and shuts its connection down; and as libcurl may keep
  * reading such frames without calling back at all, fetch-guard.c's thread
@@ -180,7 +180,7 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
  * (and the seconds libcurl spends reading them inside one call). */
 #define FETCH_SNDBUF (16 << 10)
 
-/* The longest one curl_multi_perform may keep reading for one transfer.
+/* The longest one libcurl call may keep reading for one transfer.
  * libcurl 7.88 reads HTTP/2 frames that carry no body (a SETTINGS flood)
  * inside one call for as long as they keep coming, which would hold the
  * node's other transfers (and its time limits) meanwhile. */

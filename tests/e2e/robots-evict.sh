@@ -59,7 +59,11 @@ class H(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-ThreadingHTTPServer(("", 8080), H).serve_forever()
+class Server(ThreadingHTTPServer):
+    request_queue_size = 256  # the default 5 drops connects under a burst
+    daemon_threads = True
+
+Server(("", 8080), H).serve_forever()
 PY
 seeds=$WORK/seeds.txt
 for i in $(seq 1 $GROUP); do echo "http://127.0.5.$i:8080/"; done >"$seeds"
