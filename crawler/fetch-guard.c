@@ -2,8 +2,8 @@
  * fetch-guard.c: a receive guard for the fetcher's connections.
  *
  * libcurl 7.88 reads HTTP/2 frames that carry no body (a SETTINGS or PING
- * flood) inside one libcurl call (curl_multi_socket_action, fetch-events.c) for as long as they keep
- * coming, without calling back into the fetcher, so nothing on the node's
+ * flood) inside one libcurl call (curl_multi_socket_action, fetch-events.c)
+ * for as long as they keep coming, without calling back into the fetcher, so nothing on the node's
  * thread can stop it. This file runs one thread beside it: the fetcher
  * registers every socket it opens and closes (fetch_guard_add/remove) and
  * marks each libcurl call (fetch_guard_enter/leave). When one call has run

@@ -53,8 +53,8 @@
  * line too long". Over HTTP/2, nghttp2 and libcurl bound the header block
  * themselves (a HEADERS frame followed by endless CONTINUATION frames ends
  * in nghttp2's error). libcurl 7.88 reads frames that carry no body (a
- * SETTINGS flood) inside one libcurl call (curl_multi_socket_action) for as long as they keep
- * coming: on_progress ends such a transfer after FETCH_MAX_PERFORM_MS with a
+ * SETTINGS flood) inside one libcurl call (curl_multi_socket_action) for
+ * as long as they keep coming: on_progress ends such a transfer after FETCH_MAX_PERFORM_MS with a
  * clear error and shuts its connection down; and as libcurl may keep
  * reading such frames without calling back at all, fetch-guard.c's thread
  * shuts down the socket still receiving the most once one call has run for
