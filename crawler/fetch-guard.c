@@ -2,18 +2,18 @@
  * fetch-guard.c: a receive guard for the fetcher's connections.
  *
  * libcurl 7.88 reads HTTP/2 frames that carry no body (a SETTINGS or PING
- * flood) inside one libcurl call (curl_multi_socket_action, fetch-events.c)
- * for as long as they keep coming, without calling back into the fetcher, so nothing on the node's
+ * flood) inside one curl_multi_perform call for as long as they keep
+ * coming, without calling back into the fetcher, so nothing on the node's
  * thread can stop it. This file runs one thread beside it: the fetcher
  * registers every socket it opens and closes (fetch_guard_add/remove) and
- * marks each libcurl call (fetch_guard_enter/leave). When one call has run
- * for FETCH_GUARD_MS, the thread notes the bytes each socket has received
+ * marks each perform call (fetch_guard_enter/leave). When one call has run
+ * for its cap, the thread notes the bytes each socket has received
  * (TCP_INFO), and if the call is still running FETCH_GUARD_TICK_MS later it
  * shuts down (shutdown(2), the descriptor stays libcurl's to close) the
  * socket that received the most in between, at least
  * FETCH_GUARD_MIN_BYTES: the next read there sees the end of the stream,
  * libcurl fails that connection's transfers and returns. A flood thus
- * costs about FETCH_GUARD_MS plus what arrives in that time, whatever
+ * costs about the cap plus what arrives in that time, whatever
  * libcurl's read loop does.
  *
  * Thread rules: add/remove/enter/leave/cut_call on the node's thread, the
@@ -47,7 +47,9 @@ struct fetch_guard {
     atomic_uint_fast64_t call;     /* perform call under way, 0 none */
     atomic_int_fast64_t call_ms;   /* when it started */
     atomic_uint_fast64_t cut_call; /* last call a socket was cut in */
+    atomic_int cut_fd;             /* the socket cut last, -1 none */
     atomic_int stop;
+    int64_t cap_ms;                /* a call longer than this is cut */
 };
 
 static uint64_t received(int fd)
@@ -77,6 +79,7 @@ static void check(struct fetch_guard *g, uint64_t call, int *noted)
     }
     if (*noted && best != SIZE_MAX && atomic_load(&g->call) == call) {
         shutdown(g->s[best].fd, SHUT_RDWR);
+        atomic_store(&g->cut_fd, g->s[best].fd);
         atomic_store(&g->cut_call, call);
     }
     pthread_mutex_unlock(&g->mu);
@@ -93,7 +96,7 @@ static void *guard_main(void *ud)
         uint64_t call = atomic_load(&g->call);
         nanosleep(&tick, NULL);
         if (!call || call != atomic_load(&g->call) ||
-            dc_now_ms() - atomic_load(&g->call_ms) < FETCH_GUARD_MS)
+            dc_now_ms() - atomic_load(&g->call_ms) < g->cap_ms)
             continue;
         if (call != seen) {
             seen = call;
@@ -105,9 +108,11 @@ static void *guard_main(void *ud)
     return NULL;
 }
 
-struct fetch_guard *fetch_guard_new(void)
+struct fetch_guard *fetch_guard_new(int64_t cap_ms)
 {
     struct fetch_guard *g = xcalloc(1, sizeof(*g));
+    g->cap_ms = cap_ms;
+    atomic_store(&g->cut_fd, -1);
     pthread_mutex_init(&g->mu, NULL);
     if (pthread_create(&g->thread, NULL, guard_main, g) != 0) {
         pthread_mutex_destroy(&g->mu);
@@ -134,6 +139,7 @@ void fetch_guard_add(struct fetch_guard *g, int fd)
 {
     if (!g || fd < 0)
         return;
+    atomic_compare_exchange_strong(&g->cut_fd, &fd, -1); /* number reused */
     pthread_mutex_lock(&g->mu);
     xgrow((void **)&g->s, &g->cap, g->n + 1, sizeof(*g->s));
     g->s[g->n].fd = fd;
@@ -172,4 +178,15 @@ void fetch_guard_leave(struct fetch_guard *g)
 uint64_t fetch_guard_cut_call(struct fetch_guard *g)
 {
     return g ? atomic_load(&g->cut_call) : 0;
+}
+
+void fetch_guard_cut(struct fetch_guard *g, int fd)
+{
+    if (g)
+        atomic_store(&g->cut_fd, fd);
+}
+
+int fetch_guard_was_cut(struct fetch_guard *g, int fd)
+{
+    return g && fd >= 0 && atomic_load(&g->cut_fd) == fd;
 }

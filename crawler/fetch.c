@@ -1,8 +1,7 @@
 /*
  * fetch.c: the libcurl multi fetcher. One multi handle drives every
- * transfer of the node (event-driven: libcurl's socket interface on epoll,
- * fetch-events.c, with a wakeup so the worker threads can interrupt the
- * wait). Connections are reused through
+ * transfer of the node (event-driven, curl_multi_poll with a wakeup so the
+ * worker threads can interrupt the wait). Connections are reused through
  * the multi's connection cache (keep-alive), HTTP/2 is negotiated over TLS
  * when fetch.http2 is on, TLS peers are verified (against fetch.ca_file /
  * fetch.ca_path when set, else the system's CA store). Redirects: robots.txt
@@ -53,12 +52,13 @@
  * line too long". Over HTTP/2, nghttp2 and libcurl bound the header block
  * themselves (a HEADERS frame followed by endless CONTINUATION frames ends
  * in nghttp2's error). libcurl 7.88 reads frames that carry no body (a
- * SETTINGS flood) inside one libcurl call (curl_multi_socket_action) for
- * as long as they keep coming: on_progress ends such a transfer after FETCH_MAX_PERFORM_MS with a
+ * SETTINGS flood) inside one curl_multi_perform for as long as they keep
+ * coming: on_progress ends such a transfer after
+ * fetch_call_cap_ms with a
  * clear error and shuts its connection down; and as libcurl may keep
  * reading such frames without calling back at all, fetch-guard.c's thread
  * shuts down the socket still receiving the most once one call has run for
- * FETCH_GUARD_MS. A small send buffer (FETCH_SNDBUF) makes a flood whose
+ * that cap. A small send buffer (FETCH_SNDBUF) makes a flood whose
  * acknowledgements the server does not read end sooner still.
  *
  * Thread rules: everything but fetcher_wakeup runs on the node's thread.
@@ -99,7 +99,6 @@ struct fetcher {
     size_t ndone, capdone, done_pos;
     size_t active;
     struct curl_slist *headers; /* X-Dcrawl-Node (fetcher_set_node) */
-    struct fetch_events ev;
     struct fetch_guard *guard;  /* frame floods (fetch-guard.c), or NULL */
 };
 
@@ -180,15 +179,21 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
  * (and the seconds libcurl spends reading them inside one call). */
 #define FETCH_SNDBUF (16 << 10)
 
-/* The longest one libcurl call may keep reading for one transfer.
- * libcurl 7.88 reads HTTP/2 frames that carry no body (a SETTINGS flood)
- * inside one call for as long as they keep coming, which would hold the
- * node's other transfers (and its time limits) meanwhile. */
-#define FETCH_MAX_PERFORM_MS 2000
+/* libcurl 7.88 reads HTTP/2 frames that carry no body (a SETTINGS flood)
+ * inside one call for as long as they keep coming, which holds the node's
+ * other transfers (and their time limits) meanwhile: no call may run past
+ * fetch_call_cap_ms. */
+int64_t fetch_call_cap_ms(const struct conf *c)
+{
+    int64_t ms = (int64_t)(c->fetch_low_speed_time * 250);
+    return ms < FETCH_CALL_CAP_MIN_MS   ? FETCH_CALL_CAP_MIN_MS
+           : ms > FETCH_CALL_CAP_MAX_MS ? FETCH_CALL_CAP_MAX_MS
+                                        : ms;
+}
 static _Thread_local uint64_t perform_calls; /* this thread's so far */
 
 /* Progress callback (libcurl calls it inside its read loops too): ends the
- * transfer that keeps one perform call busy for FETCH_MAX_PERFORM_MS from
+ * transfer that keeps one call busy for its call cap from
  * its own first callback in that call (a transfer that merely waited
  * behind it is not blamed). Its connection is shut down at the same time
  * (shutdown, not close: the descriptor stays libcurl's to close): libcurl
@@ -201,18 +206,22 @@ static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut,
     struct fetch_result *r = ud;
     int64_t now = dc_now_ms();
     (void)dt; (void)dn; (void)ut; (void)un;
+    if (r->sock < 0 && r->easy) {
+        curl_socket_t s = CURL_SOCKET_BAD;
+        if (curl_easy_getinfo(r->easy, CURLINFO_ACTIVESOCKET, &s) == CURLE_OK &&
+            s != CURL_SOCKET_BAD)
+            r->sock = (int)s;
+    }
     if (r->perform_call != perform_calls) {
         r->perform_call = perform_calls;
         r->perform_ms = now;
         return 0;
     }
-    if (now - r->perform_ms <= FETCH_MAX_PERFORM_MS)
+    if (now - r->perform_ms <= r->call_cap_ms)
         return 0;
-    if (!r->flooded && r->easy) {
-        curl_socket_t s = CURL_SOCKET_BAD;
-        if (curl_easy_getinfo(r->easy, CURLINFO_ACTIVESOCKET, &s) == CURLE_OK &&
-            s != CURL_SOCKET_BAD)
-            shutdown(s, SHUT_RDWR);
+    if (!r->flooded && r->sock >= 0) {
+        shutdown(r->sock, SHUT_RDWR);
+        fetch_guard_cut(r->guard, r->sock);
     }
     r->flooded = 1;
     return 1;
@@ -290,17 +299,12 @@ struct fetcher *fetcher_new(const struct conf *c)
         free(f);
         return NULL;
     }
-    if (fetch_events_init(&f->ev, f->multi) != DC_OK) {
-        curl_multi_cleanup(f->multi);
-        free(f);
-        return NULL;
-    }
     curl_multi_setopt(f->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
     curl_multi_setopt(f->multi, CURLMOPT_MAX_HOST_CONNECTIONS,
                       (long)c->politeness_host_connections);
     curl_multi_setopt(f->multi, CURLMOPT_MAXCONNECTS,
                       (long)c->fetch_concurrency * 2 + 16);
-    f->guard = fetch_guard_new();
+    f->guard = fetch_guard_new(fetch_call_cap_ms(c));
     return f;
 }
 
@@ -371,6 +375,8 @@ static int add(struct fetcher *f, const char *url, size_t max_bytes,
     r->ud = ud;
     r->started_ms = dc_now_ms();
     r->policy = &f->policy;
+    r->call_cap_ms = fetch_call_cap_ms(f->c);
+    r->sock = -1;
     r->refused_class = NETCLASS_PUBLIC;
     r->easy = h;
     r->guard = f->guard;
@@ -435,15 +441,17 @@ static void finish(struct fetcher *f, CURL *h, CURLcode code)
         r->private_refused = 1;
         snprintf(r->error, sizeof(r->error), "%s", r->refused);
     }
-    if (code != CURLE_OK && r->perform_call &&
-        r->perform_call == fetch_guard_cut_call(f->guard))
-        r->flooded = 1; /* its connection was cut by the guard */
+    if (code != CURLE_OK &&
+        ((r->perform_call && r->perform_call == fetch_guard_cut_call(f->guard)) ||
+         fetch_guard_was_cut(f->guard, r->sock)))
+        r->flooded = 1; /* its connection was cut (guard or on_progress) */
     if (code == CURLE_WRITE_ERROR && r->head_too_big)
         snprintf(r->error, sizeof(r->error),
                  "response header block over %zu KiB", FETCH_MAX_HEAD_BYTES / 1024);
     else if (code != CURLE_OK && r->flooded)
         snprintf(r->error, sizeof(r->error), "server kept the reader busy "
-                 "over %d ms without a break (frame flood)", FETCH_MAX_PERFORM_MS);
+                 "over %lld ms without a break (frame flood)",
+                 (long long)r->call_cap_ms);
     else if (code == CURLE_OUT_OF_MEMORY && status > 0)
         /* libcurl may have left another connection's error in the buffer
          * (a dead HTTP/2 connection checked on this transfer's behalf) */
@@ -473,14 +481,17 @@ static void finish(struct fetcher *f, CURL *h, CURLcode code)
 
 int fetcher_run(struct fetcher *f, int timeout_ms)
 {
-    int left = 0, rc;
+    int running = 0, left = 0;
+    CURLMcode rc;
     CURLMsg *m;
+    if (timeout_ms > 0)
+        curl_multi_poll(f->multi, NULL, 0, timeout_ms, NULL);
     perform_calls++;
-    f->ev.guard = f->guard;
-    f->ev.call = perform_calls;
-    rc = fetch_events_run(&f->ev, timeout_ms);
-    if (rc != DC_OK)
-        return rc;
+    fetch_guard_enter(f->guard, perform_calls);
+    rc = curl_multi_perform(f->multi, &running);
+    fetch_guard_leave(f->guard);
+    if (rc != CURLM_OK)
+        return DC_ECURL;
     while ((m = curl_multi_info_read(f->multi, &left)))
         if (m->msg == CURLMSG_DONE)
             finish(f, m->easy_handle, m->data.result);
@@ -498,7 +509,7 @@ struct fetch_result *fetcher_next_done(struct fetcher *f)
 
 void fetcher_wakeup(struct fetcher *f)
 {
-    fetch_events_wakeup(&f->ev);
+    curl_multi_wakeup(f->multi);
 }
 
 void fetcher_set_ranges(struct fetcher *f, uint64_t mask)
@@ -569,7 +580,6 @@ void fetcher_free(struct fetcher **fp)
     for (i = 0; i < f->nidle; i++)
         curl_easy_cleanup(f->idle[i]);
     curl_multi_cleanup(f->multi);
-    fetch_events_close(&f->ev);
     fetch_guard_free(&f->guard); /* after the sockets are closed */
     curl_slist_free_all(f->headers);
     free(f->idle);

@@ -40,7 +40,9 @@ struct fetch_result {
     size_t max_bytes;
     int truncated;
     int head_too_big;   /* header block over FETCH_MAX_HEAD_BYTES: aborted */
-    int flooded;        /* one perform call past FETCH_MAX_PERFORM_MS: aborted */
+    int flooded;        /* one libcurl call past the fetcher's call cap: aborted */
+    int64_t call_cap_ms;   /* that cap (fetch_call_cap_ms) */
+    int sock;              /* its connection's socket, -1 not seen yet */
     uint64_t perform_call; /* on_progress: the perform call last seen in */
     int64_t perform_ms;    /* and when it first saw it there */
     void *easy;            /* its libcurl handle while in flight (fetch.c) */
@@ -62,12 +64,19 @@ struct fetch_result {
 };
 void fetch_result_free(struct fetch_result *r);
 
+/* The longest one libcurl call may run before the transfer keeping it
+ * busy is ended (a frame flood): a quarter of fetch.low_speed_time, so the
+ * transfers waiting behind the call keep their own low-speed window, within
+ * [FETCH_CALL_CAP_MIN_MS, FETCH_CALL_CAP_MAX_MS]. */
+#define FETCH_CALL_CAP_MIN_MS 250
+#define FETCH_CALL_CAP_MAX_MS 2000
+int64_t fetch_call_cap_ms(const struct conf *c);
+
 /* fetch-guard.c: a thread that shuts down the socket still receiving the
- * most when one curl_multi_perform call has run for FETCH_GUARD_MS (a frame
- * flood libcurl keeps reading without calling back). */
-#define FETCH_GUARD_MS 2000
+ * most when one libcurl call has run for cap_ms (a frame flood libcurl
+ * keeps reading without calling back). */
 struct fetch_guard;
-struct fetch_guard *fetch_guard_new(void); /* NULL: no thread */
+struct fetch_guard *fetch_guard_new(int64_t cap_ms); /* NULL: no thread */
 void fetch_guard_free(struct fetch_guard **g);
 void fetch_guard_add(struct fetch_guard *g, int fd);
 void fetch_guard_remove(struct fetch_guard *g, int fd);
@@ -76,6 +85,11 @@ void fetch_guard_enter(struct fetch_guard *g, uint64_t call);
 void fetch_guard_leave(struct fetch_guard *g);
 /* The last call in which a socket was shut down, 0 none. */
 uint64_t fetch_guard_cut_call(struct fetch_guard *g);
+/* Record fd as shut down by the fetcher itself (on_progress); whether fd is
+ * the socket shut down last (until a new socket gets its number): the
+ * transfers that failed on a cut connection are labelled a frame flood. */
+void fetch_guard_cut(struct fetch_guard *g, int fd);
+int fetch_guard_was_cut(struct fetch_guard *g, int fd);
 
 struct fetcher;
 struct fetcher *fetcher_new(const struct conf *c);
@@ -100,20 +114,6 @@ uint64_t fetcher_ranges(const struct fetcher *f);
 /* Drive transfers; wait at most timeout_ms for activity or a wakeup. */
 int fetcher_run(struct fetcher *f, int timeout_ms);
 
-/* fetch-events.c: the fetcher's event loop (libcurl's multi socket
- * interface on epoll, an eventfd for wakeups from other threads). */
-struct fetch_events {
-    void *multi;       /* CURLM * */
-    int ep, wake;      /* epoll set, eventfd */
-    int64_t timer_us;  /* libcurl's timer (monotonic), -1: none */
-    uint64_t timer_set; /* times libcurl set it */
-    struct fetch_guard *guard; /* told of each libcurl call (may be NULL) */
-    uint64_t call;             /* the fetcher's call number for it */
-};
-int fetch_events_init(struct fetch_events *e, void *multi);
-int fetch_events_run(struct fetch_events *e, int timeout_ms);
-void fetch_events_wakeup(struct fetch_events *e);
-void fetch_events_close(struct fetch_events *e);
 /* A finished transfer (caller owns it), or NULL. */
 struct fetch_result *fetcher_next_done(struct fetcher *f);
 /* Abort one running transfer and return its result (caller owns it and
