@@ -564,17 +564,13 @@ struct fetch_result *fetcher_cancel(struct fetcher *f)
 void fetcher_free(struct fetcher **fp)
 {
     struct fetcher *f;
+    struct fetch_result *r;
     size_t i;
     if (!fp || !*fp)
         return;
     f = *fp;
-    for (i = 0; i < f->nbusy; i++) {
-        struct fetch_result *r = NULL;
-        curl_easy_getinfo(f->busy[i], CURLINFO_PRIVATE, (char **)&r);
-        curl_multi_remove_handle(f->multi, f->busy[i]);
+    while ((r = fetcher_cancel(f)))
         fetch_result_free(r);
-        curl_easy_cleanup(f->busy[i]);
-    }
     for (i = f->done_pos; i < f->ndone; i++)
         fetch_result_free(f->done[i]);
     for (i = 0; i < f->nidle; i++)

@@ -195,26 +195,22 @@ static redisContext *node_login(struct frontier *f, int k)
 static redisContext *node_conn(struct frontier *f, int k)
 {
     struct cl_node *n = &f->rt->node[k];
-    int64_t cms = frontier__io_ms(f, 0), tms = frontier__io_ms(f, 1);
-    struct timeval ct = {(time_t)(cms / 1000), (suseconds_t)(cms % 1000) * 1000};
-    struct timeval cmd = {(time_t)(tms / 1000), (suseconds_t)(tms % 1000) * 1000};
-
     if (n->c)
         return n->c;
-    n->c = redisConnectWithTimeout(n->host, n->port, ct);
+    n->c = redisConnectWithTimeout(n->host, n->port,
+                                   frontier__tv(frontier__io_ms(f, 0)));
     if (!n->c || n->c->err) {
         node_fail(f, k, "cannot connect to");
         return NULL;
     }
-    redisSetTimeout(n->c, cmd);
+    redisSetTimeout(n->c, frontier__tv(frontier__io_ms(f, 1)));
     return node_login(f, k);
 }
 
 /* The command timeout (frontier__io_ms) on every open node connection. */
 void frontier__route_timeouts(struct frontier *f)
 {
-    int64_t tms = frontier__io_ms(f, 1);
-    struct timeval cmd = {(time_t)(tms / 1000), (suseconds_t)(tms % 1000) * 1000};
+    struct timeval cmd = frontier__tv(frontier__io_ms(f, 1));
 
     for (size_t k = 0; f->rt && k < f->rt->nnode; k++)
         if (f->rt->node[k].c)

@@ -29,19 +29,12 @@
 /* Connect and command timeout of a sentinel (ms). */
 #define FRONTIER_SENTINEL_MS 1000
 
-static struct timeval sentinel_tv(void)
-{
-    struct timeval tv = { FRONTIER_SENTINEL_MS / 1000,
-                          (FRONTIER_SENTINEL_MS % 1000) * 1000 };
-    return tv;
-}
-
 /* The address sentinel i gives for the master (into a->host, a->port). */
 static int ask_sentinel(struct frontier *f, const struct frontier_sentinels *sl,
                         int i, struct frontier_redis_addr *a)
 {
     redisContext *c = redisConnectWithTimeout(sl->host[i], sl->port[i],
-                                              sentinel_tv());
+                                              frontier__tv(FRONTIER_SENTINEL_MS));
     redisReply *r = NULL;
     int rc = DC_EREDIS;
 
@@ -51,7 +44,7 @@ static int ask_sentinel(struct frontier *f, const struct frontier_sentinels *sl,
                          c ? c->errstr : "out of memory");
         goto out;
     }
-    redisSetTimeout(c, sentinel_tv());
+    redisSetTimeout(c, frontier__tv(FRONTIER_SENTINEL_MS));
     r = redisCommand(c, "SENTINEL get-master-addr-by-name %s", sl->name);
     if (!r)
         frontier__seterr(f, DC_EREDIS, "sentinel %s:%d: %s", sl->host[i],

@@ -210,6 +210,8 @@ int frontier__io_error(struct frontier *f);
 /* Connect (cmd 0) or command (cmd 1) timeout in ms for f's connections;
  * frontier__io_set changes it, on the open connection too. */
 int frontier__io_ms(const struct frontier *f, int cmd);
+/* ms as a struct timeval (hiredis' timeouts). */
+struct timeval frontier__tv(int64_t ms);
 void frontier__io_set(struct frontier *f, int64_t ms);
 void frontier__route_timeouts(struct frontier *f);
 /* Times the scripts store (ready times, politeness clocks) are on Redis's

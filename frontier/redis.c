@@ -135,9 +135,9 @@ void frontier__replies_free(redisReply **replies, size_t n)
 
 /* ---- connecting ---- */
 
-static struct timeval ms_tv(int ms)
+struct timeval frontier__tv(int64_t ms)
 {
-    struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+    struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
     return tv;
 }
 
@@ -233,15 +233,15 @@ int frontier__connect_addr(struct frontier *f,
                                 "DCRAWL_REDIS_PASSWORD)", name, user);
     if (a->path[0])
         f->rc = redisConnectUnixWithTimeout(a->path,
-                                            ms_tv(frontier__io_ms(f, 0)));
+                                            frontier__tv(frontier__io_ms(f, 0)));
     else
         f->rc = redisConnectWithTimeout(a->host, a->port,
-                                        ms_tv(frontier__io_ms(f, 0)));
+                                        frontier__tv(frontier__io_ms(f, 0)));
     if (!f->rc || f->rc->err)
         return frontier__seterr(f, DC_EREDIS,
                                 "cannot connect to redis at %s: %s", name,
                                 f->rc ? f->rc->errstr : "out of memory");
-    redisSetTimeout(f->rc, ms_tv(frontier__io_ms(f, 1)));
+    redisSetTimeout(f->rc, frontier__tv(frontier__io_ms(f, 1)));
     snprintf(f->server_name, sizeof(f->server_name), "%s", name);
     return setup_session(f, a, name);
 }
@@ -352,7 +352,7 @@ void frontier__io_set(struct frontier *f, int64_t ms)
 {
     f->io_ms = ms;
     if (f->rc)
-        redisSetTimeout(f->rc, ms_tv(frontier__io_ms(f, 1)));
+        redisSetTimeout(f->rc, frontier__tv(frontier__io_ms(f, 1)));
     frontier__route_timeouts(f); /* a Redis Cluster's open connections */
 }
 
