@@ -17,7 +17,9 @@
  * libcurl's read loop does.
  *
  * Thread rules: add/remove/enter/leave/cut_call on the node's thread, the
- * guard thread reads the socket list under the mutex.
+ * guard thread reads the socket list under the mutex. The thread sleeps
+ * its ticks on a condition variable, so fetch_guard_free wakes it at once
+ * (a plain sleep made every node's exit wait up to one tick).
  */
 #include <netinet/in.h>
 #include <linux/tcp.h>
@@ -42,6 +44,7 @@ struct guard_sock {
 struct fetch_guard {
     pthread_t thread;
     pthread_mutex_t mu;
+    pthread_cond_t cv;             /* signalled on stop */
     struct guard_sock *s;
     size_t n, cap;
     atomic_uint_fast64_t call;     /* perform call under way, 0 none */
@@ -86,15 +89,32 @@ static void check(struct fetch_guard *g, uint64_t call, int *noted)
     *noted = 1;
 }
 
+/* Sleep one tick, or until stopped. Returns 0 once stopped. */
+static int guard_sleep(struct fetch_guard *g)
+{
+    struct timespec ts;
+    int stop;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_nsec += FETCH_GUARD_TICK_MS * 1000000L;
+    ts.tv_sec += ts.tv_nsec / 1000000000L;
+    ts.tv_nsec %= 1000000000L;
+    pthread_mutex_lock(&g->mu);
+    while (!(stop = atomic_load(&g->stop)) &&
+           pthread_cond_timedwait(&g->cv, &g->mu, &ts) == 0)
+        ;
+    pthread_mutex_unlock(&g->mu);
+    return !stop;
+}
+
 static void *guard_main(void *ud)
 {
     struct fetch_guard *g = ud;
-    struct timespec tick = {0, FETCH_GUARD_TICK_MS * 1000000L};
     uint64_t seen = 0;
     int noted = 0;
-    while (!atomic_load(&g->stop)) {
+    for (;;) {
         uint64_t call = atomic_load(&g->call);
-        nanosleep(&tick, NULL);
+        if (!guard_sleep(g))
+            break;
         if (!call || call != atomic_load(&g->call) ||
             dc_now_ms() - atomic_load(&g->call_ms) < g->cap_ms)
             continue;
@@ -112,9 +132,15 @@ struct fetch_guard *fetch_guard_new(int64_t cap_ms)
 {
     struct fetch_guard *g = xcalloc(1, sizeof(*g));
     g->cap_ms = cap_ms;
+    pthread_condattr_t ca;
     atomic_store(&g->cut_fd, -1);
     pthread_mutex_init(&g->mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&g->cv, &ca);
+    pthread_condattr_destroy(&ca);
     if (pthread_create(&g->thread, NULL, guard_main, g) != 0) {
+        pthread_cond_destroy(&g->cv);
         pthread_mutex_destroy(&g->mu);
         free(g);
         return NULL;
@@ -127,8 +153,12 @@ void fetch_guard_free(struct fetch_guard **gp)
     struct fetch_guard *g = gp ? *gp : NULL;
     if (!g)
         return;
+    pthread_mutex_lock(&g->mu);
     atomic_store(&g->stop, 1);
+    pthread_cond_signal(&g->cv);
+    pthread_mutex_unlock(&g->mu);
     pthread_join(g->thread, NULL);
+    pthread_cond_destroy(&g->cv);
     pthread_mutex_destroy(&g->mu);
     free(g->s);
     free(g);
