@@ -297,6 +297,10 @@ struct node_stats {
      * server */
     uint64_t server_changes, failover_refetch;
     uint64_t robots_restored;   /* robots.txt answers read from Redis */
+    /* URLs of the next level leased while the level before drained
+     * (node-ahead.c), and pages of those given back to be fetched again
+     * (held too long, or the node stopped) */
+    uint64_t pages_ahead, ahead_given_back;
     uint64_t robots_evicted;    /* hosts dropped from the robots cache */
     /* noise repetition state per host: read from Redis, written to it,
      * reads and writes that failed (hosts); round trips they took */

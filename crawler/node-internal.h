@@ -176,6 +176,7 @@ struct work_job {
     int noindex;
     int decode_truncated; /* decoding stopped at fetch.max_bytes */
     size_t held_bytes;    /* body bytes counted in workers_pending_bytes */
+    int64_t held_ms;      /* held for its level's end since (node-ahead.c) */
 };
 void work_job_free(struct work_job *j);
 /* The warc_page view of a job (pointers into the job). */
@@ -462,6 +463,11 @@ void retry_release(struct retry *t);
 /* Most body bytes of fetched pages waiting for the workers; beyond it the
  * node leases nothing new until they catch up. */
 #define NODE_BACKLOG_BYTES ((size_t)16 << 20)
+/* Pages of the next level held until the current one ends, and leases of
+ * it waiting for their host's robots.txt (node-ahead.c): at most this many
+ * each, and this many bytes of pages. */
+#define NODE_AHEAD_JOBS 1024
+#define NODE_AHEAD_BYTES ((size_t)8 << 20)
 /* URLs of a host leased beyond politeness.host_connections (hosts without
  * a politeness gap): the next transfer starts the moment one ends, while
  * the page before is still parsed and admitted; the politeness queue keeps
@@ -606,6 +612,14 @@ struct node {
     int waiting_level;            /* no work at this level here */
     int64_t next_ready;           /* an owned host is ready then (pop) */
     size_t parked;                /* leases waiting for robots.txt */
+    /* the next level, fetched while this one drains (node-ahead.c) */
+    struct {
+        struct frontier_lease *lease; /* robots.txt unknown: not started */
+        size_t nlease, caplease;
+        struct work_job *jobs, *tail; /* pages whose links must wait */
+        size_t njobs, bytes;
+        int active;                   /* leased ahead since the level began */
+    } ahead;
     /* scope.private_addresses=seeds: when the seeds' ranges were last
      * asked for and when leases last came (dc_mono_us): a lease popped
      * before that read has its range there, if it ever will */
@@ -658,6 +672,21 @@ int node__local_idle(const struct node *n);
 int node__timer_tick(struct node *n, struct node_timer *t, int64_t now);
 int node__timer_pop(struct node *n, struct node_timer *t, int64_t now);
 int node__timer_level(struct node *n, struct node_timer *t, int64_t now);
+/* node-ahead.c: the next level while this one drains. allowed: the pop
+ * may lease URLs of level + 1 now. hold_lease: keep a lease of it whose
+ * host's robots.txt is unknown (moved out of l). hold_job: 1 when the page
+ * was kept (its links wait for the level's end). take_jobs: the kept pages
+ * whose level has come, as a list. release_leases: dispatch the kept
+ * leases whose level has come. give_back: complete as retries the pages
+ * held too long (all: everything held, the node stops). hold_job takes
+ * the job (1) in both cases: kept, or given back when the node stops. */
+int node__ahead_allowed(const struct node *n);
+void node__ahead_hold_lease(struct node *n, struct frontier_lease *l);
+int node__ahead_hold_job(struct node *n, struct work_job *j);
+struct work_job *node__ahead_take_jobs(struct node *n);
+void node__ahead_release_leases(struct node *n, int64_t now);
+void node__ahead_give_back(struct node *n, int all);
+void node__ahead_free(struct node *n);
 /* node-fetch.c */
 void node__dispatch(struct node *n, struct frontier_lease *l, int64_t now);
 void node__launch_ready(struct node *n, int64_t now);

@@ -10,7 +10,9 @@
  *
  * Depth levels: the node serves one depth at a time and moves to the next
  * when frontier_level says no URL of a lower depth is queued or in flight
- * anywhere (checked every NODE_LEVEL_CHECK_MS while idle).
+ * anywhere (checked every NODE_LEVEL_CHECK_MS while idle, or while the
+ * next level is fetched ahead once this one has nothing left here: see
+ * node-ahead.c).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -44,16 +46,15 @@ static size_t pop_room(struct node *n)
     return room > POP_BATCH ? POP_BATCH : room;
 }
 
-/* Lease as many URLs as there is room for and dispatch them. Returns
- * the number leased; *next_ms is when to try again. */
-static int fill_slots(struct node *n, int64_t now, int64_t *next_ms, int *rc)
+/* Lease up to room URLs of depth and dispatch them. Returns the number
+ * leased; *next_ms is when that depth may have work again. */
+static size_t fill_depth(struct node *n, int depth, size_t room, int64_t now,
+                         int64_t *next_ms, int *rc)
 {
     struct frontier_lease *l = NULL;
-    size_t room = pop_room(n), nl = 0, i;
+    size_t nl = 0, i;
     *next_ms = INT64_MAX;
-    if (!room)
-        return 0;
-    *rc = frontier_pop(n->f, n->level, now, room, &l, &nl, next_ms);
+    *rc = frontier_pop(n->f, depth, now, room, &l, &nl, next_ms);
     if (*rc)
         return 0;
     if (nl > 0)
@@ -67,16 +68,44 @@ static int fill_slots(struct node *n, int64_t now, int64_t *next_ms, int *rc)
     for (i = 0; i < nl; i++)
         node__dispatch(n, &l[i], now);
     free(l); /* every lease was moved out */
-    return (int)nl;
+    return nl;
+}
+
+/* Lease as many URLs as there is room for: the level's first; when none
+ * of it is ready here, the next level's (node-ahead.c). Returns the number
+ * leased; *next_ms is when to try again, *drained is set when the level
+ * had nothing left here. */
+static int fill_slots(struct node *n, int64_t now, int64_t *next_ms,
+                      int *drained, int *rc)
+{
+    size_t room = pop_room(n), got;
+    int64_t next2;
+    *next_ms = INT64_MAX;
+    *drained = 0;
+    if (!room)
+        return 0;
+    got = fill_depth(n, n->level, room, now, next_ms, rc);
+    if (*rc || got || *next_ms != INT64_MAX)
+        return (int)got;
+    *drained = 1;
+    if (!node__ahead_allowed(n))
+        return 0;
+    got = fill_depth(n, n->level + 1, room, now, &next2, rc);
+    n->ahead.active |= got > 0;
+    n->st->pages_ahead += got;
+    if (next2 < *next_ms)
+        *next_ms = next2;
+    return (int)got;
 }
 
 int node__timer_pop(struct node *n, struct node_timer *t, int64_t now)
 {
     int64_t next = INT64_MAX;
-    int rc = DC_OK, got, idle;
+    int rc = DC_OK, got, idle, drained;
     if (n->loop.stopping || n->level < 0)
         return DC_OK;
-    got = fill_slots(n, now, &next, &rc);
+    node__ahead_give_back(n, 0); /* held too long: before their leases end */
+    got = fill_slots(n, now, &next, &drained, &rc);
     if (rc)
         return rc;
     n->next_ready = next;
@@ -89,7 +118,10 @@ int node__timer_pop(struct node *n, struct node_timer *t, int64_t now)
         t->due = now + (idle ? NODE_LEVEL_CHECK_MS : BUSY_POP_MS);
     else /* a host becomes ready then (never spin on "now") */
         t->due = next > now ? next : now + 2;
-    n->loop.pop_empty = !got && next == INT64_MAX && idle;
+    /* the level may be over: while the next one is fetched ahead, the
+     * node is not idle, so ask as soon as this level is drained here */
+    n->loop.pop_empty = (!got && next == INT64_MAX && idle) ||
+                        (drained && n->ahead.active);
     return DC_OK;
 }
 
@@ -110,6 +142,8 @@ int node__timer_level(struct node *n, struct node_timer *t, int64_t now)
     n->waiting_level = lvl >= 0 && lvl == n->level;
     if (lvl != n->level && lvl >= 0) {
         n->level = lvl;
+        n->ahead.active = 0;
+        node__ahead_release_leases(n, now); /* their level has come */
         pop->due = now;
         n->loop.restart = 1;
     } else if (lvl < 0 && n->o->exit_when_idle) {

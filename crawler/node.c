@@ -289,6 +289,7 @@ static int node_teardown(struct node *n)
         fetch_result_free(n->ended[k]);
     }
     free(n->ended);
+    node__ahead_free(n);
     node__done_release(n);
     parser_scope_free(&n->scope);
     retry_release(&n->retry);
@@ -439,16 +440,30 @@ static int results_batch(struct node *n, struct work_job **jobs, size_t nj)
     return rc;
 }
 
-/* Results: the pages the workers finished, NODE_JOB_BATCH at a time. */
+/* Results: the pages the workers finished and the held pages whose level
+ * has come, NODE_JOB_BATCH at a time; a page of the next level whose
+ * links must wait for this one's end is held (node-ahead.c). */
 static int phase_results(struct node *n)
 {
-    struct work_job *list = workers_take_done(n->workers);
+    struct work_job *list = workers_take_done(n->workers), *j;
+    struct work_job *held = node__ahead_take_jobs(n);
     struct work_job *jobs[NODE_JOB_BATCH];
     size_t nj, k;
     int rc = DC_OK;
+    if (held) { /* the older pages first */
+        for (j = held; j->next; j = j->next)
+            ;
+        j->next = list;
+        list = held;
+    }
     while (list && !rc) {
-        for (nj = 0; list && nj < NODE_JOB_BATCH; list = list->next)
-            jobs[nj++] = list;
+        for (nj = 0; list && nj < NODE_JOB_BATCH; list = j) {
+            j = list->next;
+            if (!node__ahead_hold_job(n, list))
+                jobs[nj++] = list;
+        }
+        if (!nj)
+            break;
         rc = results_batch(n, jobs, nj);
         for (k = 0; k < nj; k++)
             work_job_free(jobs[k]);
@@ -510,6 +525,7 @@ static int node_turn(struct node *n)
     if (node__stop_requested() && !n->loop.stopping) {
         n->loop.stopping = 1; /* parked leases go back as their robots end */
         node__drop_queued(n);
+        node__ahead_give_back(n, 1);
     }
     rc = timers_run(n, now);
     if (rc || n->loop.done || n->loop.restart)

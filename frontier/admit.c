@@ -126,8 +126,8 @@ static int admit_read(struct frontier *f, redisReply **rep,
         isnew[s[i].idx] = rep[c]->element[j]->integer == 1;
         if (rep[c]->element[j]->integer == 2)
             f->budget_refused++;
-        if (isnew[s[i].idx] && urls[s[i].idx].depth == f->depth)
-            frontier__index_lower(f, s[i].part, now);
+        if (isnew[s[i].idx])
+            frontier__index_lower_at(f, urls[s[i].idx].depth, s[i].part, now);
     }
     return DC_OK;
 }

@@ -124,6 +124,17 @@ struct frontier {
     int rr;                      /* round-robin position */
     int64_t last_scan;           /* now_ms of the last full rescan */
     int scanned;                 /* a rescan happened since the reset */
+    /* The index of the depth popped before (a node pops its level and
+     * the next one): swapped with the one above when pop's depth changes
+     * back, so alternating depths costs no rescans. Its part_next is only
+     * lowered (admit, complete, sweep), never raised, between pops. */
+    struct frontier_alt_index {
+        int depth;               /* -1: none */
+        int64_t *part_next;
+        int rr;
+        int64_t last_scan;
+        int scanned;
+    } alt;
 
     uint64_t roundtrips;         /* pipelines sent (frontier_roundtrips) */
     int64_t retry_ms;            /* redis.retry: reconnect for this long */
@@ -322,6 +333,8 @@ size_t frontier__slots_sort(struct frontier_slot *s, size_t n);
 /* lease.c: partition p may have a ready host from t on (lowers the
  * ready index). */
 void frontier__index_lower(struct frontier *f, int p, int64_t t);
+/* The same for the index of `depth` only (admit: a URL queued there). */
+void frontier__index_lower_at(struct frontier *f, int depth, int p, int64_t t);
 /* Start c as a call of script on partition p with the keys every lease
  * script starts with: lease, act, next (complete, reclaim, own, orphans). */
 void frontier__lease_call(struct frontier *f, struct frontier_call *c,

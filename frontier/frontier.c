@@ -149,6 +149,7 @@ static struct frontier *frontier_new(const char *url, const struct conf *c,
     if (f->lease_ms < 1)
         f->lease_ms = 1;
     f->depth = -1;
+    f->alt.depth = -1;
     return f;
 }
 
@@ -247,6 +248,7 @@ void frontier_close(struct frontier **fp)
     free(f->prefix);
     free(f->node);
     free(f->part_next);
+    free(f->alt.part_next);
     free(f->held);
     frontier__held_free(f);
     free(f->used);

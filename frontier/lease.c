@@ -9,7 +9,9 @@
  * work pushed by other processes is found by a full rescan (one cheap
  * range query per partition, pipelined), done at most every
  * FRONTIER_SCAN_MS, or every FRONTIER_IDLE_SCAN_MS while the index knows of
- * nothing ready. The index is reset when the popped depth changes.
+ * nothing ready. Two depths keep an index each (a node pops its level and,
+ * while that level drains, the next one): a pop at a third depth starts a
+ * new one.
  *
  * A host is leased up to host_connections URLs at a time, or up to
  * host_connections + the lease-ahead window (frontier_set_lease_ahead)
@@ -32,8 +34,28 @@
 
 /* ---- pop ---- */
 
+/* Make the active index the one of `depth`: swap in the kept one when it
+ * is of that depth, else keep the active one aside (a node alternates
+ * between its level and the next) and start a new one. */
 static void index_reset(struct frontier *f, int depth)
 {
+    struct frontier_alt_index a = f->alt;
+
+    f->alt.depth = f->depth;
+    f->alt.part_next = f->part_next;
+    f->alt.rr = f->rr;
+    f->alt.last_scan = f->last_scan;
+    f->alt.scanned = f->scanned;
+    f->part_next = a.part_next;
+    f->rr = a.rr;
+    f->last_scan = a.last_scan;
+    f->scanned = a.scanned;
+    if (a.depth == depth && f->part_next) {
+        f->depth = depth;
+        return;
+    }
+    if (!f->part_next)
+        f->part_next = xmalloc((size_t)f->nparts * sizeof(*f->part_next));
     f->depth = depth;
     f->scanned = 0;
     for (int p = 0; p < f->nparts; p++)
@@ -110,12 +132,23 @@ void frontier__index_lower(struct frontier *f, int p, int64_t t)
 {
     if (f->depth >= 0 && f->part_next[p] > t)
         f->part_next[p] = t;
+    if (f->alt.depth >= 0 && f->alt.part_next[p] > t)
+        f->alt.part_next[p] = t;
+}
+
+void frontier__index_lower_at(struct frontier *f, int depth, int p, int64_t t)
+{
+    if (depth == f->depth && f->part_next[p] > t)
+        f->part_next[p] = t;
+    else if (depth >= 0 && depth == f->alt.depth && f->alt.part_next[p] > t)
+        f->alt.part_next[p] = t;
 }
 
 void frontier__index_wake(struct frontier *f, int p)
 {
     (void)p;
     f->scanned = 0; /* the next pop rescans, this partition included */
+    f->alt.scanned = 0;
 }
 
 /* Up to `want` partitions ready at now, round-robin from f->rr, looking at
@@ -379,6 +412,9 @@ int frontier_complete(struct frontier *f, const struct frontier_lease *l,
         if (f->depth >= 0)
             f->part_next[s[i].part] = rep[c]->integer < 0 ? INT64_MAX
                                                           : rep[c]->integer;
+        if (f->alt.depth >= 0) /* a host freed there may be ready */
+            frontier__index_lower_at(f, f->alt.depth, s[i].part,
+                                     frontier__rnow(f, now_ms));
     }
     frontier__replies_free(rep, ncalls);
     free(rep);

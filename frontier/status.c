@@ -159,6 +159,7 @@ int frontier_status_open(struct frontier **fp, const char *redis_url,
     f->conns = 1;
     f->lease_ms = 1;
     f->depth = -1;
+    f->alt.depth = -1;
     rc = frontier__auth_conf(f, c);
     if (rc && err && errlen)
         snprintf(err, errlen, "%s", f->err);
