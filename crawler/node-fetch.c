@@ -100,11 +100,7 @@ static void not_started(struct node *n, struct inflight *in, int stop)
  * the ownership has not lapsed (always true outside a cluster). */
 static int owns_host(struct node *n, const struct inflight *in, int64_t now)
 {
-    int p = in->kind == INFLIGHT_PAGE
-                ? in->lease.partition
-                : frontier_partition(n->f, in->robots->host,
-                                     strlen(in->robots->host));
-    return frontier_cluster_owns(n->f, p, now);
+    return frontier_cluster_owns(n->f, node__inflight_partition(n, in), now);
 }
 
 /* A queued transfer that should not start after all: its partition moved

@@ -119,6 +119,11 @@ struct fetch_result *fetcher_next_done(struct fetcher *f);
 /* Abort one running transfer and return its result (caller owns it and
  * its ud), or NULL when none runs (a node stopping at once). */
 struct fetch_result *fetcher_cancel(struct fetcher *f);
+/* The same for one running transfer whose ud pick(ud, arg) picks, or
+ * NULL when none is left. */
+struct fetch_result *fetcher_cancel_if(struct fetcher *f,
+                                       int (*pick)(void *ud, void *arg),
+                                       void *arg);
 /* Interrupt fetcher_run from another thread. */
 void fetcher_wakeup(struct fetcher *f);
 size_t fetcher_active(const struct fetcher *f);
@@ -615,6 +620,13 @@ struct node {
      * (NODE_ANY_EPOCH outside one); orphans to put back at the tick */
     uint64_t epoch, batch_epoch;
     int orphans_due;
+    /* partitions lost (node-lapse.c): the frontier's lost count last
+     * acted on; transfers aborted since, their slots not given back yet */
+    struct {
+        uint64_t lost_seen;
+        struct fetch_result **v;
+        size_t n, cap;
+    } lapse;
     /* cluster: heartbeat figures */
     struct {
         uint64_t reconnects;      /* frontier_reconnects last seen */
@@ -684,6 +696,17 @@ void node__done_release(struct node *n);
 void node__skip_url(struct node *n, struct frontier_lease *l, const char *why,
                     const char *error, int outcome);
 int node__finish_job(struct node *n, struct work_job *j);
+/* node-lapse.c */
+/* The partition of in's host. */
+int node__inflight_partition(struct node *n, const struct inflight *in);
+/* Partitions whose validity ended: abort their running transfers. */
+void node__lapse_check(struct node *n);
+/* Give back the slots of the aborted transfers, forget their leases. */
+void node__lapse_flush(struct node *n);
+/* j's partition is lost: its lease forgotten (1; write nothing), else 0. */
+int node__job_lapsed(struct node *n, struct work_job *j);
+void node__lapse_init(struct node *n);
+void node__lapse_release(struct node *n);
 /* node-failover.c */
 /* The Redis server changed since the caches were filled: drop them. */
 void node__failover_check(struct node *n);

@@ -227,6 +227,7 @@ static int node_setup(struct node *n, struct frontier *f, const struct conf *c,
     (void)node__ranges_refresh(n, NETCLASS_PUBLIC); /* none: refuse */
     n->level = 0;
     n->next_ready = INT64_MAX;
+    node__lapse_init(n);
     rc = monitor_start(&n->mon, c, o, id, n->errmsg, sizeof(n->errmsg));
     if (rc)
         return rc;
@@ -267,6 +268,7 @@ static int node_teardown(struct node *n)
 {
     int rc = writers_close(n);
     workers_free(&n->workers);
+    node__lapse_release(n);
     fetcher_free(&n->fetch);
     if (n->robots)
         (void)robots_cache_count(n->robots, NULL, &n->st->robots_evicted);
@@ -399,6 +401,7 @@ static int phase_fetch(struct node *n, int64_t now)
 {
     int64_t w = wait_ms(n, now), pw;
     int rc;
+    node__lapse_flush(n);
     node__launch_ready(n, now);
     pw = polite_wait_ms(n->polite, now);
     if (pw < w)
@@ -447,8 +450,16 @@ static int phase_results(struct node *n)
     size_t nj, k;
     int rc = DC_OK;
     while (list && !rc) {
-        for (nj = 0; list && nj < NODE_JOB_BATCH; list = list->next)
-            jobs[nj++] = list;
+        struct work_job *next;
+        for (nj = 0; list && nj < NODE_JOB_BATCH; list = next) {
+            next = list->next;
+            if (node__job_lapsed(n, list)) /* nothing written for it */
+                work_job_free(list);
+            else
+                jobs[nj++] = list;
+        }
+        if (!nj)
+            continue;
         rc = results_batch(n, jobs, nj);
         for (k = 0; k < nj; k++)
             work_job_free(jobs[k]);
@@ -507,6 +518,7 @@ static int node_turn(struct node *n)
     int rc;
     if (n->mon && now >= n->mon_next)
         publish(n, now);
+    node__lapse_check(n); /* before anything else uses a lost partition */
     if (node__stop_requested() && !n->loop.stopping) {
         n->loop.stopping = 1; /* parked leases go back as their robots end */
         node__drop_queued(n);

@@ -16,13 +16,16 @@
 #      cut. Measured: when the others own every partition (V none), and,
 #      after the heal, when V owns partitions again (rejoined);
 #   2. cuts a random node W from the site only for 2-5 s (random), then
-#      heals: its hosts' transfers fail and are retried (fetch.retries=6,
-#      spaced 1, 2, 4 ... s), none is given up;
+#      heals: its hosts' transfers fail and are retried, none is given up;
 #   3. the crawl completes: the union of the outputs is the manifest's set
 #      (nothing lost), duplicate fetches <= V's in-flight URLs at the Redis
 #      cut + W's at the site cut (a response cut off is fetched again; the
 #      in-flight counts are lease entries in Redis right after each cut), no host fetched by two nodes at once (nginx's log,
 #      X-Dcrawl-Node; check_cluster.py), every node still runs and exits 0.
+# The site answers pages whose name ends in -7.html (about a tenth) only
+# after SLOW seconds (default 5; slow_upstream.py behind nginx), so
+# transfers are in flight across the Redis cut's lapse: V must abort them
+# before another node may take their hosts, or the overlap check fails.
 # Figures per trial on one line: "trial K figures: ...".
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster-lib.sh"
@@ -34,6 +37,7 @@ echo "TRIALS=$TRIALS SEED=$SEED"
 NS=dcp$$
 LEASE=3
 CLUSTER_SET=(--set cluster.partition_lease=$LEASE --set cluster.node_timeout=2)
+SLOW=${SLOW:-5}
 NODE_SET+=(--set frontier.lease=10 --set fetch.retries=6 --set fetch.connect_timeout=2)
 DEPTH=2
 ST=$WORK/site-nginx
@@ -47,6 +51,7 @@ R=redis://127.0.0.1:6379
 topo_down() {
     local n
     [ -f "$ST/nginx.pid" ] && kill "$(cat "$ST/nginx.pid")" 2>/dev/null
+    [ -n "${SLOW_PID:-}" ] && kill "$SLOW_PID" 2>/dev/null && wait "$SLOW_PID" 2>/dev/null
     for n in r s 1 2 3; do ip netns del "$NS-$n" 2>/dev/null; done
     return 0
 }
@@ -77,9 +82,13 @@ topo_up() {
 }
 
 # site_serve DIR: nginx in the site's namespace, one server per host, the
-# access log in cluster-lib.sh's format (unbuffered)
+# access log in cluster-lib.sh's format (unbuffered); -7.html pages come
+# from slow_upstream.py after SLOW seconds
 site_serve() {
     local dir=$1 hd ip
+    (close_fds; exec ip netns exec "$NS-s" python3 "$SRC/tests/e2e/slow_upstream.py" --port 9300 \
+        --delay "$SLOW") >"$ST/slow.log" 2>&1 &
+    SLOW_PID=$!
     {
         echo "worker_processes 1; pid $ST/nginx.pid; error_log $ST/error.log warn;"
         echo "events { worker_connections 4096; }"
@@ -90,7 +99,8 @@ site_serve() {
         for t in client_body proxy fastcgi uwsgi scgi; do echo "  ${t}_temp_path $ST/tmp/$t;"; done
         for hd in "$dir"/hosts/10.77.1.*; do
             ip=${hd##*/}
-            echo "  server { listen $ip:8080; root $hd; index index.html; }"
+            echo "  server { listen $ip:8080; root $hd; index index.html;"
+            echo "    location ~ -7\\.html\$ { proxy_pass http://127.0.0.1:9300; proxy_set_header X-Root $hd; } }"
         done
         echo "}"
     } >"$ST/nginx.conf"
