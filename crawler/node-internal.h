@@ -620,6 +620,19 @@ struct node {
      * (NODE_ANY_EPOCH outside one); orphans to put back at the tick */
     uint64_t epoch, batch_epoch;
     int orphans_due;
+    /* the way to the web (node-offline.c): when a host last answered
+     * (wall ms); the failures since then (over how many hosts, up to 2;
+     * the first one's host hash); failures waiting for a verdict; cut
+     * off since (0: not), the next probe, stopped waiting */
+    struct {
+        int64_t last_ok_ms;
+        uint64_t host0;
+        int hosts;
+        struct fetch_result **v;
+        size_t n, cap;
+        int64_t held_since, offline_since, probe_at;
+        int gave_up;
+    } net;
     /* partitions lost (node-lapse.c): the frontier's lost count last
      * acted on; transfers aborted since, their slots not given back yet */
     struct {
@@ -679,6 +692,9 @@ void node__drop_queued(struct node *n);
 void node__transfer_ended(struct node *n, struct fetch_result *r,
                           int64_t now);
 void node__on_fetched(struct node *n, struct fetch_result *r);
+/* on_fetched past the cut-off check (node-offline.c) */
+void node__fetched(struct node *n, struct fetch_result *r);
+void node__fetch_requeue(struct node *n, struct fetch_result *r);
 void node__inflight_free(struct inflight *in);
 /* sitemaps.c */
 void sitemaps_queue(struct node *n, struct robots_entry *e);
@@ -703,10 +719,24 @@ int node__inflight_partition(struct node *n, const struct inflight *in);
 void node__lapse_check(struct node *n);
 /* Give back the slots of the aborted transfers, forget their leases. */
 void node__lapse_flush(struct node *n);
-/* j's partition is lost: its lease forgotten (1; write nothing), else 0. */
+/* l's partition is lost: l forgotten (1; write and complete nothing),
+ * else 0. node__job_lapsed: the same for a job's lease. */
+int node__lease_lapsed(struct node *n, struct frontier_lease *l);
 int node__job_lapsed(struct node *n, struct work_job *j);
 void node__lapse_init(struct node *n);
 void node__lapse_release(struct node *n);
+/* node-offline.c: is the node cut off from the web? */
+/* How long a suspect failure waits for another host's answer, and the
+ * gap between probes while cut off. */
+#define NODE_OFFLINE_VERDICT_MS 2000
+#define NODE_OFFLINE_PROBE_MS 1000
+/* A result held for the verdict (1: the caller must not touch it). */
+int node__offline_hold(struct node *n, struct fetch_result *r);
+/* Verdicts due at now; the cut-off's time bound. */
+void node__offline_tick(struct node *n, int64_t now);
+/* How many transfers may start now (cap while connected). */
+size_t node__offline_cap(struct node *n, int64_t now, size_t cap);
+void node__offline_release(struct node *n);
 /* node-failover.c */
 /* The Redis server changed since the caches were filled: drop them. */
 void node__failover_check(struct node *n);

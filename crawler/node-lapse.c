@@ -108,12 +108,17 @@ void node__lapse_flush(struct node *n)
     n->lapse.n = 0;
 }
 
+int node__lease_lapsed(struct node *n, struct frontier_lease *l)
+{
+    if (frontier_cluster_holds(n->f, l->partition))
+        return 0;
+    drop_lease(n, l);
+    return 1;
+}
+
 int node__job_lapsed(struct node *n, struct work_job *j)
 {
-    if (frontier_cluster_holds(n->f, j->lease.partition))
-        return 0;
-    drop_lease(n, &j->lease);
-    return 1;
+    return node__lease_lapsed(n, &j->lease);
 }
 
 static void on_redis_wait(void *ud, int64_t ms)

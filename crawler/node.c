@@ -120,7 +120,8 @@ int node__ranges_refresh(struct node *n, int c)
 int node__local_idle(const struct node *n)
 {
     return fetcher_active(n->fetch) == 0 && workers_pending(n->workers, NULL) == 0 &&
-           n->parked == 0 && polite_waiting(n->polite) == 0 && n->nended == 0;
+           n->parked == 0 && polite_waiting(n->polite) == 0 && n->nended == 0 &&
+           n->net.n == 0;
 }
 
 /* ---------------------------------------------------------- set up */
@@ -269,6 +270,7 @@ static int node_teardown(struct node *n)
     int rc = writers_close(n);
     workers_free(&n->workers);
     node__lapse_release(n);
+    node__offline_release(n);
     fetcher_free(&n->fetch);
     if (n->robots)
         (void)robots_cache_count(n->robots, NULL, &n->st->robots_evicted);
@@ -402,6 +404,7 @@ static int phase_fetch(struct node *n, int64_t now)
     int64_t w = wait_ms(n, now), pw;
     int rc;
     node__lapse_flush(n);
+    node__offline_tick(n, now);
     node__launch_ready(n, now);
     pw = polite_wait_ms(n->polite, now);
     if (pw < w)

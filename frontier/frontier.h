@@ -414,7 +414,7 @@ struct frontier_node_info {
     int64_t started_ms, pages, inflight;
     double pages_s;
     int level;
-    const char *state;   /* fetching | politeness | idle | level-wait | draining */
+    const char *state;   /* fetching | politeness | idle | level-wait | draining | offline */
 };
 struct frontier_cluster_view {
     size_t nodes, owned, draining, used;

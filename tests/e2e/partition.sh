@@ -12,7 +12,8 @@
 # the trial's choices) crawls the site on a fresh Redis with n1-n3 and:
 #   1. at a random point of progress cuts a random node V from Redis for
 #      cluster.partition_lease + 1-4 s (random) while it still reaches the
-#      site, then heals. V's in-flight URLs are its lease entries at the
+#      site, then heals; the cut comes as V starts a slow transfer (below),
+#      which outlives V's hold on its host's partition. V's in-flight URLs are its lease entries at the
 #      cut. Measured: when the others own every partition (V none), and,
 #      after the heal, when V owns partitions again (rejoined);
 #   2. cuts a random node W from the site only for 2-5 s (random), then
@@ -87,7 +88,7 @@ topo_up() {
 site_serve() {
     local dir=$1 hd ip
     (close_fds; exec ip netns exec "$NS-s" python3 "$SRC/tests/e2e/slow_upstream.py" --port 9300 \
-        --delay "$SLOW") >"$ST/slow.log" 2>&1 &
+        --delay "$SLOW" --log "$ST/slow-starts.log") >"$ST/slow.log" 2>&1 &
     SLOW_PID=$!
     {
         echo "worker_processes 1; pid $ST/nginx.pid; error_log $ST/error.log warn;"
@@ -152,6 +153,17 @@ link_heal() {
 
 requests() { awk '/^dcn/ { n++ } END { print n + 0 }' "$ST/access.log" 2>/dev/null; }
 
+# wait_slow_start ID SECS: until ID starts a slow transfer (bounded)
+wait_slow_start() {
+    local n0 i
+    n0=$(grep -c "^$1 " "$ST/slow-starts.log" 2>/dev/null)
+    for i in $(seq 1 $(($2 * 20))); do
+        [ "$(grep -c "^$1 " "$ST/slow-starts.log" 2>/dev/null)" -gt "${n0:-0}" ] && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
 wait_reqs() { # wait_reqs N SECS
     local i
     for i in $(seq 1 $(($2 * 10))); do
@@ -204,6 +216,7 @@ for k in $(seq 1 "$TRIALS"); do
     scut=$((2 + RANDOM % 4))
     echo "trial $k: cut n$v from Redis for $cut s after $pct % of $total pages; then n$w from the site for $scut s"
     wait_reqs $((total * pct / 100)) 120 || { fail "trial $k: no progress"; nodes_stop; continue; }
+    wait_slow_start "n$v" 20 || echo "trial $k: n$v started no slow transfer in 20 s"
     link_cut r "$v"
     # V's leases as Redis has them once V can no longer change them: the
     # URLs it fetches or has fetched but not completed

@@ -5,6 +5,8 @@ Serves GET PATH from the directory named by the X-Root request header
 (set by nginx's proxy_set_header: the host's site directory), but only
 after --delay seconds, so a transfer spans a network cut. A client that
 closes early is nginx's business (it logs 499 when the client leaves).
+Each request's start is appended to --log as "<X-Dcrawl-Node> <path>" (a
+test can cut a network link while a node's slow transfer runs).
 Listens on 127.0.0.1:--port until killed; one thread per request.
 """
 import argparse, os, posixpath, time, urllib.parse
@@ -13,7 +15,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 ap = argparse.ArgumentParser()
 ap.add_argument("--port", type=int, required=True)
 ap.add_argument("--delay", type=float, required=True)
+ap.add_argument("--log", required=True)
 a = ap.parse_args()
+log = open(a.log, "a", buffering=1)
 
 
 class H(BaseHTTPRequestHandler):
@@ -21,6 +25,7 @@ class H(BaseHTTPRequestHandler):
         root = self.headers.get("X-Root", "")
         path = posixpath.normpath(urllib.parse.urlsplit(self.path).path)
         full = os.path.join(root, path.lstrip("/"))
+        log.write("%s %s\n" % (self.headers.get("X-Dcrawl-Node", "-"), path))
         time.sleep(a.delay)
         if not root or ".." in path or not os.path.isfile(full):
             self.send_error(404)
