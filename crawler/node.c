@@ -27,6 +27,11 @@
  *   complete complete the leases finished outside a page (skipped, handed
  *            back); a completion kicks the pop timer (hosts may be ready)
  *
+ * Partitions lost while in use (node-lapse.c, checked every turn and while
+ * Redis calls wait): their running transfers are aborted, nothing of
+ * them is written or completed. A node cut off from the web
+ * (node-offline.c) puts its failures back uncounted and pauses.
+ *
  * Order of effects for a page: children admitted, then output written,
  * then the lease completed, so a crash at any point loses no URL (an
  * uncompleted lease is fetched again; its children are already seen).

@@ -51,7 +51,12 @@
  * a third of the lease earlier still (FRONTIER_OWN_START), so a transfer
  * started at the last moment has that third plus the margin to end
  * before another node may take the host; leases not started go back
- * (FRONTIER_RETRY). Redis's key expiry uses Redis's own clock: a jump of
+ * (FRONTIER_RETRY). A transfer still running when the validity ends (a
+ * slow response) is aborted by the caller: frontier_cluster_expire marks
+ * the lapsed partitions lost without a Redis call, and frontier__run
+ * gives no Redis attempt an I/O timeout past the earliest validity end
+ * and runs the caller's wait hook between attempts (redis.c), so the
+ * caller notices in time even while Redis is unreachable. Redis's key expiry uses Redis's own clock: a jump of
  * the Redis host's clock (not of a node's) can end a lease early.
  *
  * Thread rules: as struct frontier.

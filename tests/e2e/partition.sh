@@ -16,8 +16,12 @@
 #      which outlives V's hold on its host's partition. V's in-flight URLs are its lease entries at the
 #      cut. Measured: when the others own every partition (V none), and,
 #      after the heal, when V owns partitions again (rejoined);
-#   2. cuts a random node W from the site only for 2-5 s (random), then
-#      heals: its hosts' transfers fail and are retried, none is given up;
+#   2. cuts a random node W from the site only for fetch.low_speed_time
+#      (10 s) + 1-4 s (random), then heals: every transfer W runs or starts
+#      fails (stalled ones time out, new connections find no route), with
+#      the default fetch.retries (1). W must see that it is cut off
+#      (node-offline.c) and put those URLs back uncounted: none is given
+#      up, no host is marked dead;
 #   3. the crawl completes: the union of the outputs is the manifest's set
 #      (nothing lost), duplicate fetches <= V's in-flight URLs at the Redis
 #      cut + W's at the site cut (a response cut off is fetched again; the
@@ -39,7 +43,8 @@ NS=dcp$$
 LEASE=3
 CLUSTER_SET=(--set cluster.partition_lease=$LEASE --set cluster.node_timeout=2)
 SLOW=${SLOW:-5}
-NODE_SET+=(--set frontier.lease=10 --set fetch.retries=6 --set fetch.connect_timeout=2)
+LOW_SPEED=10 # fetch.low_speed_time's default
+NODE_SET+=(--set frontier.lease=10 --set fetch.connect_timeout=2)
 DEPTH=2
 ST=$WORK/site-nginx
 mkdir -p "$ST/tmp"
@@ -213,7 +218,7 @@ for k in $(seq 1 "$TRIALS"); do
     w=$((1 + RANDOM % 3))
     pct=$((10 + RANDOM % 21))
     cut=$((LEASE + 1 + RANDOM % 4))
-    scut=$((2 + RANDOM % 4))
+    scut=$((LOW_SPEED + 1 + RANDOM % 4))
     echo "trial $k: cut n$v from Redis for $cut s after $pct % of $total pages; then n$w from the site for $scut s"
     wait_reqs $((total * pct / 100)) 120 || { fail "trial $k: no progress"; nodes_stop; continue; }
     wait_slow_start "n$v" 20 || echo "trial $k: n$v started no slow transfer in 20 s"
@@ -245,6 +250,11 @@ for k in $(seq 1 "$TRIALS"); do
     nodes_stop
     check "trial $k: SIGTERM: every node exits 0" [ "$NODES_STOP_RC" -eq 0 ]
     for id in n1 n2 n3; do echo "trial $k: $id: $(grep -m1 ' cluster:' "$OUTS/$id.log" | sed 's/^ *//')"; done
+    off=$(grep -m1 ' cut off from the web' "$OUTS/n$w.log" | sed 's/^ *//')
+    echo "trial $k: n$w: ${off:-never counted itself cut off from the web}"
+    grep -h 'dcrawl node' "$OUTS/n$w.log" | sed "s/^/trial $k: /"
+    gaveup=$(grep -m1 -o '[0-9]* URLs given up' "$OUTS/n$w.log" | cut -d' ' -f1)
+    check "trial $k: n$w cut from the site gave up no URL (${gaveup:-?})" [ "${gaveup:-x}" = 0 ]
     cp "$ST/access.log" "$WORK/trial-$k.access.log"
     kill "${REDIS_PIDS[-1]}"
     wait "${REDIS_PIDS[-1]}" 2>/dev/null
@@ -258,6 +268,7 @@ for k in $(seq 1 "$TRIALS"); do
     ovl=$(grep -o '[0-9]* overlaps' "$OUTS/check.txt" | cut -d' ' -f1)
     echo "trial $k figures: seed $SEED, Redis cut n$v ${cut}s, site cut n$w ${scut}s; lost ${lost:-?}," \
         "duplicate fetches ${dups:-?} (in flight: n$v $inflight at the Redis cut, n$w $winflight at the site cut), overlaps ${ovl:-?}, partitions taken over after ${take}s," \
-        "n$v rejoined ${back}s after the heal, crawl done ${CRAWL_SECS}s after the site cut ended (recovery ${recover}s)"
+        "n$v rejoined ${back}s after the heal, crawl done ${CRAWL_SECS}s after the site cut ended (recovery ${recover}s)," \
+        "n$w gave up ${gaveup:-?} URLs, ${off:-never counted itself cut off}"
 done
 finish
