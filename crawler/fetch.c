@@ -419,6 +419,11 @@ static void finish(struct fetcher *f, CURL *h, CURLcode code)
     long status = 0;
     curl_easy_getinfo(h, CURLINFO_PRIVATE, (char **)&r);
     r->curl_code = code;
+    if (code != CURLE_OK) {
+        long oe = 0;
+        if (curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &oe) == CURLE_OK)
+            r->os_errno = (int)oe;
+    }
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     if (curl_easy_getinfo(h, CURLINFO_EFFECTIVE_URL, &s) == CURLE_OK && s)
         r->final_url = xstrdup(s);

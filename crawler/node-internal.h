@@ -48,6 +48,7 @@ struct fetch_result {
     void *easy;            /* its libcurl handle while in flight (fetch.c) */
     struct fetch_guard *guard; /* the fetcher's (fetch-guard.c) */
     int curl_code;
+    int os_errno;       /* CURLINFO_OS_ERRNO of a failed connect, 0 none */
     char error[256];    /* "" when none */
     int64_t started_ms;
     void *ud;           /* caller's */
@@ -621,13 +622,10 @@ struct node {
     uint64_t epoch, batch_epoch;
     int orphans_due;
     /* the way to the web (node-offline.c): when a host last answered
-     * (wall ms); the failures since then (over how many hosts, up to 2;
-     * the first one's host hash); failures waiting for a verdict; cut
-     * off since (0: not), the next probe, stopped waiting */
+     * (wall ms); failures waiting for a verdict (since held_since); cut
+     * off since (0: not), the next probe; stopped waiting (gave_up) */
     struct {
         int64_t last_ok_ms;
-        uint64_t host0;
-        int hosts;
         struct fetch_result **v;
         size_t n, cap;
         int64_t held_since, offline_since, probe_at;
@@ -730,6 +728,8 @@ void node__lapse_release(struct node *n);
  * gap between probes while cut off. */
 #define NODE_OFFLINE_VERDICT_MS 2000
 #define NODE_OFFLINE_PROBE_MS 1000
+/* A failed name lookup this slow is a resolver that does not answer. */
+#define NODE_OFFLINE_DNS_MS 1000
 /* A result held for the verdict (1: the caller must not touch it). */
 int node__offline_hold(struct node *n, struct fetch_result *r);
 /* Verdicts due at now; the cut-off's time bound. */

@@ -4,18 +4,18 @@
  * spends no retry, writes no failure and marks no host dead, while a dead
  * host on a web that answers is still skipped at once (robots-cache.c).
  *
- * Evidence is an answer: any HTTP response, of any status. A transport
- * failure (no name, no connection, a timeout, a connection reset) of a
- * page or robots.txt fetch is judged at once, as usual, when a transfer
- * that started no earlier than it has been answered meanwhile
- * (net.last_ok_ms holds the latest start of an answered transfer: an
- * answer that was already on its way before a cut says nothing about the
- * cut). Otherwise the failure is held, at most NODE_OFFLINE_VERDICT_MS:
+ * Evidence is an answer: any HTTP response, of any status, or a
+ * connection refused (the host's RST came back). A failure of the way
+ * (no route, a timeout, a reset, a name lookup that hung; see
+ * transport_failure) of a page or robots.txt fetch is judged at once, as
+ * usual, when an answer came since its transfer started (net.last_ok_ms:
+ * when the last one came). A refused connection and a name that does not
+ * exist are never held: a dead host is skipped at once, as before.
+ * Otherwise the failure is held, at most NODE_OFFLINE_VERDICT_MS:
  *
- *   - an answer of a transfer started no earlier comes: the node can reach
- *     the web, the failure is judged as usual (retried, or given up; a
- *     dead host's robots.txt marks it dead) - on a live web, within about
- *     one round trip of another host;
+ *   - an answer comes: the node can reach the web, the failure is judged
+ *     as usual (retried, or given up; a dead host's robots.txt marks it
+ *     dead) - on a live web, within about one round trip of another host;
  *   - none comes and the held failures span one host: judged as usual
  *     (a crawl of one host that died still ends, two seconds later);
  *   - none comes and they span two or more hosts: the node counts itself
@@ -35,6 +35,7 @@
  * this off. Sitemap fetches are not held (a failed one is skipped as
  * before).
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,14 +47,25 @@
 #include "dedup.h"
 #include "node-internal.h"
 
-/* A failure of the way to the host, not an answer of the host. */
-static int transport_failure(const struct fetch_result *r)
+/* A connection the host refused: its RST is an answer (the way is there). */
+static int refused(const struct fetch_result *r)
+{
+    return r->status == 0 && r->curl_code == CURLE_COULDNT_CONNECT &&
+           r->os_errno == ECONNREFUSED;
+}
+
+/* A failure of the way to the host, not an answer of the host: no route,
+ * a timeout, a reset, and a name lookup that took NODE_OFFLINE_DNS_MS or
+ * more (a resolver that does not answer; a name that does not exist is
+ * answered at once, and counts as usual). */
+static int transport_failure(const struct fetch_result *r, int64_t now)
 {
     if (r->status != 0 || r->private_refused || r->flooded ||
-        r->head_too_big || r->truncated)
+        r->head_too_big || r->truncated || refused(r))
         return 0;
     switch (r->curl_code) {
     case CURLE_COULDNT_RESOLVE_HOST:
+        return now - r->started_ms >= NODE_OFFLINE_DNS_MS;
     case CURLE_COULDNT_CONNECT:
     case CURLE_OPERATION_TIMEDOUT:
     case CURLE_SEND_ERROR:
@@ -98,30 +110,31 @@ static void judge(struct node *n, int64_t ok, int offline)
     free(take);
 }
 
-static void answered(struct node *n, const struct fetch_result *r)
+/* r is an answer (a response, or a refused connection) that came now. */
+static void answered(struct node *n, const struct fetch_result *r, int64_t now)
 {
-    if (r->started_ms > n->net.last_ok_ms)
-        n->net.last_ok_ms = r->started_ms;
+    n->net.last_ok_ms = now;
     n->net.gave_up = 0;
     if (n->net.offline_since && r->started_ms >= n->net.offline_since) {
         fprintf(stderr, "dcrawl node %s: hosts answer again after %.1f s "
-                "cut off\n", n->id, (dc_now_ms() - n->net.offline_since) / 1e3);
+                "cut off\n", n->id, (now - n->net.offline_since) / 1e3);
         n->net.offline_since = 0;
     }
     if (n->net.n)
-        judge(n, r->started_ms, 0);
+        judge(n, INT64_MAX, 0);
 }
 
 int node__offline_hold(struct node *n, struct fetch_result *r)
 {
     const struct inflight *in = r->ud;
+    int64_t now = dc_now_ms();
     if (n->c->fetch_offline_wait <= 0 || in->kind == INFLIGHT_SITEMAP)
         return 0;
-    if (r->status > 0) {
-        answered(n, r);
+    if (r->status > 0 || refused(r)) {
+        answered(n, r, now);
         return 0;
     }
-    if (!transport_failure(r) || n->net.gave_up ||
+    if (!transport_failure(r, now) || n->net.gave_up ||
         n->net.last_ok_ms >= r->started_ms) /* an answer since it started */
         return 0;
     if (n->net.offline_since) {
@@ -129,7 +142,7 @@ int node__offline_hold(struct node *n, struct fetch_result *r)
         return 1;
     }
     if (!n->net.n)
-        n->net.held_since = dc_now_ms();
+        n->net.held_since = now;
     xgrow((void **)&n->net.v, &n->net.cap, n->net.n + 1, sizeof(*n->net.v));
     n->net.v[n->net.n++] = r;
     return 1;

@@ -17,9 +17,9 @@
 #      cut. Measured: when the others own every partition (V none), and,
 #      after the heal, when V owns partitions again (rejoined);
 #   2. cuts a random node W from the site only for fetch.low_speed_time
-#      (10 s) + 1-4 s (random), then heals: every transfer W runs or starts
-#      fails (stalled ones time out, new connections find no route), with
-#      the default fetch.retries (1). W must see that it is cut off
+#      (10 s) + 4-7 s (random), then heals: every transfer W runs or starts
+#      fails (stalled ones time out, new connections find no route, and so
+#      do their retries), with the default fetch.retries (1). W must see that it is cut off
 #      (node-offline.c) and put those URLs back uncounted: none is given
 #      up, no host is marked dead;
 #   3. the crawl completes: the union of the outputs is the manifest's set
@@ -218,7 +218,7 @@ for k in $(seq 1 "$TRIALS"); do
     w=$((1 + RANDOM % 3))
     pct=$((10 + RANDOM % 21))
     cut=$((LEASE + 1 + RANDOM % 4))
-    scut=$((LOW_SPEED + 1 + RANDOM % 4))
+    scut=$((LOW_SPEED + 4 + RANDOM % 4))
     echo "trial $k: cut n$v from Redis for $cut s after $pct % of $total pages; then n$w from the site for $scut s"
     wait_reqs $((total * pct / 100)) 120 || { fail "trial $k: no progress"; nodes_stop; continue; }
     wait_slow_start "n$v" 20 || echo "trial $k: n$v started no slow transfer in 20 s"
