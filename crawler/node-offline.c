@@ -85,29 +85,20 @@ static const char *result_host(const struct fetch_result *r)
     return in->kind == INFLIGHT_PAGE ? in->lease.host : in->robots->host;
 }
 
-/* Held failures whose transfer started no later than ok (or all, ok
- * INT64_MAX) out of the list: judged as usual (offline 0) or put back. */
-static void judge(struct node *n, int64_t ok, int offline)
+/* Every held failure: judged as usual (offline 0) or put back. */
+static void judge(struct node *n, int offline)
 {
-    size_t k = 0, i;
-    struct fetch_result **take = xmalloc((n->net.n + 1) * sizeof(*take));
-    size_t nt = 0;
-    for (i = 0; i < n->net.n; i++) {
-        if (n->net.v[i]->started_ms <= ok)
-            take[nt++] = n->net.v[i];
-        else
-            n->net.v[k++] = n->net.v[i];
-    }
-    n->net.n = k;
-    if (k)
-        n->net.held_since = dc_now_ms(); /* the rest wait afresh */
-    for (i = 0; i < nt; i++) {
+    struct fetch_result **v = n->net.v;
+    size_t k = n->net.n;
+    n->net.v = NULL; /* taken whole: a judgement holds nothing new */
+    n->net.n = n->net.cap = 0;
+    for (size_t i = 0; i < k; i++) {
         if (offline)
-            node__fetch_requeue(n, take[i]);
+            node__fetch_requeue(n, v[i]);
         else
-            node__fetched(n, take[i]);
+            node__fetched(n, v[i]);
     }
-    free(take);
+    free(v);
 }
 
 /* r is an answer (a response, or a refused connection) that came now. */
@@ -121,7 +112,7 @@ static void answered(struct node *n, const struct fetch_result *r, int64_t now)
         n->net.offline_since = 0;
     }
     if (n->net.n)
-        judge(n, INT64_MAX, 0);
+        judge(n, 0);
 }
 
 int node__offline_hold(struct node *n, struct fetch_result *r)
@@ -177,7 +168,7 @@ void node__offline_tick(struct node *n, int64_t now)
     if (!n->net.n || now - n->net.held_since < NODE_OFFLINE_VERDICT_MS)
         return;
     if (n->net.gave_up || !held_hosts_many(n)) {
-        judge(n, INT64_MAX, 0);
+        judge(n, 0);
         return;
     }
     fprintf(stderr, "dcrawl node %s: no host answered for %.1f s (%zu "
@@ -186,7 +177,7 @@ void node__offline_tick(struct node *n, int64_t now)
     n->net.offline_since = now;
     n->net.probe_at = now + NODE_OFFLINE_PROBE_MS;
     n->st->offline_times++;
-    judge(n, INT64_MAX, 1);
+    judge(n, 1);
 }
 
 size_t node__offline_cap(struct node *n, int64_t now, size_t cap)

@@ -550,6 +550,36 @@ static int64_t mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Before an attempt: the caller's hook, and an I/O timeout that ends no
+ * later than the earliest local validity of a held partition (cluster.c).
+ * Returns the timeout to restore (f->io_ms as it was). */
+static int64_t attempt_prepare(struct frontier *f)
+{
+    int64_t io = f->io_ms, left;
+    if (f->wait_fn)
+        f->wait_fn(f->wait_ud, 0);
+    left = frontier__cluster_left_ms(f);
+    if (left < frontier__io_ms(f, 1))
+        frontier__io_set(f, left < FRONTIER_IO_MIN_MS ? FRONTIER_IO_MIN_MS : left);
+    return io;
+}
+
+static void attempt_done(struct frontier *f, int64_t io)
+{
+    if (f->io_ms != io)
+        frontier__io_set(f, io);
+}
+
+/* The reconnect back-off: the caller's hook, else a sleep. */
+static void backoff_wait(struct frontier *f, int64_t ms)
+{
+    struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+    if (f->wait_fn)
+        f->wait_fn(f->wait_ud, ms);
+    else
+        nanosleep(&ts, NULL);
+}
+
 /*
  * Send n calls in one pipeline; replies[i] (caller frees with
  * frontier__replies_free) answers calls[i]. Any error reply or I/O error
@@ -574,14 +604,10 @@ int frontier__run(struct frontier *f, struct frontier_call *calls, size_t n,
 
     memset(replies, 0, n * sizeof(*replies));
     for (;;) {
-        int64_t now, io = f->io_ms, left;
-        if (f->wait_fn)
-            f->wait_fn(f->wait_ud, 0);
-        left = frontier__cluster_left_ms(f);
-        if (left < frontier__io_ms(f, 1)) /* not past a partition's validity */
-            frontier__io_set(f, left < FRONTIER_IO_MIN_MS ? FRONTIER_IO_MIN_MS : left);
+        int64_t now, io = attempt_prepare(f);
         rc = ensure_connected(f);
         if (!rc && f->guarded && f->epoch != f->guard_epoch) {
+            attempt_done(f, io);
             rc = frontier__seterr(f, DC_EFAILOVER, "redis: the server "
                                   "changed (now %s)", f->server_name);
             frontier__replies_free(replies, n);
@@ -589,14 +615,12 @@ int frontier__run(struct frontier *f, struct frontier_call *calls, size_t n,
         }
         if (!rc && f->rt) { /* Redis Cluster: cluster-route.c's own retries */
             rc = cluster_run(f, calls, n, replies);
-            if (f->io_ms != io)
-                frontier__io_set(f, io);
+            attempt_done(f, io);
             return rc;
         }
         if (!rc)
             rc = run_from(f, calls, n, replies, &done);
-        if (f->io_ms != io)
-            frontier__io_set(f, io);
+        attempt_done(f, io);
         if (!rc)
             break;
         now = mono_ms();
@@ -607,13 +631,7 @@ int frontier__run(struct frontier *f, struct frontier_call *calls, size_t n,
         f->reconnects++;
         if (backoff > f->retry_ms - (now - start))
             backoff = f->retry_ms - (now - start);
-        if (f->wait_fn) {
-            f->wait_fn(f->wait_ud, backoff);
-        } else {
-            struct timespec ts = { (time_t)(backoff / 1000),
-                                   (long)(backoff % 1000) * 1000000L };
-            nanosleep(&ts, NULL);
-        }
+        backoff_wait(f, backoff);
         backoff = backoff * 2 > 2000 ? 2000 : backoff * 2;
     }
     if (!rc)
