@@ -17,7 +17,10 @@
  *     as usual (retried, or given up; a dead host's robots.txt marks it
  *     dead) - on a live web, within about one round trip of another host;
  *   - none comes and the held failures span one host: judged as usual
- *     (a crawl of one host that died still ends, two seconds later);
+ *     once no other transfer runs (a crawl of one host that died still
+ *     ends, two seconds later), or after the other transfers' own time
+ *     limits (fetch.low_speed_time + fetch.connect_timeout) have passed
+ *     without an answer or a failure of theirs;
  *   - none comes and they span two or more hosts: the node counts itself
  *     cut off. The held failures, and every failure while cut off, go
  *     back to their queues uncounted (node__fetch_requeue: the URL is
@@ -155,6 +158,16 @@ static int held_hosts_many(const struct node *n)
     return 0;
 }
 
+/* How long failures of one host wait while other transfers run without
+ * an answer: until those have either answered or failed themselves (a
+ * stalled one ends after fetch.low_speed_time, a new one's connection
+ * after fetch.connect_timeout). */
+static int64_t single_wait_ms(const struct node *n)
+{
+    return (int64_t)((n->c->fetch_low_speed_time + n->c->fetch_connect_timeout) *
+                     1000) + NODE_OFFLINE_VERDICT_MS;
+}
+
 void node__offline_tick(struct node *n, int64_t now)
 {
     int64_t wait = (int64_t)(n->c->fetch_offline_wait * 1000);
@@ -167,6 +180,10 @@ void node__offline_tick(struct node *n, int64_t now)
     }
     if (!n->net.n || now - n->net.held_since < NODE_OFFLINE_VERDICT_MS)
         return;
+    if (!n->net.gave_up && !held_hosts_many(n) &&
+        fetcher_active(n->fetch) > 0 &&
+        now - n->net.held_since < single_wait_ms(n))
+        return; /* one host so far: wait for the transfers still running */
     if (n->net.gave_up || !held_hosts_many(n)) {
         judge(n, 0);
         return;
