@@ -149,10 +149,12 @@ link_cut() {
     ip -n "$NS-$2" link set "n$1$2" down
     ip -n "$NS-$1" link set "${1}n$2" down
 }
+# (the node's end and its route to the site first, the far end last: no
+# moment when answers come in but new connections find no route)
 link_heal() {
-    ip -n "$NS-$1" link set "${1}n$2" up
     ip -n "$NS-$2" link set "n$1$2" up
-    [ "$1" = s ] && ip -n "$NS-$2" route replace 10.77.0.0/16 via "10.2.$2.1"
+    [ "$1" = s ] && ip -n "$NS-$2" route replace 10.77.0.0/16 via "10.2.$2.1" dev "n$1$2" onlink
+    ip -n "$NS-$1" link set "${1}n$2" up
     return 0
 }
 
