@@ -115,6 +115,9 @@ const struct conf_opt conf__opts[] = {
                "servers with (empty = the system's)"),
     OPT_INT("fetch.retries", fetch_retries, "1", 0, 10,
             "retries after a timeout, connection error, 5xx or 429"),
+    OPT_DOUBLE("fetch.offline_wait", fetch_offline_wait, "60.0", 0, 86400,
+               "seconds a node that reaches no host pauses, its failures "
+               "put back uncounted, before they count again (0 = never)"),
     OPT_STRING("fetch.accept_encoding", fetch_accept_encoding, "gzip, deflate",
                0, 256, "Accept-Encoding offered (empty = no compression)"),
     OPT_BYTES("fetch.low_speed_limit", fetch_low_speed_limit, "1K", 1, GiB,

@@ -115,6 +115,7 @@ struct conf {
     char *fetch_ca_file;
     char *fetch_ca_path;
     int fetch_retries;
+    double fetch_offline_wait;
     char *fetch_accept_encoding;
     int64_t fetch_low_speed_limit;
     double fetch_low_speed_time;

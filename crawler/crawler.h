@@ -287,6 +287,12 @@ struct node_stats {
     /* cluster: leases handed back unstarted because their partition
      * moved, Redis reconnects, partitions taken / given up / lost */
     uint64_t handed_back, reconnects;
+    /* partitions lost while in use (node-lapse.c): transfers aborted,
+     * leases forgotten uncompleted (aborted, or fetched and not written) */
+    uint64_t lapse_aborted, lapse_dropped;
+    /* cut off from the web (node-offline.c): times, failures put back
+     * uncounted */
+    uint64_t offline_times, offline_requeued;
     /* loop steps longer than cluster.node_timeout / NODE_STALL_PART
      * (node.c), the longest of them and its step's name */
     uint64_t stalls;

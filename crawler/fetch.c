@@ -419,6 +419,11 @@ static void finish(struct fetcher *f, CURL *h, CURLcode code)
     long status = 0;
     curl_easy_getinfo(h, CURLINFO_PRIVATE, (char **)&r);
     r->curl_code = code;
+    if (code != CURLE_OK) {
+        long oe = 0;
+        if (curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &oe) == CURLE_OK)
+            r->os_errno = (int)oe;
+    }
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     if (curl_easy_getinfo(h, CURLINFO_EFFECTIVE_URL, &s) == CURLE_OK && s)
         r->final_url = xstrdup(s);
@@ -547,18 +552,38 @@ int fetcher_set_node(struct fetcher *f, const char *id)
     return DC_OK;
 }
 
-struct fetch_result *fetcher_cancel(struct fetcher *f)
+/* Abort busy[i]: its connection is closed, its result returned. */
+static struct fetch_result *cancel_at(struct fetcher *f, size_t i)
 {
     struct fetch_result *r = NULL;
-    CURL *h;
-    if (!f || !f->nbusy)
-        return NULL;
-    h = f->busy[--f->nbusy];
+    CURL *h = f->busy[i];
+    f->busy[i] = f->busy[--f->nbusy];
     curl_easy_getinfo(h, CURLINFO_PRIVATE, (char **)&r);
     curl_multi_remove_handle(f->multi, h);
     curl_easy_cleanup(h);
+    r->easy = NULL;
     f->active--;
     return r;
+}
+
+struct fetch_result *fetcher_cancel(struct fetcher *f)
+{
+    if (!f || !f->nbusy)
+        return NULL;
+    return cancel_at(f, f->nbusy - 1);
+}
+
+struct fetch_result *fetcher_cancel_if(struct fetcher *f,
+                                       int (*pick)(void *ud, void *arg),
+                                       void *arg)
+{
+    for (size_t i = 0; f && i < f->nbusy; i++) {
+        struct fetch_result *r = NULL;
+        curl_easy_getinfo(f->busy[i], CURLINFO_PRIVATE, (char **)&r);
+        if (pick(r->ud, arg))
+            return cancel_at(f, i);
+    }
+    return NULL;
 }
 
 void fetcher_free(struct fetcher **fp)

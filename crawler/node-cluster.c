@@ -28,6 +28,8 @@ static const char *node_state(struct node *n, int stopping)
 {
     if (stopping)
         return "draining";
+    if (n->net.offline_since) /* no host answers (node-offline.c) */
+        return "offline";
     if (fetcher_active(n->fetch) > 0 || workers_pending(n->workers, NULL) > 0)
         return "fetching";
     if (polite_waiting(n->polite) > 0 || n->parked > 0 ||

@@ -100,11 +100,7 @@ static void not_started(struct node *n, struct inflight *in, int stop)
  * the ownership has not lapsed (always true outside a cluster). */
 static int owns_host(struct node *n, const struct inflight *in, int64_t now)
 {
-    int p = in->kind == INFLIGHT_PAGE
-                ? in->lease.partition
-                : frontier_partition(n->f, in->robots->host,
-                                     strlen(in->robots->host));
-    return frontier_cluster_owns(n->f, p, now);
+    return frontier_cluster_owns(n->f, node__inflight_partition(n, in), now);
 }
 
 /* A queued transfer that should not start after all: its partition moved
@@ -136,7 +132,7 @@ void node__launch_ready(struct node *n, int64_t now)
 {
     struct inflight *in;
     char ipkey[POLITE_IP_MAX];
-    size_t cap = (size_t)n->c->fetch_concurrency;
+    size_t cap = node__offline_cap(n, now, (size_t)n->c->fetch_concurrency);
     polite_rewind(n->polite);
     /* fetch.concurrency holds here too: leases held ahead (node-pop.c) wait
      * for a transfer to end */
@@ -327,7 +323,34 @@ static void page_refused(struct node *n, struct frontier_lease *l,
     node__skip_url(n, l, r->error, NULL, FRONTIER_SKIPPED);
 }
 
+/* A transport failure while the node is cut off (node-offline.c): the
+ * URL back to its queue with no retry spent, nothing written; a
+ * robots.txt fetch as if never made (its parked leases go back). */
+void node__fetch_requeue(struct node *n, struct fetch_result *r)
+{
+    struct inflight *in = r->ud;
+    int64_t delay = in->backoff_ms > NODE_OFFLINE_PROBE_MS ? in->backoff_ms
+                                                           : NODE_OFFLINE_PROBE_MS;
+    n->st->offline_requeued++;
+    if (in->kind == INFLIGHT_PAGE) {
+        if (!node__lease_lapsed(n, &in->lease))
+            node__complete(n, &in->lease, FRONTIER_RETRY, delay);
+    } else {
+        in->robots->state = ROBOTS_UNKNOWN;
+        n->st->robots_fetches -= n->st->robots_fetches > 0;
+        release_parked(n, in->robots, 1);
+    }
+    node__inflight_free(in);
+    fetch_result_free(r);
+}
+
 void node__on_fetched(struct node *n, struct fetch_result *r)
+{
+    if (!node__offline_hold(n, r))
+        node__fetched(n, r);
+}
+
+void node__fetched(struct node *n, struct fetch_result *r)
 {
     struct inflight *in = r->ud;
     if (in->kind == INFLIGHT_ROBOTS) {

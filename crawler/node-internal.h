@@ -48,6 +48,7 @@ struct fetch_result {
     void *easy;            /* its libcurl handle while in flight (fetch.c) */
     struct fetch_guard *guard; /* the fetcher's (fetch-guard.c) */
     int curl_code;
+    int os_errno;       /* CURLINFO_OS_ERRNO of a failed connect, 0 none */
     char error[256];    /* "" when none */
     int64_t started_ms;
     void *ud;           /* caller's */
@@ -119,6 +120,11 @@ struct fetch_result *fetcher_next_done(struct fetcher *f);
 /* Abort one running transfer and return its result (caller owns it and
  * its ud), or NULL when none runs (a node stopping at once). */
 struct fetch_result *fetcher_cancel(struct fetcher *f);
+/* The same for one running transfer whose ud pick(ud, arg) picks, or
+ * NULL when none is left. */
+struct fetch_result *fetcher_cancel_if(struct fetcher *f,
+                                       int (*pick)(void *ud, void *arg),
+                                       void *arg);
 /* Interrupt fetcher_run from another thread. */
 void fetcher_wakeup(struct fetcher *f);
 size_t fetcher_active(const struct fetcher *f);
@@ -629,6 +635,23 @@ struct node {
      * (NODE_ANY_EPOCH outside one); orphans to put back at the tick */
     uint64_t epoch, batch_epoch;
     int orphans_due;
+    /* the way to the web (node-offline.c): when a host last answered
+     * (wall ms); failures waiting for a verdict (since held_since); cut
+     * off since (0: not), the next probe; stopped waiting (gave_up) */
+    struct {
+        int64_t last_ok_ms;
+        struct fetch_result **v;
+        size_t n, cap;
+        int64_t held_since, offline_since, probe_at;
+        int gave_up;
+    } net;
+    /* partitions lost (node-lapse.c): the frontier's lost count last
+     * acted on; transfers aborted since, their slots not given back yet */
+    struct {
+        uint64_t lost_seen;
+        struct fetch_result **v;
+        size_t n, cap;
+    } lapse;
     /* cluster: heartbeat figures */
     struct {
         uint64_t reconnects;      /* frontier_reconnects last seen */
@@ -696,6 +719,9 @@ void node__drop_queued(struct node *n);
 void node__transfer_ended(struct node *n, struct fetch_result *r,
                           int64_t now);
 void node__on_fetched(struct node *n, struct fetch_result *r);
+/* on_fetched past the cut-off check (node-offline.c) */
+void node__fetched(struct node *n, struct fetch_result *r);
+void node__fetch_requeue(struct node *n, struct fetch_result *r);
 void node__inflight_free(struct inflight *in);
 /* sitemaps.c */
 void sitemaps_queue(struct node *n, struct robots_entry *e);
@@ -713,6 +739,33 @@ void node__done_release(struct node *n);
 void node__skip_url(struct node *n, struct frontier_lease *l, const char *why,
                     const char *error, int outcome);
 int node__finish_job(struct node *n, struct work_job *j);
+/* node-lapse.c */
+/* The partition of in's host. */
+int node__inflight_partition(struct node *n, const struct inflight *in);
+/* Partitions whose validity ended: abort their running transfers. */
+void node__lapse_check(struct node *n);
+/* Give back the slots of the aborted transfers, forget their leases. */
+void node__lapse_flush(struct node *n);
+/* l's partition is lost: l forgotten (1; write and complete nothing),
+ * else 0. node__job_lapsed: the same for a job's lease. */
+int node__lease_lapsed(struct node *n, struct frontier_lease *l);
+int node__job_lapsed(struct node *n, struct work_job *j);
+void node__lapse_init(struct node *n);
+void node__lapse_release(struct node *n);
+/* node-offline.c: is the node cut off from the web? */
+/* How long a suspect failure waits for another host's answer, and the
+ * gap between probes while cut off. */
+#define NODE_OFFLINE_VERDICT_MS 2000
+#define NODE_OFFLINE_PROBE_MS 1000
+/* A failed name lookup this slow is a resolver that does not answer. */
+#define NODE_OFFLINE_DNS_MS 1000
+/* A result held for the verdict (1: the caller must not touch it). */
+int node__offline_hold(struct node *n, struct fetch_result *r);
+/* Verdicts due at now; the cut-off's time bound. */
+void node__offline_tick(struct node *n, int64_t now);
+/* How many transfers may start now (cap while connected). */
+size_t node__offline_cap(struct node *n, int64_t now, size_t cap);
+void node__offline_release(struct node *n);
 /* node-failover.c */
 /* The Redis server changed since the caches were filled: drop them. */
 void node__failover_check(struct node *n);

@@ -294,7 +294,10 @@ int node__finish_job(struct node *n, struct work_job *j)
     int transient = status == 0 || status >= 500 || status == 429;
     uint64_t fp = 0; /* the retry table's key, only needed when it is used */
     unsigned attempt = 0;
-    int64_t delay = job_delay(n, j, transient);
+    int64_t delay;
+    if (node__job_lapsed(n, j)) /* lost during this batch's round trips */
+        return DC_OK;
+    delay = job_delay(n, j, transient);
     if (transient || n->retry.n)
         fp = dedup_fingerprint(j->lease.url, strlen(j->lease.url));
     if (transient && retry_again(&n->retry, fp, n->c->fetch_retries, &attempt)) {

@@ -27,6 +27,11 @@
  *   complete complete the leases finished outside a page (skipped, handed
  *            back); a completion kicks the pop timer (hosts may be ready)
  *
+ * Partitions lost while in use (node-lapse.c, checked every turn and while
+ * Redis calls wait): their running transfers are aborted, nothing of
+ * them is written or completed. A node cut off from the web
+ * (node-offline.c) puts its failures back uncounted and pauses.
+ *
  * Order of effects for a page: children admitted, then output written,
  * then the lease completed, so a crash at any point loses no URL (an
  * uncompleted lease is fetched again; its children are already seen).
@@ -120,7 +125,8 @@ int node__ranges_refresh(struct node *n, int c)
 int node__local_idle(const struct node *n)
 {
     return fetcher_active(n->fetch) == 0 && workers_pending(n->workers, NULL) == 0 &&
-           n->parked == 0 && polite_waiting(n->polite) == 0 && n->nended == 0;
+           n->parked == 0 && polite_waiting(n->polite) == 0 && n->nended == 0 &&
+           n->net.n == 0;
 }
 
 /* ---------------------------------------------------------- set up */
@@ -227,6 +233,7 @@ static int node_setup(struct node *n, struct frontier *f, const struct conf *c,
     (void)node__ranges_refresh(n, NETCLASS_PUBLIC); /* none: refuse */
     n->level = 0;
     n->next_ready = INT64_MAX;
+    node__lapse_init(n);
     rc = monitor_start(&n->mon, c, o, id, n->errmsg, sizeof(n->errmsg));
     if (rc)
         return rc;
@@ -267,6 +274,8 @@ static int node_teardown(struct node *n)
 {
     int rc = writers_close(n);
     workers_free(&n->workers);
+    node__lapse_release(n);
+    node__offline_release(n);
     fetcher_free(&n->fetch);
     if (n->robots)
         (void)robots_cache_count(n->robots, NULL, &n->st->robots_evicted);
@@ -400,6 +409,8 @@ static int phase_fetch(struct node *n, int64_t now)
 {
     int64_t w = wait_ms(n, now), pw;
     int rc;
+    node__lapse_flush(n);
+    node__offline_tick(n, now);
     node__launch_ready(n, now);
     pw = polite_wait_ms(n->polite, now);
     if (pw < w)
@@ -459,11 +470,13 @@ static int phase_results(struct node *n)
     while (list && !rc) {
         for (nj = 0; list && nj < NODE_JOB_BATCH; list = j) {
             j = list->next;
-            if (!node__ahead_hold_job(n, list))
+            if (node__job_lapsed(n, list)) /* nothing written for it */
+                work_job_free(list);
+            else if (!node__ahead_hold_job(n, list))
                 jobs[nj++] = list;
         }
         if (!nj)
-            break;
+            continue;
         rc = results_batch(n, jobs, nj);
         for (k = 0; k < nj; k++)
             work_job_free(jobs[k]);
@@ -522,6 +535,7 @@ static int node_turn(struct node *n)
     int rc;
     if (n->mon && now >= n->mon_next)
         publish(n, now);
+    node__lapse_check(n); /* before anything else uses a lost partition */
     if (node__stop_requested() && !n->loop.stopping) {
         n->loop.stopping = 1; /* parked leases go back as their robots end */
         node__drop_queued(n);

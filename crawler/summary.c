@@ -235,11 +235,18 @@ void node_print_summary(FILE *out, const struct node_stats *st,
     print_errors(out, st);
     fprintf(out, "  cluster: partitions %llu taken, %llu handed over, %llu "
                  "lost; %llu leases of other nodes reclaimed, %llu URLs handed "
-                 "back unstarted; %llu Redis reconnects, %llu changes of "
+                 "back unstarted, %llu transfers aborted and %llu leases left "
+                 "to the next owner as their partition was lost; %llu Redis "
+                 "reconnects, %llu changes of "
                  "Redis server (%llu pages to fetch again)\n",
             U(st->parts_acquired), U(st->parts_released), U(st->parts_lost),
-            U(st->leases_reclaimed), U(st->handed_back), U(st->reconnects),
+            U(st->leases_reclaimed), U(st->handed_back),
+            U(st->lapse_aborted), U(st->lapse_dropped), U(st->reconnects),
             U(st->server_changes), U(st->failover_refetch));
+    if (st->offline_times) /* node-offline.c */
+        fprintf(out, "  cut off from the web %llu times: %llu failures put "
+                     "back uncounted\n",
+                U(st->offline_times), U(st->offline_requeued));
     if (st->stalls) /* node.c: steps that held the heartbeat */
         fprintf(out, "  node loop: %llu steps blocked over a fifth of "
                      "cluster.node_timeout, the longest %.1f s in %s\n",

@@ -51,7 +51,12 @@
  * a third of the lease earlier still (FRONTIER_OWN_START), so a transfer
  * started at the last moment has that third plus the margin to end
  * before another node may take the host; leases not started go back
- * (FRONTIER_RETRY). Redis's key expiry uses Redis's own clock: a jump of
+ * (FRONTIER_RETRY). A transfer still running when the validity ends (a
+ * slow response) is aborted by the caller: frontier_cluster_expire marks
+ * the lapsed partitions lost without a Redis call, and frontier__run
+ * gives no Redis attempt an I/O timeout past the earliest validity end
+ * and runs the caller's wait hook between attempts (redis.c), so the
+ * caller notices in time even while Redis is unreachable. Redis's key expiry uses Redis's own clock: a jump of
  * the Redis host's clock (not of a node's) can end a lease early.
  *
  * Thread rules: as struct frontier.
@@ -95,6 +100,7 @@ struct frontier_cluster {
     size_t nlive;
 
     int64_t last_hb, last_poll;
+    int64_t next_lapse;          /* mono ms: the earliest until[] held */
     int joined;
     struct frontier_cluster_view view;
 };
@@ -146,6 +152,7 @@ int frontier_cluster_join(struct frontier *f, const struct conf *c)
     cl->owner = xcalloc(n, sizeof(*cl->owner));
     cl->members = xstrdup("");
     cl->self = -1;
+    cl->next_lapse = INT64_MAX;
     f->cl = cl;
     /* a hung call must not hold the loop past a fraction of the timeout */
     frontier__io_set(f, cl->timeout_ms / 4 < 250 ? 250 : cl->timeout_ms / 4);
@@ -190,6 +197,60 @@ int frontier_cluster_owns(const struct frontier *f, int p, int64_t now_ms)
         return 0;
     return cl->state[p] != OWN_NONE &&
            mono_ms() < cl->until[p] - cl->lease_ms / FRONTIER_OWN_START;
+}
+
+int frontier_cluster_holds(const struct frontier *f, int p)
+{
+    const struct frontier_cluster *cl = f->cl;
+
+    if (!cl)
+        return 1;
+    if (p < 0 || p >= f->nparts)
+        return 0;
+    return cl->state[p] != OWN_NONE && mono_ms() < cl->until[p];
+}
+
+/* cl->next_lapse and the view's counts from the partitions held now. */
+static void next_lapse_set(struct frontier *f)
+{
+    struct frontier_cluster *cl = f->cl;
+
+    cl->next_lapse = INT64_MAX;
+    cl->view.owned = cl->view.draining = 0;
+    for (int p = 0; p < f->nparts; p++) {
+        if (cl->state[p] != OWN_NONE && cl->until[p] < cl->next_lapse)
+            cl->next_lapse = cl->until[p];
+        cl->view.owned += cl->state[p] == OWN_HELD;
+        cl->view.draining += cl->state[p] == OWN_DRAIN;
+    }
+}
+
+uint64_t frontier_cluster_expire(struct frontier *f)
+{
+    struct frontier_cluster *cl = f->cl;
+    int64_t now;
+
+    if (!cl)
+        return 0;
+    now = mono_ms();
+    if (now < cl->next_lapse)
+        return cl->view.lost;
+    for (int p = 0; p < f->nparts; p++)
+        if (cl->state[p] != OWN_NONE && now >= cl->until[p]) {
+            cl->state[p] = OWN_NONE; /* lapsed: not ours any more */
+            cl->view.lost++;
+        }
+    next_lapse_set(f);
+    return cl->view.lost;
+}
+
+int64_t frontier__cluster_left_ms(const struct frontier *f)
+{
+    const struct frontier_cluster *cl = f->cl;
+
+    if (!cl || cl->next_lapse == INT64_MAX)
+        return INT64_MAX;
+    return cl->next_lapse - mono_ms();
 }
 
 int frontier__may_pop(const struct frontier *f, int p)
@@ -460,11 +521,7 @@ static int sync_ownership(struct frontier *f, int64_t wall)
     free(rep);
     free(part);
     free(rel);
-    cl->view.owned = cl->view.draining = 0;
-    for (int p = 0; p < f->nparts; p++) {
-        cl->view.owned += cl->state[p] == OWN_HELD;
-        cl->view.draining += cl->state[p] == OWN_DRAIN;
-    }
+    next_lapse_set(f);
     return rc;
 }
 
@@ -573,6 +630,7 @@ void frontier__cluster_lost(struct frontier *f, int p)
         return;
     cl->state[p] = OWN_NONE;
     cl->view.lost++;
+    next_lapse_set(f);
 }
 
 uint64_t frontier_reconnects(const struct frontier *f)
@@ -604,4 +662,5 @@ void frontier__cluster_lapse(struct frontier *f)
             cl->view.lost++;
         }
     cl->last_poll = 0; /* poll, then own again, at the next tick */
+    next_lapse_set(f);
 }

@@ -52,6 +52,8 @@
  * Redis call never holds its loop for long (f->io_ms). */
 #define FRONTIER_CONNECT_MS 2000
 #define FRONTIER_COMMAND_MS 10000
+/* The shortest I/O timeout a call is given near a partition's lapse. */
+#define FRONTIER_IO_MIN_MS 20
 
 enum frontier_script {
     FRONTIER_SCRIPT_ADMIT,
@@ -139,6 +141,10 @@ struct frontier {
     uint64_t roundtrips;         /* pipelines sent (frontier_roundtrips) */
     int64_t retry_ms;            /* redis.retry: reconnect for this long */
     int64_t io_ms;               /* connect and command timeout; 0: defaults */
+    /* frontier_set_wait_hook: called before each attempt of a call and
+     * instead of the reconnect back-off's sleep */
+    void (*wait_fn)(void *ud, int64_t ms);
+    void *wait_ud;
     int64_t skew_ms;             /* Redis's clock minus ours (cluster.c) */
     uint64_t reconnects;         /* reconnect attempts after a lost link */
     int64_t intset_entries;      /* Redis set-max-intset-entries, -1 unknown */
@@ -224,6 +230,9 @@ int frontier__io_ms(const struct frontier *f, int cmd);
 /* ms as a struct timeval (hiredis' timeouts). */
 struct timeval frontier__tv(int64_t ms);
 void frontier__io_set(struct frontier *f, int64_t ms);
+/* ms until the earliest local validity of a held partition ends
+ * (INT64_MAX: none held, or not a cluster node), cluster.c */
+int64_t frontier__cluster_left_ms(const struct frontier *f);
 void frontier__route_timeouts(struct frontier *f);
 /* Times the scripts store (ready times, politeness clocks) are on Redis's
  * clock, as this process estimates it: frontier__rnow turns the caller's

@@ -414,7 +414,7 @@ struct frontier_node_info {
     int64_t started_ms, pages, inflight;
     double pages_s;
     int level;
-    const char *state;   /* fetching | politeness | idle | level-wait | draining */
+    const char *state;   /* fetching | politeness | idle | level-wait | draining | offline */
 };
 struct frontier_cluster_view {
     size_t nodes, owned, draining, used;
@@ -425,6 +425,29 @@ int frontier_cluster_tick(struct frontier *f, int64_t now_ms,
                           const struct frontier_node_info *info,
                           int64_t *next_ms);
 int frontier_cluster_owns(const struct frontier *f, int p, int64_t now_ms);
+/* 1 while this node still counts partition p as its own (owned or
+ * draining, its local validity not ended: nothing of p may be fetched,
+ * written or completed by this node once it is 0); 1 outside a cluster. */
+int frontier_cluster_holds(const struct frontier *f, int p);
+/* Mark lost, with no Redis call, the partitions whose local validity has
+ * ended (a node cut off from Redis cannot renew them); returns the number
+ * of partitions lost so far (frontier_cluster_view's lost): a change
+ * tells the caller to stop what it runs in partitions it no longer holds.
+ * Cheap when nothing is due (one clock read). */
+uint64_t frontier_cluster_expire(struct frontier *f);
+/* Forget lease l here without completing it (its partition was lost: the
+ * URL stays leased in Redis until the partition's next owner, or this
+ * node's orphan reclaim or the lease's expiry, puts it back). */
+void frontier_lease_drop(struct frontier *f, const struct frontier_lease *l);
+/* fn(ud, 0) runs before each attempt of a Redis call, and fn(ud, ms)
+ * instead of each sleep of the reconnect back-off (it must return after
+ * about ms): the caller keeps its own work going (transfers, and
+ * stopping those of partitions whose validity ended) while Redis is
+ * unreachable. fn must not call the frontier. While a partition is held,
+ * no Redis attempt waits past the end of its local validity (the I/O
+ * timeout is shortened to it), so fn runs in time. */
+void frontier_set_wait_hook(struct frontier *f,
+                            void (*fn)(void *ud, int64_t ms), void *ud);
 /* 1 when URLs admitted here went to partitions nobody had used before:
  * frontier_cluster_tick would take them at once (not at its next poll), so
  * their URLs need not wait a poll period to be popped. */

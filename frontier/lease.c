@@ -303,6 +303,11 @@ int frontier_pop(struct frontier *f, int depth, int64_t now_ms, size_t max,
     return DC_OK;
 }
 
+void frontier_lease_drop(struct frontier *f, const struct frontier_lease *l)
+{
+    frontier__held_del(f, l->partition, l->entry);
+}
+
 void frontier_leases_free(struct frontier_lease *l, size_t n)
 {
     if (!l)

@@ -356,6 +356,13 @@ void frontier__io_set(struct frontier *f, int64_t ms)
     frontier__route_timeouts(f); /* a Redis Cluster's open connections */
 }
 
+void frontier_set_wait_hook(struct frontier *f,
+                            void (*fn)(void *ud, int64_t ms), void *ud)
+{
+    f->wait_fn = fn;
+    f->wait_ud = ud;
+}
+
 int frontier__io_error(struct frontier *f)
 {
     frontier__seterr(f, DC_EREDIS, "redis: %s",
@@ -543,6 +550,36 @@ static int64_t mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Before an attempt: the caller's hook, and an I/O timeout that ends no
+ * later than the earliest local validity of a held partition (cluster.c).
+ * Returns the timeout to restore (f->io_ms as it was). */
+static int64_t attempt_prepare(struct frontier *f)
+{
+    int64_t io = f->io_ms, left;
+    if (f->wait_fn)
+        f->wait_fn(f->wait_ud, 0);
+    left = frontier__cluster_left_ms(f);
+    if (left < frontier__io_ms(f, 1))
+        frontier__io_set(f, left < FRONTIER_IO_MIN_MS ? FRONTIER_IO_MIN_MS : left);
+    return io;
+}
+
+static void attempt_done(struct frontier *f, int64_t io)
+{
+    if (f->io_ms != io)
+        frontier__io_set(f, io);
+}
+
+/* The reconnect back-off: the caller's hook, else a sleep. */
+static void backoff_wait(struct frontier *f, int64_t ms)
+{
+    struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+    if (f->wait_fn)
+        f->wait_fn(f->wait_ud, ms);
+    else
+        nanosleep(&ts, NULL);
+}
+
 /*
  * Send n calls in one pipeline; replies[i] (caller frees with
  * frontier__replies_free) answers calls[i]. Any error reply or I/O error
@@ -552,7 +589,11 @@ static int64_t mono_ms(void)
  * for up to f->retry_ms with back-off from 100 ms to 2 s; calls already
  * answered are not sent again, so a script runs once per call even across
  * the reconnect (a call whose reply was lost in flight may have run: its
- * effect stays, as after any crash).
+ * effect stays, as after any crash). The caller's wait hook
+ * (frontier_set_wait_hook) runs before each attempt and in place of the
+ * back-off's sleeps; an attempt's I/O timeout ends no later than the
+ * local validity of the partitions held (cluster.c), at least
+ * FRONTIER_IO_MIN_MS, so the hook sees a lapse in time.
  */
 int frontier__run(struct frontier *f, struct frontier_call *calls, size_t n,
                   redisReply **replies)
@@ -563,18 +604,23 @@ int frontier__run(struct frontier *f, struct frontier_call *calls, size_t n,
 
     memset(replies, 0, n * sizeof(*replies));
     for (;;) {
-        int64_t now;
+        int64_t now, io = attempt_prepare(f);
         rc = ensure_connected(f);
         if (!rc && f->guarded && f->epoch != f->guard_epoch) {
+            attempt_done(f, io);
             rc = frontier__seterr(f, DC_EFAILOVER, "redis: the server "
                                   "changed (now %s)", f->server_name);
             frontier__replies_free(replies, n);
             return rc;
         }
-        if (!rc && f->rt) /* Redis Cluster: cluster-route.c's own retries */
-            return cluster_run(f, calls, n, replies);
+        if (!rc && f->rt) { /* Redis Cluster: cluster-route.c's own retries */
+            rc = cluster_run(f, calls, n, replies);
+            attempt_done(f, io);
+            return rc;
+        }
         if (!rc)
             rc = run_from(f, calls, n, replies, &done);
+        attempt_done(f, io);
         if (!rc)
             break;
         now = mono_ms();
@@ -585,9 +631,7 @@ int frontier__run(struct frontier *f, struct frontier_call *calls, size_t n,
         f->reconnects++;
         if (backoff > f->retry_ms - (now - start))
             backoff = f->retry_ms - (now - start);
-        struct timespec ts = { (time_t)(backoff / 1000),
-                               (long)(backoff % 1000) * 1000000L };
-        nanosleep(&ts, NULL);
+        backoff_wait(f, backoff);
         backoff = backoff * 2 > 2000 ? 2000 : backoff * 2;
     }
     if (!rc)

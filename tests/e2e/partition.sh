@@ -12,17 +12,28 @@
 # the trial's choices) crawls the site on a fresh Redis with n1-n3 and:
 #   1. at a random point of progress cuts a random node V from Redis for
 #      cluster.partition_lease + 1-4 s (random) while it still reaches the
-#      site, then heals. V's in-flight URLs are its lease entries at the
+#      site, then heals; the cut comes as V starts a slow transfer (below),
+#      which outlives V's hold on its host's partition. V's in-flight URLs are its lease entries at the
 #      cut. Measured: when the others own every partition (V none), and,
 #      after the heal, when V owns partitions again (rejoined);
-#   2. cuts a random node W from the site only for 2-5 s (random), then
-#      heals: its hosts' transfers fail and are retried (fetch.retries=6,
-#      spaced 1, 2, 4 ... s), none is given up;
+#   2. cuts a random node W from the site only for fetch.low_speed_time
+#      (10 s) + 4-7 s (random), then heals: every transfer W runs or starts
+#      fails (stalled ones time out, new connections find no route, and so
+#      do their retries), with fetch.retries=$PARTITION_RETRIES (default 6;
+#      1 is the crawler's default: then a cut node whose only failing host
+#      has nothing else running cannot tell the cut from that host dying
+#      and may give a URL up: 1 of 3 trials lost one). W must see that it is cut off
+#      (node-offline.c) and put those URLs back uncounted: none is given
+#      up, no host is marked dead;
 #   3. the crawl completes: the union of the outputs is the manifest's set
 #      (nothing lost), duplicate fetches <= V's in-flight URLs at the Redis
 #      cut + W's at the site cut (a response cut off is fetched again; the
 #      in-flight counts are lease entries in Redis right after each cut), no host fetched by two nodes at once (nginx's log,
 #      X-Dcrawl-Node; check_cluster.py), every node still runs and exits 0.
+# The site answers pages whose name ends in -7.html (about a tenth) only
+# after SLOW seconds (default 5; slow_upstream.py behind nginx), so
+# transfers are in flight across the Redis cut's lapse: V must abort them
+# before another node may take their hosts, or the overlap check fails.
 # Figures per trial on one line: "trial K figures: ...".
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cluster-lib.sh"
@@ -34,7 +45,9 @@ echo "TRIALS=$TRIALS SEED=$SEED"
 NS=dcp$$
 LEASE=3
 CLUSTER_SET=(--set cluster.partition_lease=$LEASE --set cluster.node_timeout=2)
-NODE_SET+=(--set frontier.lease=10 --set fetch.retries=6 --set fetch.connect_timeout=2)
+SLOW=${SLOW:-5}
+LOW_SPEED=10 # fetch.low_speed_time's default
+NODE_SET+=(--set frontier.lease=10 --set fetch.connect_timeout=2 --set fetch.retries=${PARTITION_RETRIES:-6})
 DEPTH=2
 ST=$WORK/site-nginx
 mkdir -p "$ST/tmp"
@@ -47,6 +60,7 @@ R=redis://127.0.0.1:6379
 topo_down() {
     local n
     [ -f "$ST/nginx.pid" ] && kill "$(cat "$ST/nginx.pid")" 2>/dev/null
+    [ -n "${SLOW_PID:-}" ] && kill "$SLOW_PID" 2>/dev/null && wait "$SLOW_PID" 2>/dev/null
     for n in r s 1 2 3; do ip netns del "$NS-$n" 2>/dev/null; done
     return 0
 }
@@ -77,9 +91,13 @@ topo_up() {
 }
 
 # site_serve DIR: nginx in the site's namespace, one server per host, the
-# access log in cluster-lib.sh's format (unbuffered)
+# access log in cluster-lib.sh's format (unbuffered); -7.html pages come
+# from slow_upstream.py after SLOW seconds
 site_serve() {
     local dir=$1 hd ip
+    (close_fds; exec ip netns exec "$NS-s" python3 "$SRC/tests/e2e/slow_upstream.py" --port 9300 \
+        --delay "$SLOW" --log "$ST/slow-starts.log") >"$ST/slow.log" 2>&1 &
+    SLOW_PID=$!
     {
         echo "worker_processes 1; pid $ST/nginx.pid; error_log $ST/error.log warn;"
         echo "events { worker_connections 4096; }"
@@ -90,7 +108,8 @@ site_serve() {
         for t in client_body proxy fastcgi uwsgi scgi; do echo "  ${t}_temp_path $ST/tmp/$t;"; done
         for hd in "$dir"/hosts/10.77.1.*; do
             ip=${hd##*/}
-            echo "  server { listen $ip:8080; root $hd; index index.html; }"
+            echo "  server { listen $ip:8080; root $hd; index index.html;"
+            echo "    location ~ -7\\.html\$ { proxy_pass http://127.0.0.1:9300; proxy_set_header X-Root $hd; } }"
         done
         echo "}"
     } >"$ST/nginx.conf"
@@ -133,14 +152,27 @@ link_cut() {
     ip -n "$NS-$2" link set "n$1$2" down
     ip -n "$NS-$1" link set "${1}n$2" down
 }
+# (the node's end and its route to the site first, the far end last: no
+# moment when answers come in but new connections find no route)
 link_heal() {
-    ip -n "$NS-$1" link set "${1}n$2" up
     ip -n "$NS-$2" link set "n$1$2" up
-    [ "$1" = s ] && ip -n "$NS-$2" route replace 10.77.0.0/16 via "10.2.$2.1"
+    [ "$1" = s ] && ip -n "$NS-$2" route replace 10.77.0.0/16 via "10.2.$2.1" dev "n$1$2" onlink
+    ip -n "$NS-$1" link set "${1}n$2" up
     return 0
 }
 
 requests() { awk '/^dcn/ { n++ } END { print n + 0 }' "$ST/access.log" 2>/dev/null; }
+
+# wait_slow_start ID SECS: until ID starts a slow transfer (bounded)
+wait_slow_start() {
+    local n0 i
+    n0=$(grep -c "^$1 " "$ST/slow-starts.log" 2>/dev/null)
+    for i in $(seq 1 $(($2 * 20))); do
+        [ "$(grep -c "^$1 " "$ST/slow-starts.log" 2>/dev/null)" -gt "${n0:-0}" ] && return 0
+        sleep 0.05
+    done
+    return 1
+}
 
 wait_reqs() { # wait_reqs N SECS
     local i
@@ -191,9 +223,10 @@ for k in $(seq 1 "$TRIALS"); do
     w=$((1 + RANDOM % 3))
     pct=$((10 + RANDOM % 21))
     cut=$((LEASE + 1 + RANDOM % 4))
-    scut=$((2 + RANDOM % 4))
+    scut=$((LOW_SPEED + 4 + RANDOM % 4))
     echo "trial $k: cut n$v from Redis for $cut s after $pct % of $total pages; then n$w from the site for $scut s"
     wait_reqs $((total * pct / 100)) 120 || { fail "trial $k: no progress"; nodes_stop; continue; }
+    wait_slow_start "n$v" 20 || echo "trial $k: n$v started no slow transfer in 20 s"
     link_cut r "$v"
     # V's leases as Redis has them once V can no longer change them: the
     # URLs it fetches or has fetched but not completed
@@ -222,6 +255,11 @@ for k in $(seq 1 "$TRIALS"); do
     nodes_stop
     check "trial $k: SIGTERM: every node exits 0" [ "$NODES_STOP_RC" -eq 0 ]
     for id in n1 n2 n3; do echo "trial $k: $id: $(grep -m1 ' cluster:' "$OUTS/$id.log" | sed 's/^ *//')"; done
+    off=$(grep -m1 ' cut off from the web' "$OUTS/n$w.log" | sed 's/^ *//')
+    echo "trial $k: n$w: ${off:-never counted itself cut off from the web}"
+    grep -h 'dcrawl node' "$OUTS/n$w.log" | sed "s/^/trial $k: /"
+    gaveup=$(grep -m1 -o '[0-9]* URLs given up' "$OUTS/n$w.log" | cut -d' ' -f1)
+    check "trial $k: n$w cut from the site gave up no URL (${gaveup:-?})" [ "${gaveup:-x}" = 0 ]
     cp "$ST/access.log" "$WORK/trial-$k.access.log"
     kill "${REDIS_PIDS[-1]}"
     wait "${REDIS_PIDS[-1]}" 2>/dev/null
@@ -235,6 +273,7 @@ for k in $(seq 1 "$TRIALS"); do
     ovl=$(grep -o '[0-9]* overlaps' "$OUTS/check.txt" | cut -d' ' -f1)
     echo "trial $k figures: seed $SEED, Redis cut n$v ${cut}s, site cut n$w ${scut}s; lost ${lost:-?}," \
         "duplicate fetches ${dups:-?} (in flight: n$v $inflight at the Redis cut, n$w $winflight at the site cut), overlaps ${ovl:-?}, partitions taken over after ${take}s," \
-        "n$v rejoined ${back}s after the heal, crawl done ${CRAWL_SECS}s after the site cut ended (recovery ${recover}s)"
+        "n$v rejoined ${back}s after the heal, crawl done ${CRAWL_SECS}s after the site cut ended (recovery ${recover}s)," \
+        "n$w gave up ${gaveup:-?} URLs, ${off:-never counted itself cut off}"
 done
 finish

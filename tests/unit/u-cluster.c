@@ -346,6 +346,61 @@ static void t_orphans(void)
     frontier_close(&g);
 }
 
+static int hook_calls;
+static void count_hook(void *ud, int64_t ms)
+{
+    (void)ud, (void)ms;
+    hook_calls++;
+}
+
+/* A node that stops renewing (cut off from Redis) stops holding its
+ * partitions on its own clock, with no Redis call: frontier_cluster_expire
+ * counts them lost; leases dropped uncompleted go back through the orphan
+ * reclaim; the wait hook runs before Redis calls. */
+static void t_lapse(void)
+{
+    struct frontier *f = node_open("n1");
+    struct frontier *fs[1];
+    struct frontier_lease *l = NULL;
+    struct frontier_cluster_view v;
+    size_t nl = 0, back = 99, held = 0;
+    uint64_t lost0, lost1;
+    int64_t next;
+
+    if (!f)
+        return;
+    fs[0] = f;
+    admit_hosts(f);
+    CHECK(settle(fs, 1, 1) >= 0, "n1 owns everything");
+    CHECK(frontier_pop(f, 0, dc_now_ms(), HOSTS / 2, &l, &nl, &next) == DC_OK &&
+              nl > 0, "n1 holds %zu", nl);
+    frontier_cluster_view(f, &v);
+    lost0 = frontier_cluster_expire(f);
+    for (int p = 0; p < PARTS; p++)
+        held += frontier_cluster_holds(f, p);
+    CHECK(held == v.owned && lost0 == v.lost, "within its validity: %zu held "
+          "of %zu owned, lost %llu", held, v.owned, (unsigned long long)lost0);
+    sleep_ms(600); /* past cluster.partition_lease (0.5 s), no renewal */
+    held = 0;
+    for (int p = 0; p < PARTS; p++)
+        held += frontier_cluster_holds(f, p);
+    lost1 = frontier_cluster_expire(f);
+    frontier_cluster_view(f, &v);
+    CHECK(held == 0 && v.owned == 0 && lost1 == lost0 + v.used,
+          "after it: %zu held, %zu owned, %llu lost (+%zu)", held, v.owned,
+          (unsigned long long)(lost1 - lost0), v.used);
+    CHECK(frontier_cluster_expire(f) == lost1, "nothing lost twice");
+    for (size_t i = 0; i < nl; i++)
+        frontier_lease_drop(f, &l[i]);
+    frontier_set_wait_hook(f, count_hook, NULL);
+    CHECK(frontier_reclaim_orphans(f, dc_now_ms(), &back) == DC_OK && back == nl,
+          "dropped leases back to their queues: %zu of %zu", back, nl);
+    CHECK(hook_calls > 0, "the wait hook ran before the call (%d)", hook_calls);
+    frontier_set_wait_hook(f, NULL, NULL);
+    frontier_leases_free(l, nl);
+    frontier_close(&f);
+}
+
 /* cluster.partition_by: the first client records it, later ones adopt. */
 static void t_partition_by(void)
 {
@@ -437,6 +492,8 @@ int main(void)
     t_partition_by();
     flush();
     t_orphans();
+    flush();
+    t_lapse();
     flush();
     t_level_used();
     redisFree(raw);
