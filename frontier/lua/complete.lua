@@ -9,8 +9,11 @@
 -- hosts: past that the host with the fewest is dropped (a status display
 -- shows the top ones). The leases still held leave the lease ZSET in one
 -- ZMSCORE + ZREM, pend and stat take one HINCRBY per field, each host's
--- state is read and written once per lease, and h:<d+1> is asked about a
--- host only when that key exists.
+-- state is read and written once per lease, and h:<d+1> is touched only
+-- when that key exists. A lease completed while held, not retried, leaves
+-- its queue as it was, so its host is in h:<d> exactly when it was before
+-- (the invariant, scripts.c): ZADD XX re-scores it without reading the
+-- queue.
 --#include common
 --#include ready
 local now, conns = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -60,8 +63,8 @@ for i = 0, n - 1 do
       end
     end
   end
-  local gap = math.max(tonumber(ARGV[a + 2]), 0)
-  local queued = redis.call('LLEN', q)
+  local gap, queued = math.max(tonumber(ARGV[a + 2]), 0), nil
+  if outcome == 3 or not held[i + 1] then queued = redis.call('LLEN', q) end
   if outcome == 3 and queued <= 1 then
     gap = math.max(gap, tonumber(ARGV[a + 6]))
   end
@@ -69,16 +72,16 @@ for i = 0, n - 1 do
   hset_st(KEYS[2], host, act, nx > now and nx or 0)
   local score = math.max(nx, now)
   if act >= conns then score = busy end
-  if queued > 0 then
+  if not queued then
+    redis.call('ZADD', h, 'XX', str(score), host)
+  elseif queued > 0 then
     redis.call('ZADD', h, str(score), host)
     has[h] = true
   else
     redis.call('ZREM', h, host)
     has[h] = nil
   end
-  if exists(h1) and redis.call('ZSCORE', h1, host) then
-    redis.call('ZADD', h1, str(score), host)
-  end
+  if exists(h1) then redis.call('ZADD', h1, 'XX', str(score), host) end
 end
 for d, c in pairs(pend) do
   if redis.call('HINCRBY', KEYS[3], d, -c) <= 0 then

@@ -532,6 +532,37 @@ static void t_complete_reclaimed(void)
     frontier_close(&f);
 }
 
+/* One lease named twice in one complete call, and completed again later,
+ * counts once: the script checks every entry against the lease ZSET once. */
+static void t_complete_twice(void)
+{
+    struct frontier *f = open_f(4, 2, 60, "n1");
+    const char *u[] = { "http://a.test/1", "http://a.test/2" };
+    struct frontier_lease *l, dup[3];
+    struct frontier_stats st;
+    int64_t pend[1];
+    size_t n;
+
+    admit(f, u, 2, 0, 1000, NULL);
+    n = pop(f, 0, 1000, 10, &l, NULL);
+    CHECK(n == 2, "both leased (host_connections 2): %zu", n);
+    if (n == 2) {
+        dup[0] = l[0], dup[1] = l[0], dup[2] = l[1];
+        complete(f, dup, 3, FRONTIER_DONE, 0, 1000);
+        complete(f, l, n, FRONTIER_DONE, 0, 1000);
+    }
+    frontier_stats(f, &st);
+    CHECK(st.done == 2 && st.leased == 0 && st.queued == 0,
+          "done %lld leased %lld queued %lld", (long long)st.done,
+          (long long)st.leased, (long long)st.queued);
+    CHECK(level(f, 1, pend) == -1 && pend[0] == 0, "pend %lld",
+          (long long)pend[0]);
+    CHECK(in_flight() == 0 && raw_int("KEYS %s", "dc:*:host") == 0,
+          "host field cleaned");
+    frontier_leases_free(l, n);
+    frontier_close(&f);
+}
+
 /* A queued URL is kept without its "scheme://host" (the queue key names the
  * host): \1 for http, \2 for https; pop, retry and reclaim give back the
  * whole URL, and a URL queued whole (before the encoding) still pops. */
@@ -1246,6 +1277,7 @@ static const struct {
     { "reclaim by deadline", t_reclaim_deadline },
     { "queue encoding", t_queue_encoding },
     { "complete reclaimed", t_complete_reclaimed },
+    { "complete twice", t_complete_twice },
     { "reclaim own node", t_reclaim_own },
     { "pend exact", t_pend_exact },
     { "partitions adopted", t_partitions_adopted },

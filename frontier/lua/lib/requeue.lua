@@ -13,9 +13,7 @@ local function requeue(e)
   local score = math.max(now, nx)
   if act >= conns then score = busy end
   redis.call('ZADD', KEYS[3] .. 'h:' .. d, str(score), host)
-  local h1 = KEYS[3] .. 'h:' .. (tonumber(d) + 1)
-  if redis.call('ZSCORE', h1, host) then
-    redis.call('ZADD', h1, str(score), host)
-  end
+  redis.call('ZADD', KEYS[3] .. 'h:' .. (tonumber(d) + 1), 'XX', str(score),
+             host)
   return 1
 end
