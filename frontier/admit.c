@@ -58,8 +58,7 @@ static int admit_call(struct frontier *f, struct frontier_call *c, int p,
                                        : FRONTIER_SCRIPT_ADMIT);
     frontier__strv_pushf(&c->keys, "%s:{%d}:pend", f->prefix, p);
     frontier__strv_pushf(&c->keys, "%s:{%d}:stat", f->prefix, p);
-    frontier__strv_pushf(&c->keys, "%s:{%d}:next", f->prefix, p);
-    frontier__strv_pushf(&c->keys, "%s:{%d}:act", f->prefix, p);
+    frontier__strv_pushf(&c->keys, "%s:{%d}:host", f->prefix, p);
     frontier__strv_pushf(&c->keys, "%s:{%d}:budget", f->prefix, p);
     if (f->seen_mod) {
         char key[512];

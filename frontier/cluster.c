@@ -34,8 +34,9 @@
  * pops, the URLs already taken here finish (held[p] counts them), then
  * `release` deletes the lease; only then can the new owner take it. So at
  * any moment at most one node may pop and fetch a partition's hosts. The
- * politeness clock (next), connection counts (act) and queues live in the
- * partition's keys, so the new owner continues where the old one stopped.
+ * politeness clocks, connection counts (the host hash) and queues live in
+ * the partition's keys, so the new owner continues where the old one
+ * stopped.
  *
  * Local validity, on this process's monotonic clock (never its wall
  * clock): a node counts a partition as its own until the moment it SENT

@@ -352,8 +352,7 @@ void frontier__lease_call(struct frontier *f, struct frontier_call *c,
 {
     frontier__call_init(c, script);
     frontier__strv_pushf(&c->keys, "%s:{%d}:lease", f->prefix, p);
-    frontier__strv_pushf(&c->keys, "%s:{%d}:act", f->prefix, p);
-    frontier__strv_pushf(&c->keys, "%s:{%d}:next", f->prefix, p);
+    frontier__strv_pushf(&c->keys, "%s:{%d}:host", f->prefix, p);
 }
 
 uint64_t frontier_roundtrips(const struct frontier *f)

@@ -175,8 +175,7 @@ static void pop_call(struct frontier *f, struct frontier_call *c, int p,
 
     frontier__call_init(c, FRONTIER_SCRIPT_POP);
     frontier__strv_pushf(&c->keys, "%s:{%d}:h:%d", f->prefix, p, f->depth);
-    frontier__strv_pushf(&c->keys, "%s:{%d}:next", f->prefix, p);
-    frontier__strv_pushf(&c->keys, "%s:{%d}:act", f->prefix, p);
+    frontier__strv_pushf(&c->keys, "%s:{%d}:host", f->prefix, p);
     frontier__strv_pushf(&c->keys, "%s:{%d}:lease", f->prefix, p);
     frontier__strv_pushf(&c->keys, "%s:{%d}:q:%d:", f->prefix, p, f->depth);
     frontier__strv_pushf(&c->keys, "%s:{%d}:own", f->prefix, p);

@@ -18,13 +18,15 @@
  *
  * Invariants the scripts keep:
  *   - a host is in h:<d> exactly when q:<d>:<host> is non-empty;
- *   - its score is max(now, next[host]), or BUSY while act[host] is at
- *     host_connections (complete and reclaim lower it again);
+ *   - its score is max(now, next), or BUSY while act is at
+ *     host_connections (complete and reclaim lower it again), act and next
+ *     being the host's field "<act> <next>" of the host HASH;
  *   - pend[d] = URLs of depth d queued + leased; a URL leaves pend once,
  *     when its lease completes (or, for a lease reclaimed meanwhile, when
  *     its requeued copy is removed);
- *   - act, next and pend fields are deleted at zero / once in the past, so
- *     memory follows the live hosts, not every host ever seen.
+ *   - a host field is deleted once act is zero and no clock is kept (a
+ *     clock is dropped once in the past), pend fields at zero, so memory
+ *     follows the live hosts, not every host ever seen.
  * Numbers written back are formatted with %.0f: Lua's default %.14g would
  * round 13+ digit millisecond clocks.
  *

@@ -1,5 +1,5 @@
 -- orphans.lua: leases of this node it does not hold (after a reconnect,
--- frontier_reclaim_orphans). KEYS: lease, act, next, key prefix
+-- frontier_reclaim_orphans). KEYS: lease, host, key prefix
 -- "<prefix>:{p}:". ARGV: now, host_connections, node, then the entries
 -- node holds (frontier/held.c). Every other lease of node goes back to its
 -- queue; returns how many.

@@ -1,67 +1,76 @@
 -- pop.lua: lease ready URLs of one depth from one partition
--- (frontier_pop). KEYS: h:<d>, next, act, lease, queue prefix
+-- (frontier_pop). KEYS: h:<d>, host, lease, queue prefix
 -- "<prefix>:{p}:q:<d>:", own. ARGV: now, depth, max, lease ms (the
 -- deadline is Redis's clock + this: reclaim compares it with the same
 -- clock, so no node's clock skew can expire a lease early), window (leases a host may have out), node, check (1: pop only while own
 -- holds node), host_connections. A host whose last completion left a
--- politeness clock in next is leased up to host_connections + 1 (one URL
--- at hand when its gap ends; never past the window), any other up to the
--- window (frontier_set_lease_ahead); every ready host gets its
--- host_connections first, the window's extra leases come from the room
--- left. Returns { next ready ms at d or -1, lease entry... }, or { -2 }
--- when the partition is not ours.
+-- politeness clock is leased up to host_connections + 1 (one URL at hand
+-- when its gap ends; never past the window), any other up to the window
+-- (frontier_set_lease_ahead); every ready host gets its host_connections
+-- first, the window's extra leases come from the room left. Each host's
+-- state field is read once and written once; its URLs leave the queue in
+-- one LPOP (fewer than asked: the queue is empty, no LLEN needed); the
+-- lease entries go into the lease ZSET in one ZADD. Returns { next ready
+-- ms at d or -1, lease entry... }, or { -2 } when the partition is not
+-- ours.
 --#include common
 --#include ready
-if ARGV[7] == '1' and redis.call('GET', KEYS[6]) ~= ARGV[6] then
+if ARGV[7] == '1' and redis.call('GET', KEYS[5]) ~= ARGV[6] then
   return { -2 }
 end
 local now, max = tonumber(ARGV[1]), tonumber(ARGV[3])
 local window, conns = tonumber(ARGV[5]), tonumber(ARGV[8])
-local out = { -1 }
+local out, lz = { -1 }, {}
 local deadline = str(rnow() + tonumber(ARGV[4]))
+local lead = ARGV[6] .. '\t' .. ARGV[2] .. '\t'
+-- take(host, n): up to n URLs of host leased; returns how many and
+-- whether its queue is now empty
 local function take(host, n)
-  local q, got = KEYS[5] .. host, 0
-  while got < n do
-    local url = redis.call('LPOP', q)
-    if not url then break end
-    url = qdec(url, host)
-    local e = ARGV[6] .. '\t' .. ARGV[2] .. '\t' .. host .. '\t' .. url
-    redis.call('ZADD', KEYS[4], deadline, e)
+  if n <= 0 then return 0, false end
+  local urls = redis.call('LPOP', KEYS[4] .. host, n)
+  if not urls then return 0, true end
+  for _, url in ipairs(urls) do
+    local e = lead .. host .. '\t' .. qdec(url, host)
     out[#out + 1] = e
-    got = got + 1
+    lz[#lz + 1] = deadline
+    lz[#lz + 1] = e
   end
-  if got > 0 then redis.call('HINCRBY', KEYS[3], host, got) end
-  return got
+  return #urls, #urls < n
 end
 local hosts = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1],
                          'LIMIT', 0, max)
 local open = {}
 for _, host in ipairs(hosts) do
   if #out > max then break end
-  local nx = num(redis.call('HGET', KEYS[2], host))
-  local act = num(redis.call('HGET', KEYS[3], host))
+  local act, nx = hget_st(KEYS[2], host)
   local limit = nx > 0 and math.min(window, conns + 1) or window
   if act >= limit then
     redis.call('ZADD', KEYS[1], str(busy), host)
   elseif nx > now then
     redis.call('ZADD', KEYS[1], str(nx), host)
   else
-    act = act + take(host, math.min(conns - act, max + 1 - #out))
-    open[#open + 1] = { host, act, limit }
+    local got, empty = take(host, math.min(conns - act, max + 1 - #out))
+    open[#open + 1] = { host, act, act + got, nx, limit, empty }
   end
 end
 for _, o in ipairs(open) do
-  local host, act, limit = o[1], o[2], o[3]
-  if act < limit then
-    act = act + take(host, math.min(limit - act, max + 1 - #out))
+  local host, act0, act, nx, limit, empty = unpack(o)
+  if act < limit and not empty then
+    local got
+    got, empty = take(host, math.min(limit - act, max + 1 - #out))
+    act = act + got
   end
-  if redis.call('LLEN', KEYS[5] .. host) == 0 then
+  if act ~= act0 then hset_st(KEYS[2], host, act, nx) end
+  if empty or redis.call('LLEN', KEYS[4] .. host) == 0 then
     redis.call('ZREM', KEYS[1], host)
   elseif act >= limit then
     redis.call('ZADD', KEYS[1], str(busy), host)
   else
     redis.call('ZADD', KEYS[1], ARGV[1], host)
   end
+end
+for s = 1, #lz, 1000 do
+  redis.call('ZADD', KEYS[3], unpack(lz, s, math.min(s + 999, #lz)))
 end
 out[1] = ready(KEYS[1])
 return out

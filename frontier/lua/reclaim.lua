@@ -1,5 +1,5 @@
 -- reclaim.lua: put expired leases back (frontier_reclaim). KEYS: lease,
--- act, next, key prefix "<prefix>:{p}:". ARGV: now, own (1: also every
+-- host, key prefix "<prefix>:{p}:". ARGV: now, own (1: also every
 -- lease of node), node, host_connections. Returns the number of leases put
 -- back. A lease has expired when its deadline (set with Redis's clock by
 -- pop.lua) is past Redis's clock now, so a node whose clock runs ahead
@@ -20,10 +20,12 @@ if ARGV[2] == '1' then
 end
 local count = 0
 for _, e in ipairs(list) do count = count + requeue(e) end
-local r = redis.call('HRANDFIELD', KEYS[3], 64, 'WITHVALUES')
+local r = redis.call('HRANDFIELD', KEYS[2], 64, 'WITHVALUES')
 for i = 1, #r, 2 do
-  if num(r[i + 1]) <= math.min(now, tonumber(rn)) then
-    redis.call('HDEL', KEYS[3], r[i])
+  local a, nx = string.match(r[i + 1], '^(%-?%d+) (%d+)$')
+  nx = tonumber(nx) or 0
+  if nx > 0 and nx <= math.min(now, tonumber(rn)) then
+    hset_st(KEYS[2], r[i], tonumber(a) or 0, 0)
   end
 end
 return count

@@ -122,7 +122,7 @@ int main(void)
         return 1;
     }
     test_error_line(rc, FRONTIER_SCRIPT_RELEASE, "redis.call('GET', KEYS[1])");
-    test_error_line(rc, FRONTIER_SCRIPT_OWN, "redis.call('GET', KEYS[5])");
+    test_error_line(rc, FRONTIER_SCRIPT_OWN, "redis.call('GET', KEYS[4])");
     redisFree(rc);
     return t_done("u-lua");
 }

@@ -2,8 +2,8 @@
 -- enqueue(q, h, url, host, d) queues url of host at depth d (queue q,
 -- ready set h); answer(i, new, ...) queues a new URL (counting it against
 -- its host's budget) or counts a seen one, res[i + 1] = 1 or 0; finish()
--- adds the counts to stat and pend and returns res. KEYS 1-5: pend, stat,
--- next, act, budget; needs common and the locals now, conns and budget.
+-- adds the counts to stat and pend and returns res. KEYS 1-4: pend, stat,
+-- host, budget; needs common and the locals now, conns and budget.
 -- A queue that RPUSH makes one long was empty, so its host is not in h
 -- (h holds the hosts with a non-empty queue) and gets its score; a longer
 -- one's host is in h already.
@@ -11,10 +11,8 @@ local pend = {}
 local function enqueue(q, h, url, host, d)
   pend[d] = (pend[d] or 0) + 1
   if redis.call('RPUSH', q, qenc(url, host)) == 1 then
-    local score = busy
-    if num(redis.call('HGET', KEYS[4], host)) < conns then
-      score = math.max(now, num(redis.call('HGET', KEYS[3], host)))
-    end
+    local score, act, nx = busy, hget_st(KEYS[3], host)
+    if act < conns then score = math.max(now, nx) end
     redis.call('ZADD', h, str(score), host)
   end
 end
@@ -22,7 +20,7 @@ local res, added, seen, over = {}, 0, 0, 0
 local function answer(i, new, q, h, url, host, d)
   if new then
     enqueue(q, h, url, host, d)
-    if budget > 0 then redis.call('HINCRBY', KEYS[5], host, 1) end
+    if budget > 0 then redis.call('HINCRBY', KEYS[4], host, 1) end
     added = added + 1
     res[i + 1] = 1
   else

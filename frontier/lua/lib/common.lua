@@ -33,3 +33,21 @@ local function qdec(s, host)
   if b == 2 then return 'https://' .. host .. string.sub(s, 2) end
   return s
 end
+-- A host's state is one field of the partition's host HASH: "<act>
+-- <next>", act = its URLs leased (in flight), next = its politeness clock
+-- in ms (0: none). One field, so a host costs one hash lookup, not two. hget_st(k, host) reads it (0, 0
+-- when absent); hset_st writes it, or deletes the field when act is 0 and
+-- no clock is kept, so the hash follows the live hosts.
+local function hget_st(k, host)
+  local v = redis.call('HGET', k, host)
+  if not v then return 0, 0 end
+  local a, n = string.match(v, '^(%-?%d+) (%d+)$')
+  return tonumber(a) or 0, tonumber(n) or 0
+end
+local function hset_st(k, host, act, nx)
+  if act <= 0 and nx <= 0 then
+    redis.call('HDEL', k, host)
+  else
+    redis.call('HSET', k, host, str(math.max(act, 0)) .. ' ' .. str(nx))
+  end
+end

@@ -1,20 +1,19 @@
 -- requeue.lua: requeue(e) puts lease entry e ("<node>\t<d>\t<host>\t<url>")
 -- back at the front of its host queue; returns 1 when e was still leased.
--- KEYS 1-4: lease, act, next, key prefix "<prefix>:{p}:"; needs common and
--- the locals now and conns.
+-- KEYS 1-3: lease, host, key prefix "<prefix>:{p}:"; needs common and the
+-- locals now and conns.
 local function requeue(e)
   local _, d, host, url =
     string.match(e, '^([^\t]*)\t(%d+)\t([^\t]+)\t(.*)$')
   if redis.call('ZREM', KEYS[1], e) == 0 or not url then return 0 end
-  redis.call('LPUSH', KEYS[4] .. 'q:' .. d .. ':' .. host, qenc(url, host))
-  local act = redis.call('HINCRBY', KEYS[2], host, -1)
-  if act <= 0 then redis.call('HDEL', KEYS[2], host) end
-  local score = math.max(now, num(redis.call('HGET', KEYS[3], host)))
+  redis.call('LPUSH', KEYS[3] .. 'q:' .. d .. ':' .. host, qenc(url, host))
+  local act, nx = hget_st(KEYS[2], host)
+  act = act - 1
+  hset_st(KEYS[2], host, act, nx)
+  local score = math.max(now, nx)
   if act >= conns then score = busy end
-  redis.call('ZADD', KEYS[4] .. 'h:' .. d, str(score), host)
-  local h1 = KEYS[4] .. 'h:' .. (tonumber(d) + 1)
-  if redis.call('ZSCORE', h1, host) then
-    redis.call('ZADD', h1, str(score), host)
-  end
+  redis.call('ZADD', KEYS[3] .. 'h:' .. d, str(score), host)
+  redis.call('ZADD', KEYS[3] .. 'h:' .. (tonumber(d) + 1), 'XX', str(score),
+             host)
   return 1
 end
