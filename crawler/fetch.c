@@ -100,6 +100,9 @@ struct fetcher {
     size_t active;
     struct curl_slist *headers; /* X-Dcrawl-Node (fetcher_set_node) */
     struct fetch_guard *guard;  /* frame floods (fetch-guard.c), or NULL */
+    int64_t rate_ms;            /* start of this second's count of starts */
+    long rate_n;                /* transfers started since rate_ms */
+    long dns_s;                 /* address cache time now (dns_cache_s) */
 };
 
 void fetch_result_free(struct fetch_result *r)
@@ -163,11 +166,18 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
 
 /* Seconds libcurl keeps a host's resolved addresses (its default: 60).
  * libcurl 7.88 prunes its address cache by walking every entry on each
- * lookup, so the cache's size is a cost per transfer: with a minute of
- * hosts in it, a node meeting thousands of new hosts a minute spent most
- * of its time there (and held one entry per host). 10 s still covers a
- * host's robots.txt and the pages that follow it at politeness.delay. */
+ * transfer (and looks names up in a hash of 7 chains), so the cache's
+ * size is a cost per transfer: a node meeting a thousand new hosts a
+ * second with a minute, even 10 s, of them in the cache spent most of its
+ * CPU walking it and stalled its loop for seconds. So the time shrinks
+ * as transfers start faster: an entry lives FETCH_DNS_CACHE_S seconds,
+ * or the time FETCH_DNS_CACHE_ENTRIES transfers take to start at last
+ * second's rate if that is shorter (1 s at least), which keeps the cache
+ * near that many entries at most. 10 s covers a host's robots.txt and the
+ * pages that follow it at politeness.delay; a shorter time only means a
+ * host looked up again (the system's resolver keeps its own cache). */
 #define FETCH_DNS_CACHE_S 10
+#define FETCH_DNS_CACHE_ENTRIES 2000
 
 /* The send buffer of every connection (the kernel doubles it). A crawler
  * sends requests of a few KiB, so it costs nothing; what it bounds is a
@@ -323,7 +333,6 @@ static CURL *easy_get(struct fetcher *f)
     curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, c->fetch_accept_encoding);
     curl_easy_setopt(h, CURLOPT_HTTP_CONTENT_DECODING, 0L);
-    curl_easy_setopt(h, CURLOPT_DNS_CACHE_TIMEOUT, (long)FETCH_DNS_CACHE_S);
     curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, on_close);
     curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, f->guard);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(c->fetch_timeout * 1000));
@@ -348,7 +357,6 @@ static CURL *easy_get(struct fetcher *f)
     curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(h, CURLOPT_VERBOSE, 1L); /* feeds on_debug only */
     curl_easy_setopt(h, CURLOPT_PIPEWAIT, 1L);
-    curl_easy_setopt(h, CURLOPT_DNS_CACHE_TIMEOUT, 300L);
 #if LIBCURL_VERSION_NUM >= 0x075700
     /* a transfer that ends while its name is still being looked up
      * (connect timeout against a stalled DNS server) leaves the lookup
@@ -360,6 +368,24 @@ static CURL *easy_get(struct fetcher *f)
     if (f->headers)
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, f->headers);
     return h;
+}
+
+/* The address cache time for a transfer starting at now_ms (above). */
+static long dns_cache_s(struct fetcher *f, int64_t now_ms)
+{
+    int64_t span = now_ms - f->rate_ms;
+
+    if (f->dns_s == 0 || span < 0 || span >= 1000) {
+        long per_s = span > 0 && span < 2000 ? (long)(f->rate_n * 1000 / span)
+                                              : 0;
+        long s = per_s > 0 ? FETCH_DNS_CACHE_ENTRIES / per_s
+                           : FETCH_DNS_CACHE_S;
+        f->dns_s = s < 1 ? 1 : s > FETCH_DNS_CACHE_S ? FETCH_DNS_CACHE_S : s;
+        f->rate_ms = now_ms;
+        f->rate_n = 0;
+    }
+    f->rate_n++;
+    return f->dns_s;
 }
 
 static int add(struct fetcher *f, const char *url, size_t max_bytes,
@@ -381,6 +407,8 @@ static int add(struct fetcher *f, const char *url, size_t max_bytes,
     r->easy = h;
     r->guard = f->guard;
     curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_DNS_CACHE_TIMEOUT,
+                     dns_cache_s(f, r->started_ms));
     curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, r);
     curl_easy_setopt(h, CURLOPT_PRIVATE, r);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
