@@ -102,7 +102,8 @@ struct fetcher {
     struct fetch_guard *guard;  /* frame floods (fetch-guard.c), or NULL */
     int64_t rate_ms;            /* start of this second's count of starts */
     long rate_n;                /* transfers started since rate_ms */
-    long dns_s;                 /* address cache time now (dns_cache_s) */
+    long dns_s;                 /* address cache time now (cache_times) */
+    long idle_s;                /* idle connection time now (cache_times) */
 };
 
 void fetch_result_free(struct fetch_result *r)
@@ -178,6 +179,18 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
  * host looked up again (the system's resolver keeps its own cache). */
 #define FETCH_DNS_CACHE_S 10
 #define FETCH_DNS_CACHE_ENTRIES 2000
+
+/* Seconds an idle connection is kept for reuse (libcurl's default: 118).
+ * libcurl 7.88 keeps a table of the hosts it has connections to, walked
+ * whole each time a host's last connection closes; a connection it closes
+ * because CURLMOPT_MAXCONNECTS is reached leaves its host in that table
+ * for good (a connection closed for its age does not), so a node meeting
+ * new hosts fast grew the table by every host it had kept a connection
+ * to and slowed down with each (a third of its CPU at 50 000 hosts). So
+ * the idle time shrinks as transfers start faster, to the time half of
+ * MAXCONNECTS (fetch.concurrency + 8) transfers take to start (1 s at
+ * least): connections close for their age before the cap is reached. */
+#define FETCH_CONN_IDLE_S 118
 
 /* The send buffer of every connection (the kernel doubles it). A crawler
  * sends requests of a few KiB, so it costs nothing; what it bounds is a
@@ -370,22 +383,29 @@ static CURL *easy_get(struct fetcher *f)
     return h;
 }
 
-/* The address cache time for a transfer starting at now_ms (above). */
-static long dns_cache_s(struct fetcher *f, int64_t now_ms)
+static long clamp_s(long s, long hi)
+{
+    return s < 1 ? 1 : s > hi ? hi : s;
+}
+
+/* The cache times for a transfer starting at now_ms, from last second's
+ * rate of starts (FETCH_DNS_CACHE_S and FETCH_CONN_IDLE_S above). */
+static void cache_times(struct fetcher *f, int64_t now_ms)
 {
     int64_t span = now_ms - f->rate_ms;
 
     if (f->dns_s == 0 || span < 0 || span >= 1000) {
         long per_s = span > 0 && span < 2000 ? (long)(f->rate_n * 1000 / span)
                                               : 0;
-        long s = per_s > 0 ? FETCH_DNS_CACHE_ENTRIES / per_s
-                           : FETCH_DNS_CACHE_S;
-        f->dns_s = s < 1 ? 1 : s > FETCH_DNS_CACHE_S ? FETCH_DNS_CACHE_S : s;
+        long conns = (long)f->c->fetch_concurrency + 8; /* half of max */
+        f->dns_s = clamp_s(per_s > 0 ? FETCH_DNS_CACHE_ENTRIES / per_s
+                                     : FETCH_DNS_CACHE_S, FETCH_DNS_CACHE_S);
+        f->idle_s = clamp_s(per_s > 0 ? conns / per_s : FETCH_CONN_IDLE_S,
+                            FETCH_CONN_IDLE_S);
         f->rate_ms = now_ms;
         f->rate_n = 0;
     }
     f->rate_n++;
-    return f->dns_s;
 }
 
 static int add(struct fetcher *f, const char *url, size_t max_bytes,
@@ -407,8 +427,9 @@ static int add(struct fetcher *f, const char *url, size_t max_bytes,
     r->easy = h;
     r->guard = f->guard;
     curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_DNS_CACHE_TIMEOUT,
-                     dns_cache_s(f, r->started_ms));
+    cache_times(f, r->started_ms);
+    curl_easy_setopt(h, CURLOPT_DNS_CACHE_TIMEOUT, f->dns_s);
+    curl_easy_setopt(h, CURLOPT_MAXAGE_CONN, f->idle_s);
     curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, r);
     curl_easy_setopt(h, CURLOPT_PRIVATE, r);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
