@@ -100,10 +100,7 @@ struct fetcher {
     size_t active;
     struct curl_slist *headers; /* X-Dcrawl-Node (fetcher_set_node) */
     struct fetch_guard *guard;  /* frame floods (fetch-guard.c), or NULL */
-    int64_t rate_ms;            /* start of this second's count of starts */
-    long rate_n;                /* transfers started since rate_ms */
-    long dns_s;                 /* address cache time now (cache_times) */
-    long idle_s;                /* idle connection time now (cache_times) */
+    struct fetch_cache_times cache; /* libcurl's cache times (fetch-cache.c) */
 };
 
 void fetch_result_free(struct fetch_result *r)
@@ -164,33 +161,6 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
     buf_add(&r->resp_head, &r->resp_len, &r->resp_cap, p, len);
     return len;
 }
-
-/* Seconds libcurl keeps a host's resolved addresses (its default: 60).
- * libcurl 7.88 prunes its address cache by walking every entry on each
- * transfer (and looks names up in a hash of 7 chains), so the cache's
- * size is a cost per transfer: a node meeting a thousand new hosts a
- * second with a minute, even 10 s, of them in the cache spent most of its
- * CPU walking it and stalled its loop for seconds. So the time shrinks
- * as transfers start faster: an entry lives FETCH_DNS_CACHE_S seconds,
- * or the time FETCH_DNS_CACHE_ENTRIES transfers take to start at last
- * second's rate if that is shorter (1 s at least), which keeps the cache
- * near that many entries at most. 10 s covers a host's robots.txt and the
- * pages that follow it at politeness.delay; a shorter time only means a
- * host looked up again (the system's resolver keeps its own cache). */
-#define FETCH_DNS_CACHE_S 10
-#define FETCH_DNS_CACHE_ENTRIES 2000
-
-/* Seconds an idle connection is kept for reuse (libcurl's default: 118).
- * libcurl 7.88 keeps a table of the hosts it has connections to, walked
- * whole each time a host's last connection closes; a connection it closes
- * because CURLMOPT_MAXCONNECTS is reached leaves its host in that table
- * for good (a connection closed for its age does not), so a node meeting
- * new hosts fast grew the table by every host it had kept a connection
- * to and slowed down with each (a third of its CPU at 50 000 hosts). So
- * the idle time shrinks as transfers start faster, to the time half of
- * MAXCONNECTS (fetch.concurrency + 8) transfers take to start (1 s at
- * least): connections close for their age before the cap is reached. */
-#define FETCH_CONN_IDLE_S 118
 
 /* The send buffer of every connection (the kernel doubles it). A crawler
  * sends requests of a few KiB, so it costs nothing; what it bounds is a
@@ -383,31 +353,6 @@ static CURL *easy_get(struct fetcher *f)
     return h;
 }
 
-static long clamp_s(long s, long hi)
-{
-    return s < 1 ? 1 : s > hi ? hi : s;
-}
-
-/* The cache times for a transfer starting at now_ms, from last second's
- * rate of starts (FETCH_DNS_CACHE_S and FETCH_CONN_IDLE_S above). */
-static void cache_times(struct fetcher *f, int64_t now_ms)
-{
-    int64_t span = now_ms - f->rate_ms;
-
-    if (f->dns_s == 0 || span < 0 || span >= 1000) {
-        long per_s = span > 0 && span < 2000 ? (long)(f->rate_n * 1000 / span)
-                                              : 0;
-        long conns = (long)f->c->fetch_concurrency + 8; /* half of max */
-        f->dns_s = clamp_s(per_s > 0 ? FETCH_DNS_CACHE_ENTRIES / per_s
-                                     : FETCH_DNS_CACHE_S, FETCH_DNS_CACHE_S);
-        f->idle_s = clamp_s(per_s > 0 ? conns / per_s : FETCH_CONN_IDLE_S,
-                            FETCH_CONN_IDLE_S);
-        f->rate_ms = now_ms;
-        f->rate_n = 0;
-    }
-    f->rate_n++;
-}
-
 static int add(struct fetcher *f, const char *url, size_t max_bytes,
                int follow, void *ud)
 {
@@ -427,9 +372,9 @@ static int add(struct fetcher *f, const char *url, size_t max_bytes,
     r->easy = h;
     r->guard = f->guard;
     curl_easy_setopt(h, CURLOPT_URL, url);
-    cache_times(f, r->started_ms);
-    curl_easy_setopt(h, CURLOPT_DNS_CACHE_TIMEOUT, f->dns_s);
-    curl_easy_setopt(h, CURLOPT_MAXAGE_CONN, f->idle_s);
+    fetch_cache_times(&f->cache, r->started_ms, f->c->fetch_concurrency);
+    curl_easy_setopt(h, CURLOPT_DNS_CACHE_TIMEOUT, f->cache.dns_s);
+    curl_easy_setopt(h, CURLOPT_MAXAGE_CONN, f->cache.idle_s);
     curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, r);
     curl_easy_setopt(h, CURLOPT_PRIVATE, r);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, r);
