@@ -30,7 +30,12 @@
 # Printed per N: hosts owned, the node's peak RSS (VmHWM) and RSS at the
 # end (VmRSS, last reading before it exits; both sampled every 0.5 s),
 # Redis used_memory after the crawl and per host, pages fetched, robots.txt
-# fetched / taken from Redis / dropped from memory, wall seconds. Every
+# fetched / taken from Redis / dropped from memory, wall seconds (seeding
+# included) and of them the seeding's, the CPU
+# seconds (user + system) of the node and of Redis (the machine may be
+# shared: CPU is the figure to compare), hosts handled per wall second and
+# per node CPU second, and partition leases lost (0 unless the node loop
+# stalled past cluster.partition_lease). Every
 # SAMPLE half-seconds (60) WORK/nN/samples.txt gets a line "unix-time
 # hosts-handled-at-depth-0 RSS-MB peak-MB", the curve within one run. Work files
 # in WORK (/tmp/many-hosts); BIN picks the binary (build-rel/dcrawl).
@@ -98,10 +103,12 @@ cleanup() {
 trap cleanup EXIT
 
 kb() { awk -v k="$2" '$1 == k":" {print $2}' "/proc/$1/status" 2>/dev/null; }
+# user + system CPU seconds of process $1 so far
+cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($14 + $15) / hz}' "/proc/$1/stat" 2>/dev/null; }
 mb() { awk -v k="$1" 'BEGIN {printf "%.0f", k / 1024}'; }
 
 run_one() {
-    local n=$1 d=$WORK/n$1 sock t0 t1 pid hwm=0 rss=0 h r used base
+    local n=$1 d=$WORK/n$1 sock t0 t1 pid hwm=0 rss=0 h r used base cpu=0 c rcpu ts
     mkdir -p "$d"
     sock=$d/redis.sock
     redis-server --port 0 --unixsocket "$sock" --save "" --appendonly no \
@@ -117,6 +124,7 @@ run_one() {
     t0=$(date +%s.%N)
     "$BIN" seed --redis "unix://$sock" --depth 1 "$d/seeds.txt" >"$d/seed.log" 2>&1 ||
         { cat "$d/seed.log"; return 1; }
+    ts=$(date +%s.%N)
     "$BIN" node --redis "unix://$sock" --out "$d/out" --exit-when-idle \
         --set fetch.concurrency="$FETCH_CONC" --set output.progress_interval=0 \
         --set politeness.delay="$DELAY" >"$d/node.log" 2>&1 &
@@ -127,6 +135,8 @@ run_one() {
         h=$(kb "$pid" VmHWM) r=$(kb "$pid" VmRSS)
         [ -n "$h" ] && hwm=$h
         [ -n "$r" ] && rss=$r
+        c=$(cpu_s "$pid")
+        [ -n "$c" ] && cpu=$c
         if [ $((k++ % SAMPLE)) -eq 0 ]; then # hosts handled so far (depth 0)
             echo "$(date +%s) $(cat "$d"/out/depth-0/*.jsonl 2>/dev/null | wc -l) $(mb "$rss") $(mb "$hwm")" \
                 >>"$d/samples.txt"
@@ -136,19 +146,25 @@ run_one() {
     wait "$pid" || { echo "many-hosts: node exited $? (see $d/node.log)" >&2; tail -5 "$d/node.log" >&2; }
     t1=$(date +%s.%N)
     used=$(redis-cli -s "$sock" info memory | awk -F: '/^used_memory:/ {print $2+0}')
+    rcpu=$(redis-cli -s "$sock" info cpu |
+        awk -F: '/^used_cpu_(sys|user):/ {s += $2} END {printf "%.1f", s}')
     redis-cli -s "$sock" shutdown nosave >/dev/null 2>&1
     wait "$RPID" 2>/dev/null
     RPID=
-    local pages robots
+    local pages robots lost wall
     pages=$(sed -n 's/^crawled \([0-9]*\) pages.*/\1/p' "$d/node.log" | head -1)
     robots=$(sed -n 's/^ *robots.txt: \([0-9]*\) fetched, \([0-9]*\) taken from Redis, \([0-9]*\) hosts dropped.*/\1\/\2\/\3/p' "$d/node.log")
-    printf "%9s %9s %9s %10s %11s %9s %22s %8.0f\n" "$n" "$(mb "$hwm")" "$(mb "$rss")" \
+    lost=$(sed -n 's/^ *cluster: partitions [0-9]* taken, [0-9]* handed over, \([0-9]*\) lost.*/\1/p' "$d/node.log")
+    wall=$(echo "$t1 - $t0" | bc)
+    printf "%9s %9s %9s %10s %11s %9s %22s %8.0f %6.0f %8s %8s %8.0f %9.0f %6s\n" "$n" "$(mb "$hwm")" "$(mb "$rss")" \
         "$(mb $((used / 1024)))" "$(( (used - base) / n ))" "${pages:-?}" "${robots:-?}" \
-        "$(echo "$t1 - $t0" | bc)"
+        "$wall" "$(echo "$ts - $t0" | bc)" "$cpu" "$rcpu" "$(echo "$n / $wall" | bc -l)" \
+        "$(echo "$n / ($cpu + 0.001)" | bc -l)" "${lost:-?}"
 }
 
-printf "%9s %9s %9s %10s %11s %9s %22s %8s\n" "hosts" "peak_MB" "end_MB" "redis_MB" \
-    "redis_B/host" "pages" "robots fetch/redis/drop" "wall_s"
+printf "%9s %9s %9s %10s %11s %9s %22s %8s %6s %8s %8s %8s %9s %6s\n" "hosts" "peak_MB" "end_MB" \
+    "redis_MB" "redis_B/host" "pages" "robots fetch/redis/drop" "wall_s" "seed_s" "cpu_s" "redis_s" \
+    "hosts/s" "hosts/cpu" "lost"
 for n in "${SIZES[@]}"; do
     run_one "$n" || exit 1
 done

@@ -100,6 +100,7 @@ struct fetcher {
     size_t active;
     struct curl_slist *headers; /* X-Dcrawl-Node (fetcher_set_node) */
     struct fetch_guard *guard;  /* frame floods (fetch-guard.c), or NULL */
+    struct fetch_cache_times cache; /* libcurl's cache times (fetch-cache.c) */
 };
 
 void fetch_result_free(struct fetch_result *r)
@@ -160,14 +161,6 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
     buf_add(&r->resp_head, &r->resp_len, &r->resp_cap, p, len);
     return len;
 }
-
-/* Seconds libcurl keeps a host's resolved addresses (its default: 60).
- * libcurl 7.88 prunes its address cache by walking every entry on each
- * lookup, so the cache's size is a cost per transfer: with a minute of
- * hosts in it, a node meeting thousands of new hosts a minute spent most
- * of its time there (and held one entry per host). 10 s still covers a
- * host's robots.txt and the pages that follow it at politeness.delay. */
-#define FETCH_DNS_CACHE_S 10
 
 /* The send buffer of every connection (the kernel doubles it). A crawler
  * sends requests of a few KiB, so it costs nothing; what it bounds is a
@@ -323,7 +316,6 @@ static CURL *easy_get(struct fetcher *f)
     curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, c->fetch_accept_encoding);
     curl_easy_setopt(h, CURLOPT_HTTP_CONTENT_DECODING, 0L);
-    curl_easy_setopt(h, CURLOPT_DNS_CACHE_TIMEOUT, (long)FETCH_DNS_CACHE_S);
     curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, on_close);
     curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, f->guard);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(c->fetch_timeout * 1000));
@@ -348,7 +340,6 @@ static CURL *easy_get(struct fetcher *f)
     curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(h, CURLOPT_VERBOSE, 1L); /* feeds on_debug only */
     curl_easy_setopt(h, CURLOPT_PIPEWAIT, 1L);
-    curl_easy_setopt(h, CURLOPT_DNS_CACHE_TIMEOUT, 300L);
 #if LIBCURL_VERSION_NUM >= 0x075700
     /* a transfer that ends while its name is still being looked up
      * (connect timeout against a stalled DNS server) leaves the lookup
@@ -381,6 +372,9 @@ static int add(struct fetcher *f, const char *url, size_t max_bytes,
     r->easy = h;
     r->guard = f->guard;
     curl_easy_setopt(h, CURLOPT_URL, url);
+    fetch_cache_times(&f->cache, r->started_ms, f->c->fetch_concurrency);
+    curl_easy_setopt(h, CURLOPT_DNS_CACHE_TIMEOUT, f->cache.dns_s);
+    curl_easy_setopt(h, CURLOPT_MAXAGE_CONN, f->cache.idle_s);
     curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, r);
     curl_easy_setopt(h, CURLOPT_PRIVATE, r);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, r);

@@ -73,6 +73,20 @@ void fetch_result_free(struct fetch_result *r);
 #define FETCH_CALL_CAP_MAX_MS 2000
 int64_t fetch_call_cap_ms(const struct conf *c);
 
+/* fetch-cache.c: how long libcurl keeps a host's addresses and an idle
+ * connection, from the rate transfers start at (kept here, one per
+ * fetcher; zeroed to start). */
+#define FETCH_DNS_CACHE_S 10
+#define FETCH_DNS_CACHE_ENTRIES 2000
+#define FETCH_CONN_IDLE_S 118
+struct fetch_cache_times {
+    int64_t since_ms;   /* start of this second's count */
+    long n;             /* transfers started since since_ms */
+    long dns_s, idle_s; /* the times now, in seconds */
+};
+void fetch_cache_times(struct fetch_cache_times *t, int64_t now_ms,
+                       int concurrency);
+
 /* fetch-guard.c: a thread that shuts down the socket still receiving the
  * most when one libcurl call has run for cap_ms (a frame flood libcurl
  * keeps reading without calling back). */

@@ -15,7 +15,7 @@ nofollow/noindex/none, rel=nofollow, rel=canonical, meta refresh.
 Counts requests per path; GET /_counts returns them as JSON, GET /_log
 the hostile handlers' notes (bytes sent before the client gave up, how
 long it stayed). --bomb builds the gzip bomb (256 MiB of HTML decoded from
-about 256 KiB) before the port is written. Exits after 120 s at most; a handler never runs longer
+about 256 KiB) before the port is written. Exits after 600 s at most; a handler never runs longer
 than 60 s."""
 import gzip, http.server, json, select, sys, threading, time, zlib
 
@@ -236,5 +236,8 @@ http.server.ThreadingHTTPServer.daemon_threads = True
 srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
 with open(sys.argv[1], "w") as fh:
     fh.write(str(srv.server_address[1]))
-threading.Timer(120, srv.shutdown).start()
+# A safety net for a server its test failed to stop (every test kills it
+# on exit): e2e-hostile needs it for about 2 minutes, longer on a loaded
+# machine, so it stops by itself only after 10.
+threading.Timer(600, srv.shutdown).start()
 srv.serve_forever()
