@@ -81,7 +81,8 @@ int node__ahead_hold_job(struct node *n, struct work_job *j)
     return 1;
 }
 
-/* Unlink the held jobs that `take` selects, in order, as a list. */
+/* Unlink the held jobs of depth <= level or held since before `before`,
+ * in order, as a list. */
 static struct work_job *unlink_jobs(struct node *n, int level, int64_t before)
 {
     struct work_job *out = NULL, **o = &out, **p = &n->ahead.jobs;

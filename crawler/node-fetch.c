@@ -42,6 +42,14 @@ void node__inflight_free(struct inflight *in)
     free(in);
 }
 
+void node__result_drop(struct fetch_result *r)
+{
+    struct inflight *in = r->ud;
+    node__lease_clear(&in->lease);
+    node__inflight_free(in);
+    fetch_result_free(r);
+}
+
 /* Transfers wait in the politeness queue (host gap, address slots) and
  * start from launch_ready. */
 static void start_page(struct node *n, struct frontier_lease *l)

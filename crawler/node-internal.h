@@ -737,6 +737,9 @@ void node__on_fetched(struct node *n, struct fetch_result *r);
 void node__fetched(struct node *n, struct fetch_result *r);
 void node__fetch_requeue(struct node *n, struct fetch_result *r);
 void node__inflight_free(struct inflight *in);
+/* A finished or cancelled transfer dropped unrecorded: its lease is
+ * forgotten here (it expires or is handed back in Redis), the rest freed. */
+void node__result_drop(struct fetch_result *r);
 /* sitemaps.c */
 void sitemaps_queue(struct node *n, struct robots_entry *e);
 void sitemaps_done(struct node *n, struct robots_entry *e, int level,

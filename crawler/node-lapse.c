@@ -142,12 +142,8 @@ void node__lapse_release(struct node *n)
 {
     if (n->f)
         frontier_set_wait_hook(n->f, NULL, NULL);
-    for (size_t i = 0; i < n->lapse.n; i++) {
-        struct inflight *in = n->lapse.v[i]->ud;
-        node__lease_clear(&in->lease);
-        node__inflight_free(in);
-        fetch_result_free(n->lapse.v[i]);
-    }
+    for (size_t i = 0; i < n->lapse.n; i++)
+        node__result_drop(n->lapse.v[i]);
     free(n->lapse.v);
     memset(&n->lapse, 0, sizeof(n->lapse));
 }

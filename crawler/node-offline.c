@@ -210,12 +210,8 @@ size_t node__offline_cap(struct node *n, int64_t now, size_t cap)
 
 void node__offline_release(struct node *n)
 {
-    for (size_t i = 0; i < n->net.n; i++) {
-        struct inflight *in = n->net.v[i]->ud;
-        node__lease_clear(&in->lease);
-        node__inflight_free(in);
-        fetch_result_free(n->net.v[i]);
-    }
+    for (size_t i = 0; i < n->net.n; i++)
+        node__result_drop(n->net.v[i]);
     free(n->net.v);
     n->net.v = NULL;
     n->net.n = n->net.cap = 0;

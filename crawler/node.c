@@ -291,12 +291,8 @@ static int node_teardown(struct node *n)
     noise_free(&n->noise);
     redirects_free(&n->redir);
     drop_polite(n);
-    for (size_t k = 0; k < n->nended; k++) { /* exit on error */
-        struct inflight *in = n->ended[k]->ud;
-        node__lease_clear(&in->lease);
-        node__inflight_free(in);
-        fetch_result_free(n->ended[k]);
-    }
+    for (size_t k = 0; k < n->nended; k++) /* exit on error */
+        node__result_drop(n->ended[k]);
     free(n->ended);
     node__ahead_free(n);
     node__done_release(n);
@@ -567,12 +563,8 @@ static void hand_back(struct node *n)
     size_t k = 0, len = strlen(n->errmsg);
     struct fetch_result *r;
     int rc;
-    while ((r = fetcher_cancel(n->fetch))) {
-        struct inflight *in = r->ud;
-        node__lease_clear(&in->lease);
-        node__inflight_free(in);
-        fetch_result_free(r);
-    }
+    while ((r = fetcher_cancel(n->fetch)))
+        node__result_drop(r);
     rc = frontier_hand_back(n->f, dc_now_ms(), &k);
     if (!rc)
         rc = frontier_cluster_leave(n->f);
