@@ -304,9 +304,9 @@ struct node_stats {
     uint64_t server_changes, failover_refetch;
     uint64_t robots_restored;   /* robots.txt answers read from Redis */
     /* URLs of the next level leased while the level before drained
-     * (node-ahead.c), and pages of those given back to be fetched again
-     * (held too long, or the node stopped) */
-    uint64_t pages_ahead, ahead_given_back;
+     * (node-ahead.c), pages of those given back to be fetched again (the
+     * node stopped) and held leases extended (frontier_renew) */
+    uint64_t pages_ahead, ahead_given_back, ahead_renewed;
     uint64_t robots_evicted;    /* hosts dropped from the robots cache */
     /* noise repetition state per host: read from Redis, written to it,
      * reads and writes that failed (hosts); round trips they took */

@@ -25,10 +25,12 @@
  *    admit (the crawl's last depth, failures, redirects: their target
  *    keeps the page's depth) is finished at once.
  * Held pages keep their leases, so nothing is lost if the node dies; they
- * are bounded by count and bytes (NODE_AHEAD_JOBS, NODE_AHEAD_BYTES), and
- * one held past half the lease's time goes back to its queue (fetched
- * again later) rather than let its lease expire while held. A stop gives
- * everything held back.
+ * are bounded by count and bytes (NODE_AHEAD_JOBS, NODE_AHEAD_BYTES). A
+ * level may take longer than frontier.lease to end (a dead node's leases
+ * wait for theirs to expire), so every lease held here is extended each
+ * third of frontier.lease (frontier_renew) rather than given back: giving
+ * back a fetched page means fetching it twice. A stop gives everything
+ * held back.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -41,6 +43,20 @@
 static size_t job_bytes(const struct work_job *j)
 {
     return (j->res ? j->res->body_len : 0) + j->built.len + 512;
+}
+
+static int64_t renew_period(const struct node *n)
+{
+    int64_t ms = (int64_t)(n->c->frontier_lease * 1000) / 3;
+    return ms < 100 ? 100 : ms;
+}
+
+/* Something is held: its leases are extended within a period. A lease
+ * just taken has its whole time left, an older one at least the fetch's. */
+static void renew_schedule(struct node *n)
+{
+    if (!n->ahead.renew_ms)
+        n->ahead.renew_ms = dc_now_ms() + renew_period(n);
 }
 
 int node__ahead_allowed(const struct node *n)
@@ -57,6 +73,7 @@ void node__ahead_hold_lease(struct node *n, struct frontier_lease *l)
           sizeof(*n->ahead.lease));
     n->ahead.lease[n->ahead.nlease++] = *l;
     memset(l, 0, sizeof(*l));
+    renew_schedule(n);
 }
 
 int node__ahead_hold_job(struct node *n, struct work_job *j)
@@ -69,7 +86,7 @@ int node__ahead_hold_job(struct node *n, struct work_job *j)
         work_job_free(j);
         return 1;
     }
-    j->held_ms = dc_now_ms();
+    renew_schedule(n);
     j->next = NULL;
     if (n->ahead.tail)
         n->ahead.tail->next = j;
@@ -81,15 +98,14 @@ int node__ahead_hold_job(struct node *n, struct work_job *j)
     return 1;
 }
 
-/* Unlink the held jobs of depth <= level or held since before `before`,
- * in order, as a list. */
-static struct work_job *unlink_jobs(struct node *n, int level, int64_t before)
+/* Unlink the held jobs of depth <= level, in order, as a list. */
+static struct work_job *unlink_jobs(struct node *n, int level)
 {
     struct work_job *out = NULL, **o = &out, **p = &n->ahead.jobs;
     n->ahead.tail = NULL;
     while (*p) {
         struct work_job *j = *p;
-        if (j->depth <= level || j->held_ms < before) {
+        if (j->depth <= level) {
             *p = j->next;
             j->next = NULL;
             *o = j;
@@ -108,7 +124,7 @@ struct work_job *node__ahead_take_jobs(struct node *n)
 {
     if (!n->ahead.jobs || n->ahead.jobs->depth > n->level)
         return NULL; /* held in depth order: the first is the lowest */
-    return unlink_jobs(n, n->level, INT64_MIN);
+    return unlink_jobs(n, n->level);
 }
 
 void node__ahead_release_leases(struct node *n, int64_t now)
@@ -130,11 +146,35 @@ void node__ahead_release_leases(struct node *n, int64_t now)
     free(v);
 }
 
-void node__ahead_give_back(struct node *n, int all)
+int node__ahead_renew(struct node *n, int64_t now)
 {
-    int64_t lease_ms = (int64_t)(n->c->frontier_lease * 1000);
-    int64_t before = all ? INT64_MAX : dc_now_ms() - lease_ms / 2;
-    struct work_job *j = unlink_jobs(n, all ? NODE_MAX_DEPTH : -1, before);
+    struct frontier_lease *v;
+    struct work_job *j;
+    size_t k = 0, renewed = 0;
+    int rc;
+    if (!n->ahead.renew_ms || now < n->ahead.renew_ms)
+        return DC_OK;
+    if (!n->ahead.njobs && !n->ahead.nlease) {
+        n->ahead.renew_ms = 0;
+        return DC_OK;
+    }
+    v = xmalloc((n->ahead.njobs + n->ahead.nlease) * sizeof(*v));
+    for (j = n->ahead.jobs; j; j = j->next)
+        v[k++] = j->lease; /* shallow: the strings stay the job's */
+    for (size_t i = 0; i < n->ahead.nlease; i++)
+        v[k++] = n->ahead.lease[i];
+    rc = frontier_renew(n->f, v, k, &renewed);
+    free(v);
+    if (rc)
+        return rc;
+    n->st->ahead_renewed += renewed;
+    n->ahead.renew_ms = now + renew_period(n);
+    return DC_OK;
+}
+
+void node__ahead_give_back(struct node *n)
+{
+    struct work_job *j = unlink_jobs(n, NODE_MAX_DEPTH);
     while (j) {
         struct work_job *next = j->next;
         n->st->ahead_given_back++;
@@ -142,8 +182,7 @@ void node__ahead_give_back(struct node *n, int all)
         work_job_free(j);
         j = next;
     }
-    if (all)
-        node__ahead_release_leases(n, dc_now_ms());
+    node__ahead_release_leases(n, dc_now_ms());
 }
 
 void node__ahead_free(struct node *n)

@@ -196,7 +196,6 @@ struct work_job {
     int noindex;
     int decode_truncated; /* decoding stopped at fetch.max_bytes */
     size_t held_bytes;    /* body bytes counted in workers_pending_bytes */
-    int64_t held_ms;      /* held for its level's end since (node-ahead.c) */
 };
 void work_job_free(struct work_job *j);
 /* The warc_page view of a job (pointers into the job). */
@@ -639,6 +638,7 @@ struct node {
         struct work_job *jobs, *tail; /* pages whose links must wait */
         size_t njobs, bytes;
         int active;                   /* leased ahead since the level began */
+        int64_t renew_ms;             /* extend the held leases then (0: none) */
     } ahead;
     /* scope.private_addresses=seeds: when the seeds' ranges were last
      * asked for and when leases last came (dc_mono_us): a lease popped
@@ -714,15 +714,17 @@ int node__timer_level(struct node *n, struct node_timer *t, int64_t now);
  * host's robots.txt is unknown (moved out of l). hold_job: 1 when the page
  * was kept (its links wait for the level's end). take_jobs: the kept pages
  * whose level has come, as a list. release_leases: dispatch the kept
- * leases whose level has come. give_back: complete as retries the pages
- * held too long (all: everything held, the node stops). hold_job takes
- * the job (1) in both cases: kept, or given back when the node stops. */
+ * leases whose level has come. renew: extend the held leases when due.
+ * give_back: the node stops, everything held goes back to its queue.
+ * hold_job takes the job (1) in both cases: kept, or given back when the
+ * node stops. */
 int node__ahead_allowed(const struct node *n);
 void node__ahead_hold_lease(struct node *n, struct frontier_lease *l);
 int node__ahead_hold_job(struct node *n, struct work_job *j);
 struct work_job *node__ahead_take_jobs(struct node *n);
 void node__ahead_release_leases(struct node *n, int64_t now);
-void node__ahead_give_back(struct node *n, int all);
+int node__ahead_renew(struct node *n, int64_t now);
+void node__ahead_give_back(struct node *n);
 void node__ahead_free(struct node *n);
 /* node-fetch.c */
 void node__dispatch(struct node *n, struct frontier_lease *l, int64_t now);

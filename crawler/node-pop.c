@@ -104,7 +104,9 @@ int node__timer_pop(struct node *n, struct node_timer *t, int64_t now)
     int rc = DC_OK, got, idle, drained;
     if (n->loop.stopping || n->level < 0)
         return DC_OK;
-    node__ahead_give_back(n, 0); /* held too long: before their leases end */
+    rc = node__ahead_renew(n, now); /* before the held leases end */
+    if (rc)
+        return rc;
     got = fill_slots(n, now, &next, &drained, &rc);
     if (rc)
         return rc;

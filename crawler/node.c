@@ -535,7 +535,7 @@ static int node_turn(struct node *n)
     if (node__stop_requested() && !n->loop.stopping) {
         n->loop.stopping = 1; /* parked leases go back as their robots end */
         node__drop_queued(n);
-        node__ahead_give_back(n, 1);
+        node__ahead_give_back(n);
     }
     rc = timers_run(n, now);
     if (rc || n->loop.done || n->loop.restart)

@@ -197,8 +197,8 @@ void node_print_summary(FILE *out, const struct node_stats *st,
 
     print_pages(out, st);
     fprintf(out, "  depth  pages (%llu URLs leased while the level before "
-                 "drained, %llu pages of them given back)\n",
-            U(st->pages_ahead), U(st->ahead_given_back));
+                 "drained, %llu of them given back, %llu lease renewals)\n",
+            U(st->pages_ahead), U(st->ahead_given_back), U(st->ahead_renewed));
     for (d = 0; d < DC_DEPTHS && d <= st->max_depth; d++)
         fprintf(out, "  %5d  %llu\n", d, U(st->pages_per_depth[d]));
     fprintf(out, "  HTTP status: 2xx %llu, 3xx %llu, 4xx %llu, 5xx %llu, "

@@ -66,6 +66,7 @@ enum frontier_script {
     FRONTIER_SCRIPT_RELEASE,
     FRONTIER_SCRIPT_ORPHANS,     /* leases of this node it does not hold */
     FRONTIER_SCRIPT_MEMBERS,     /* heartbeat and live nodes (cluster.c) */
+    FRONTIER_SCRIPT_RENEW,       /* extend held leases (lease.c) */
     FRONTIER_NSCRIPTS
 };
 

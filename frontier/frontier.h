@@ -203,6 +203,17 @@ int frontier_complete(struct frontier *f, const struct frontier_lease *l,
                       int64_t now_ms);
 
 /*
+ * Extend n leases this handle holds to frontier.lease from now, by Redis's
+ * clock as pop sets them: for a caller that keeps a fetched page until its
+ * depth level may admit the page's links. A lease no longer there (its
+ * deadline passed and it was reclaimed, or it was completed) is not added
+ * back. *renewed (may be NULL) counts the leases extended. One pipelined
+ * round trip (one script call per partition).
+ */
+int frontier_renew(struct frontier *f, const struct frontier_lease *l,
+                   size_t n, size_t *renewed);
+
+/*
  * Return expired leases to the front of their host queues. With
  * own_node != 0 every lease held by this node's id is returned at once
  * (a restarted node reclaiming what it held). *reclaimed counts them.

@@ -302,6 +302,57 @@ int frontier_pop(struct frontier *f, int depth, int64_t now_ms, size_t max,
     return DC_OK;
 }
 
+int frontier_renew(struct frontier *f, const struct frontier_lease *l,
+                   size_t n, size_t *renewed)
+{
+    struct frontier_call *calls;
+    redisReply **rep;
+    struct frontier_slot *s;
+    size_t ncalls, c = 0, k = 0;
+    int rc;
+
+    if (renewed)
+        *renewed = 0;
+    if (n == 0)
+        return DC_OK;
+    s = xmalloc(n * sizeof(*s));
+    for (size_t i = 0; i < n; i++) {
+        if (!l[i].entry || l[i].partition < 0 ||
+            l[i].partition >= f->nparts) {
+            free(s);
+            return frontier__seterr(f, DC_EINVAL, "renew: bad lease");
+        }
+        s[i].part = l[i].partition;
+        s[i].idx = i;
+    }
+    ncalls = frontier__slots_sort(s, n);
+    calls = xcalloc(ncalls, sizeof(*calls));
+    rep = xcalloc(ncalls, sizeof(*rep));
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && s[i].part != s[i - 1].part)
+            c++;
+        if (i == 0 || s[i].part != s[i - 1].part) {
+            frontier__call_init(&calls[c], FRONTIER_SCRIPT_RENEW);
+            frontier__strv_pushf(&calls[c].keys, "%s:{%d}:lease", f->prefix,
+                                 s[i].part);
+            frontier__strv_pushf(&calls[c].args, "%lld",
+                                 (long long)f->lease_ms);
+        }
+        frontier__strv_pushs(&calls[c].args, l[s[i].idx].entry);
+    }
+    rc = frontier__run(f, calls, ncalls, rep);
+    for (size_t i = 0; !rc && i < ncalls; i++)
+        if (rep[i]->type == REDIS_REPLY_INTEGER && rep[i]->integer > 0)
+            k += (size_t)rep[i]->integer;
+    if (renewed)
+        *renewed = k;
+    frontier__replies_free(rep, ncalls);
+    free(rep);
+    frontier__calls_free(calls, ncalls);
+    free(s);
+    return rc;
+}
+
 void frontier_lease_drop(struct frontier *f, const struct frontier_lease *l)
 {
     frontier__held_del(f, l->partition, l->entry);

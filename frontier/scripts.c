@@ -42,7 +42,8 @@
 extern const char frontier__lua_admit[], frontier__lua_admit_mod[],
     frontier__lua_pop[], frontier__lua_complete[], frontier__lua_reclaim[],
     frontier__lua_seen[], frontier__lua_own[], frontier__lua_release[],
-    frontier__lua_orphans[], frontier__lua_members[];
+    frontier__lua_orphans[], frontier__lua_members[],
+    frontier__lua_renew[];
 
 static const struct {
     const char *body;
@@ -58,6 +59,7 @@ static const struct {
     [FRONTIER_SCRIPT_RELEASE] = { frontier__lua_release, "release.lua" },
     [FRONTIER_SCRIPT_ORPHANS] = { frontier__lua_orphans, "orphans.lua" },
     [FRONTIER_SCRIPT_MEMBERS] = { frontier__lua_members, "members.lua" },
+    [FRONTIER_SCRIPT_RENEW] = { frontier__lua_renew, "renew.lua" },
 };
 
 const char *frontier__script_file(int script)

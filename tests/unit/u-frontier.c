@@ -494,6 +494,40 @@ static void t_reclaim_deadline(void)
     frontier_close(&f);
 }
 
+/* Renewing held leases moves their deadline to Redis's clock plus the
+ * lease time: one set to the past no longer expires; a lease completed or
+ * reclaimed is not added back. */
+static void t_renew(void)
+{
+    struct frontier *f = open_f(4, 1, 1, "n1");   /* 1 s leases */
+    const char *u[] = { "http://a.test/1", "http://b.test/1",
+                        "http://c.test/1" };
+    struct frontier_lease *l;
+    size_t n, got = 9;
+
+    admit(f, u, 3, 0, 1000, NULL);
+    n = pop(f, 0, 1000, 10, &l, NULL);
+    CHECK(n == 3, "three leases: %zu", n);
+    complete(f, l + 2, 1, FRONTIER_DONE, 0, 1000);
+    leases_expire();              /* every deadline in the past */
+    CHECK(frontier_renew(f, l, 3, &got) == DC_OK && got == 2,
+          "renewed the two held: %zu", got);
+    CHECK(frontier_reclaim(f, 2000, 0, &got) == DC_OK && got == 0,
+          "renewed leases do not expire: %zu", got);
+    CHECK(raw_int("EVAL %s 0", "local n = 0 for _, k in ipairs("
+                  "redis.call('KEYS', 'dc:*:lease')) do "
+                  "n = n + redis.call('ZCARD', k) end return n") == 2,
+          "the completed lease is not back");
+    leases_expire();
+    CHECK(frontier_reclaim(f, 2000, 0, &got) == DC_OK && got == 2,
+          "expired again: %zu", got);
+    CHECK(frontier_renew(f, l, 2, &got) == DC_OK && got == 0,
+          "reclaimed leases are not revived: %zu", got);
+    CHECK(frontier_renew(f, l, 0, &got) == DC_OK && got == 0, "none");
+    frontier_leases_free(l, n);
+    frontier_close(&f);
+}
+
 /* Completing a lease that was reclaimed (but not yet re-popped) removes the
  * requeued copy, so the URL is not fetched twice. */
 static void t_complete_reclaimed(void)
@@ -1275,6 +1309,7 @@ static const struct {
     { "depth separation", t_depths },
     { "levels", t_levels },
     { "reclaim by deadline", t_reclaim_deadline },
+    { "renew held leases", t_renew },
     { "queue encoding", t_queue_encoding },
     { "complete reclaimed", t_complete_reclaimed },
     { "complete twice", t_complete_twice },
