@@ -42,7 +42,8 @@
 
 static size_t job_bytes(const struct work_job *j)
 {
-    return (j->res ? j->res->body_len : 0) + j->built.len + 512;
+    return (j->res && j->res->body ? j->res->body_len : 0) + j->built.len +
+           j->links.blob_cap + j->links.cap * sizeof(*j->links.link) + 512;
 }
 
 static int64_t renew_period(const struct node *n)
@@ -87,6 +88,12 @@ int node__ahead_hold_job(struct node *n, struct work_job *j)
         return 1;
     }
     renew_schedule(n);
+    if (j->built.len && j->built.digest[0] && j->res) {
+        /* its records are built: the body is needed no more (a revisit
+         * record takes the built digest) */
+        free(j->res->body);
+        j->res->body = NULL;
+    }
     j->next = NULL;
     if (n->ahead.tail)
         n->ahead.tail->next = j;

@@ -486,7 +486,7 @@ void retry_release(struct retry *t);
  * it waiting for their host's robots.txt (node-ahead.c): at most this many
  * each, and this many bytes of pages. */
 #define NODE_AHEAD_JOBS 1024
-#define NODE_AHEAD_BYTES ((size_t)8 << 20)
+#define NODE_AHEAD_BYTES ((size_t)4 << 20)
 /* URLs of a host leased beyond politeness.host_connections (hosts without
  * a politeness gap): the next transfer starts the moment one ends, while
  * the page before is still parsed and admitted; the politeness queue keeps

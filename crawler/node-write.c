@@ -219,6 +219,7 @@ static int write_job(struct node *n, struct work_job *j)
 {
     struct warc_page pg;
     struct warc_writer *w = writer_for(n, j->depth);
+    char digest[sizeof(j->built.digest)];
     const char **links;
     int rc;
     if (!w)
@@ -226,6 +227,8 @@ static int write_job(struct node *n, struct work_job *j)
     links = xmalloc((j->links.n + 1) * sizeof(*links));
     job_page(j, links, &pg);
     if (j->dup_of_uri) { /* archive as a revisit of the first copy */
+        memcpy(digest, j->built.digest, sizeof(digest));
+        pg.payload_digest = digest[0] ? digest : NULL;
         warc_built_release(&j->built);
         rc = warc_record_build(&pg, n->c->output_gzip_level, &j->built);
         if (rc) {

@@ -172,7 +172,10 @@ static int build_records(const struct warc_page *p, int level,
     rewrite_head(p, &head);
     warc_iso_time(p->fetched_ms, date, sizeof(date));
     warc__record_id(b->response_id, sizeof(b->response_id));
-    dedup_sha1_base32(p->body ? p->body : "", p->body_len, b->digest);
+    if (revisit && p->payload_digest && *p->payload_digest)
+        snprintf(b->digest, sizeof(b->digest), "%s", p->payload_digest);
+    else
+        dedup_sha1_base32(p->body ? p->body : "", p->body_len, b->digest);
     sha1_two(head.p, head.len, body ? body : "", body_len, bdig);
     r.type = revisit ? "revisit" : "response";
     r.id = b->response_id;

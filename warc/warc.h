@@ -79,6 +79,10 @@ struct warc_page {
     size_t resp_head_len;
     const char *body;      /* payload as transferred (content-coded) */
     size_t body_len;
+    /* The payload's digest ("sha1:" base32) when known, or NULL: a revisit
+     * record (dup_of_uri) then needs no body, which a caller holding the
+     * page's built records may already have freed. */
+    const char *payload_digest;
     size_t decoded_len;    /* length after content decoding */
     size_t links_found;
     size_t links_new;
