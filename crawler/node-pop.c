@@ -116,8 +116,12 @@ int node__timer_pop(struct node *n, struct node_timer *t, int64_t now)
         t->due = now;
     else if (next == INT64_MAX) /* nothing ready anywhere: while our own
          * transfers run, their completions kick us, so only poll slowly
-         * for work other nodes admit (no spinning) */
-        t->due = now + (idle ? NODE_LEVEL_CHECK_MS : BUSY_POP_MS);
+         * for work other nodes admit (no spinning). Not while the next
+         * level is fetched ahead: its pages are held, not completed, so
+         * nothing kicks us, and the level check below waits for this pop
+         * (it held a level's end back 500 ms) */
+        t->due = now + (idle || (drained && n->ahead.active)
+                            ? NODE_LEVEL_CHECK_MS : BUSY_POP_MS);
     else /* a host becomes ready then (never spin on "now") */
         t->due = next > now ? next : now + 2;
     /* the level may be over: while the next one is fetched ahead, the
