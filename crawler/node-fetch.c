@@ -222,7 +222,7 @@ void node__dispatch(struct node *n, struct frontier_lease *l, int64_t now)
     }
     if (e->state == ROBOTS_READY && now > e->expires_ms)
         e->state = ROBOTS_UNKNOWN;
-    (void)robots_entry_revive(e, l->depth); /* a dead host, a new level */
+    (void)robots_entry_revive(e, l->depth, now); /* dead, a new level */
     if (e->state != ROBOTS_READY && l->depth > n->level) {
         node__ahead_hold_lease(n, l); /* its sitemaps wait for the level */
         return;

@@ -315,6 +315,7 @@ struct robots_entry {
                                  last robots.txt fetch */
     int dead_depth;           /* -1, or the host is dead (robots_error_final)
                                  for URLs of this depth and shallower */
+    int64_t dead_ms;          /* when it was found dead */
     int refused_class;        /* ROBOTS_RULE_PRIVATE: the address's netclass */
     char error[256];          /* why the last fetch failed (5xx /
                                  unreachable): libcurl's text or "HTTP
@@ -407,9 +408,11 @@ int robots_entry_retrying(const struct robots_entry *e);
  * dead, its robots.txt is not retried. */
 int robots_error_final(const struct fetch_result *r);
 /* A dead host whose URL of `depth` arrives at a deeper level than the
- * fetch that found it dead: its rules are forgotten (state UNKNOWN) so
- * that robots.txt is tried once more; returns 1 then, else 0. */
-int robots_entry_revive(struct robots_entry *e, int depth);
+ * fetch that found it dead, ROBOTS_REVIVE_MS or more after it: its rules
+ * are forgotten (state UNKNOWN) so that robots.txt is tried once more;
+ * returns 1 then, else 0. */
+#define ROBOTS_REVIVE_MS 30000
+int robots_entry_revive(struct robots_entry *e, int depth, int64_t now_ms);
 /* The gap (ms) before the host's next transfer: the larger of
  * politeness.delay and the host's Crawl-delay (already capped). */
 int64_t robots_entry_delay_ms(const struct robots_entry *e,

@@ -24,8 +24,11 @@
  * with the same "robots.txt unreachable: <error>" lines) so that it does
  * not hold its level for the 1 + 2 + 4 s of retries. Its robots.txt is
  * tried again only when a URL of the host arrives at a deeper level than
- * the fetch that found it dead (dead_depth; once per level at most), or
- * after robots.expiry. Timeouts, 5xx and other errors keep the retries.
+ * the fetch that found it dead (dead_depth; once per level at most) and
+ * ROBOTS_REVIVE_MS after it (a name that did not resolve or a port that
+ * refused a second ago has not come back; on a small site whose levels
+ * take a second, every level retried a hundred dead hosts), or after
+ * robots.expiry. Timeouts, 5xx and other errors keep the retries.
  *
  * A robots.txt whose address scope.private_addresses refuses (every
  * address of the host, or a redirect's) is ROBOTS_RULE_PRIVATE: disallow
@@ -398,6 +401,7 @@ void robots_entry_set(struct robots_entry *e, const struct fetch_result *r,
             e->rule == ROBOTS_RULE_PRIVATE) {
             e->fails = 0; /* dead: no retries (see the top comment) */
             e->dead_depth = e->try_depth;
+            e->dead_ms = now_ms;
             e->expires_ms = now_ms + (int64_t)(c->robots_expiry * 1000);
             return;
         }
@@ -468,9 +472,10 @@ int robots_entry_retrying(const struct robots_entry *e)
     return e->fails > 0;
 }
 
-int robots_entry_revive(struct robots_entry *e, int depth)
+int robots_entry_revive(struct robots_entry *e, int depth, int64_t now_ms)
 {
-    if (e->state != ROBOTS_READY || e->dead_depth < 0 || depth <= e->dead_depth)
+    if (e->state != ROBOTS_READY || e->dead_depth < 0 ||
+        depth <= e->dead_depth || now_ms - e->dead_ms < ROBOTS_REVIVE_MS)
         return 0;
     e->state = ROBOTS_UNKNOWN;
     return 1;

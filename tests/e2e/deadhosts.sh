@@ -6,7 +6,7 @@
 # log kept) has 13 pages over 3 levels; every page links to names that do
 # not resolve (dead-K.invalid) and to closed ports (127.0.9.K:1, refused),
 # some of them linked again from a deeper level (a dead host's robots.txt
-# is tried once more then). Checks: exit 0; every page fetched with 200;
+# is not tried again: that waits ROBOTS_REVIVE_MS, 30 s). Checks: exit 0; every page fetched with 200;
 # every dead URL has one line, status 0, "robots.txt unreachable: <error>";
 # one line per URL; nothing requested twice (the server's log).
 . "$(dirname "$0")/lib.sh"

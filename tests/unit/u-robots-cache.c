@@ -52,7 +52,8 @@ static void test_final(void)
 }
 
 /* A refused host at depth 1: dead at once, its URLs disallowed, no retry;
- * depth 1 again: still dead; depth 2: revived once, then dead for 2. */
+ * depth 1 again: still dead; depth 2 within ROBOTS_REVIVE_MS: still dead;
+ * depth 2 later: revived once, then dead for 2. */
 static void test_dead(void)
 {
     struct conf c;
@@ -71,20 +72,26 @@ static void test_dead(void)
     CHECK(!parser_robots_allowed(e->rules, "/a"), "disallow all");
     CHECK(e->expires_ms == 1000 + (int64_t)(c.robots_expiry * 1000),
           "kept until robots.expiry");
-    CHECK(!robots_entry_revive(e, 0) && !robots_entry_revive(e, 1),
+    CHECK(!robots_entry_revive(e, 0, 1000 + ROBOTS_REVIVE_MS) &&
+              !robots_entry_revive(e, 1, 1000 + ROBOTS_REVIVE_MS),
           "same or shallower level: not tried again");
-    CHECK(robots_entry_revive(e, 2) && e->state == ROBOTS_UNKNOWN,
-          "a deeper level: tried again");
+    CHECK(!robots_entry_revive(e, 2, 1000 + ROBOTS_REVIVE_MS - 1) &&
+              e->state == ROBOTS_READY,
+          "a deeper level soon after: not tried again");
+    CHECK(robots_entry_revive(e, 2, 1000 + ROBOTS_REVIVE_MS) &&
+              e->state == ROBOTS_UNKNOWN,
+          "a deeper level later: tried again");
     e->state = ROBOTS_FETCHING;
     e->try_depth = 2;
     robots_entry_set(e, &r, "dcrawl", &c, 2000);
-    CHECK(e->dead_depth == 2 && !robots_entry_revive(e, 2), "dead again, for depth 2");
+    CHECK(e->dead_depth == 2 && !robots_entry_revive(e, 2, 2000 + ROBOTS_REVIVE_MS),
+          "dead again, for depth 2");
     /* then the host answers: alive */
     e->state = ROBOTS_FETCHING;
     e->try_depth = 3;
     r = failed(404, CURLE_OK, "");
     robots_entry_set(e, &r, "dcrawl", &c, 3000);
-    CHECK(e->dead_depth == -1 && !robots_entry_revive(e, 4) &&
+    CHECK(e->dead_depth == -1 && !robots_entry_revive(e, 4, 3000 + ROBOTS_REVIVE_MS) &&
           parser_robots_allowed(e->rules, "/a"), "404: alive, allow all");
     conf_release(&c);
     robots_cache_free(&rc);
@@ -104,7 +111,7 @@ static void test_transient(void)
         CHECK(robots_entry_retrying(e) && e->dead_depth == -1 &&
               e->expires_ms == now + waits[i], "try %d: retried after %lld ms", i + 1,
               (long long)waits[i]);
-        CHECK(!robots_entry_revive(e, 5), "try %d: not dead", i + 1);
+        CHECK(!robots_entry_revive(e, 5, INT64_MAX / 2), "try %d: not dead", i + 1);
         now = e->expires_ms;
     }
     r = failed(503, CURLE_OK, "");
