@@ -291,8 +291,8 @@ struct node_stats {
      * leases forgotten uncompleted (aborted, or fetched and not written) */
     uint64_t lapse_aborted, lapse_dropped;
     /* cut off from the web (node-offline.c): times, failures put back
-     * uncounted */
-    uint64_t offline_times, offline_requeued;
+     * uncounted, control probes sent */
+    uint64_t offline_times, offline_requeued, offline_probes;
     /* loop steps longer than cluster.node_timeout / NODE_STALL_PART
      * (node.c), the longest of them and its step's name */
     uint64_t stalls;

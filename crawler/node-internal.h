@@ -509,7 +509,12 @@ struct dedup_cache;
 struct parser_scope;
 struct node;
 
-enum { INFLIGHT_PAGE, INFLIGHT_ROBOTS, INFLIGHT_SITEMAP };
+/* Longest origin ("scheme://host:port") kept for node-offline.c's
+ * control probe. */
+#define NODE_ORIGIN_MAX 288
+/* INFLIGHT_PROBE: node-offline.c's control probe (no host slot, no
+ * lease, no robots entry; its result never leaves node-offline.c). */
+enum { INFLIGHT_PAGE, INFLIGHT_ROBOTS, INFLIGHT_SITEMAP, INFLIGHT_PROBE };
 
 /* A transfer queued for politeness or in flight (owned by the loop). */
 struct inflight {
@@ -663,6 +668,10 @@ struct node {
         size_t n, cap;
         int64_t held_since, offline_since, probe_at;
         int gave_up;
+        /* the two origins that answered last (distinct, "" none), and a
+         * control probe of one of them in flight */
+        char ok_origin[2][NODE_ORIGIN_MAX];
+        int probing;
     } net;
     /* partitions lost (node-lapse.c): the frontier's lost count last
      * acted on; transfers aborted since, their slots not given back yet */
@@ -785,6 +794,8 @@ void node__lapse_release(struct node *n);
 #define NODE_OFFLINE_DNS_MS 1000
 /* A result held for the verdict (1: the caller must not touch it). */
 int node__offline_hold(struct node *n, struct fetch_result *r);
+/* r ended the control probe: handled and freed (1), else 0. */
+int node__offline_probe_ended(struct node *n, struct fetch_result *r);
 /* Verdicts due at now; the cut-off's time bound. */
 void node__offline_tick(struct node *n, int64_t now);
 /* How many transfers may start now (cap while connected). */

@@ -47,7 +47,10 @@ int node__inflight_partition(struct node *n, const struct inflight *in)
 static int lapsed(void *ud, void *arg)
 {
     struct node *n = arg;
-    return !frontier_cluster_holds(n->f, node__inflight_partition(n, ud));
+    const struct inflight *in = ud;
+    if (in->kind == INFLIGHT_PROBE) /* of no partition */
+        return 0;
+    return !frontier_cluster_holds(n->f, node__inflight_partition(n, in));
 }
 
 void node__lapse_check(struct node *n)

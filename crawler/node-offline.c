@@ -16,11 +16,18 @@
  *   - an answer comes: the node can reach the web, the failure is judged
  *     as usual (retried, or given up; a dead host's robots.txt marks it
  *     dead) - on a live web, within about one round trip of another host;
- *   - none comes and the held failures span one host: judged as usual
- *     once no other transfer runs (a crawl of one host that died still
- *     ends, two seconds later), or after the other transfers' own time
- *     limits (fetch.low_speed_time + fetch.connect_timeout) have passed
- *     without an answer or a failure of theirs;
+ *   - none comes and the held failures span one host: once no other
+ *     transfer runs, or after the other transfers' own time limits
+ *     (fetch.low_speed_time + fetch.connect_timeout) have passed without
+ *     an answer or a failure of theirs, a control probe asks another
+ *     host, one of the last two origins that answered (GET
+ *     <origin>/robots.txt, outside politeness: one small request): its
+ *     answer means the web is there and the failures are judged as usual;
+ *     its failure means the node is cut off (below). With no such origin
+ *     (a crawl of one host that died) they are judged as usual, two
+ *     seconds later. Without the probe a node cut off while it fetched
+ *     one host could not tell that from the host dying, and gave its
+ *     URLs up;
  *   - none comes and they span two or more hosts: the node counts itself
  *     cut off. The held failures, and every failure while cut off, go
  *     back to their queues uncounted (node__fetch_requeue: the URL is
@@ -104,10 +111,38 @@ static void judge(struct node *n, int offline)
     free(v);
 }
 
+/* The origin ("scheme://host:port") of an http(s) URL into out; 0 when
+ * it has none or does not fit. */
+static int origin_of(const char *url, char *out, size_t cap)
+{
+    const char *p = url ? strstr(url, "://") : NULL;
+    size_t len;
+    if (!p)
+        return 0;
+    p += 3;
+    len = (size_t)(p - url) + strcspn(p, "/?#");
+    if (len + 1 > cap || len == (size_t)(p - url))
+        return 0;
+    memcpy(out, url, len);
+    out[len] = '\0';
+    return 1;
+}
+
+/* The last two distinct origins that answered, newest first. */
+static void remember_origin(struct node *n, const char *url)
+{
+    char o[NODE_ORIGIN_MAX];
+    if (!origin_of(url, o, sizeof(o)) || !strcmp(o, n->net.ok_origin[0]))
+        return;
+    memcpy(n->net.ok_origin[1], n->net.ok_origin[0], sizeof(o));
+    memcpy(n->net.ok_origin[0], o, sizeof(o));
+}
+
 /* r is an answer (a response, or a refused connection) that came now. */
 static void answered(struct node *n, const struct fetch_result *r, int64_t now)
 {
     n->net.last_ok_ms = now;
+    remember_origin(n, r->url);
     n->net.gave_up = 0;
     if (n->net.offline_since && r->started_ms >= n->net.offline_since) {
         fprintf(stderr, "dcrawl node %s: hosts answer again after %.1f s "
@@ -139,6 +174,63 @@ int node__offline_hold(struct node *n, struct fetch_result *r)
         n->net.held_since = now;
     xgrow((void **)&n->net.v, &n->net.cap, n->net.n + 1, sizeof(*n->net.v));
     n->net.v[n->net.n++] = r;
+    return 1;
+}
+
+/* Start the control probe: robots.txt of an origin that answered, not
+ * the held failures' own. 0 when there is none (or it cannot start). */
+static int probe_start(struct node *n)
+{
+    char held[NODE_ORIGIN_MAX];
+    const char *o = NULL;
+    struct inflight *in;
+    size_t len;
+    if (!origin_of(n->net.v[0]->url, held, sizeof(held)))
+        held[0] = '\0';
+    for (int i = 0; i < 2 && !o; i++)
+        if (n->net.ok_origin[i][0] && strcmp(n->net.ok_origin[i], held))
+            o = n->net.ok_origin[i];
+    if (!o)
+        return 0;
+    in = xcalloc(1, sizeof(*in));
+    in->kind = INFLIGHT_PROBE;
+    len = strlen(o) + sizeof("/robots.txt");
+    in->url = xmalloc(len);
+    snprintf(in->url, len, "%s/robots.txt", o);
+    if (fetcher_add(n->fetch, in->url, DC_ROBOTS_MAX_BYTES, in) != DC_OK) {
+        node__inflight_free(in);
+        return 0;
+    }
+    n->net.probing = 1;
+    n->st->offline_probes++;
+    return 1;
+}
+
+/* Cut off: the held failures go back uncounted; probes from now on. */
+static void cut_off(struct node *n, int64_t now, const char *why)
+{
+    fprintf(stderr, "dcrawl node %s: no host answered for %.1f s (%zu "
+            "failures%s): cut off, pausing; failures go back uncounted\n",
+            n->id, (now - n->net.held_since) / 1e3, n->net.n, why);
+    n->net.offline_since = now;
+    n->net.probe_at = now + NODE_OFFLINE_PROBE_MS;
+    n->st->offline_times++;
+    judge(n, 1);
+}
+
+int node__offline_probe_ended(struct node *n, struct fetch_result *r)
+{
+    struct inflight *in = r->ud;
+    int64_t now = dc_now_ms();
+    if (in->kind != INFLIGHT_PROBE)
+        return 0;
+    n->net.probing = 0;
+    if (r->status > 0 || refused(r))
+        answered(n, r, now); /* the web is there: judged as usual */
+    else if (n->net.n && !n->net.offline_since)
+        cut_off(n, now, ", and a host that answered before fails too");
+    node__inflight_free(in);
+    fetch_result_free(r);
     return 1;
 }
 
@@ -178,23 +270,23 @@ void node__offline_tick(struct node *n, int64_t now)
         n->net.offline_since = 0;
         n->net.gave_up = 1;
     }
-    if (!n->net.n || now - n->net.held_since < NODE_OFFLINE_VERDICT_MS)
-        return;
+    if (!n->net.n || n->net.probing ||
+        now - n->net.held_since < NODE_OFFLINE_VERDICT_MS)
+        return; /* nothing held, the probe's answer awaited, too soon */
     if (!n->net.gave_up && !held_hosts_many(n) &&
         fetcher_active(n->fetch) > 0 &&
         now - n->net.held_since < single_wait_ms(n))
         return; /* one host so far: wait for the transfers still running */
-    if (n->net.gave_up || !held_hosts_many(n)) {
+    if (n->net.gave_up) {
         judge(n, 0);
         return;
     }
-    fprintf(stderr, "dcrawl node %s: no host answered for %.1f s (%zu "
-            "failures on several hosts): cut off, pausing; failures go back "
-            "uncounted\n", n->id, NODE_OFFLINE_VERDICT_MS / 1e3, n->net.n);
-    n->net.offline_since = now;
-    n->net.probe_at = now + NODE_OFFLINE_PROBE_MS;
-    n->st->offline_times++;
-    judge(n, 1);
+    if (!held_hosts_many(n)) { /* one host: ask another one */
+        if (!probe_start(n))
+            judge(n, 0);
+        return;
+    }
+    cut_off(n, now, " on several hosts");
 }
 
 size_t node__offline_cap(struct node *n, int64_t now, size_t cap)

@@ -376,6 +376,8 @@ static size_t take_ended(struct node *n)
     int64_t now = dc_now_ms();
     size_t k = 0;
     while ((r = fetcher_next_done(n->fetch))) {
+        if (node__offline_probe_ended(n, r))
+            continue; /* no host slot, nothing to record */
         node__transfer_ended(n, r, now);
         xgrow((void **)&n->ended, &n->capended, n->nended + 1,
               sizeof(*n->ended));

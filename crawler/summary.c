@@ -243,10 +243,11 @@ void node_print_summary(FILE *out, const struct node_stats *st,
             U(st->leases_reclaimed), U(st->handed_back),
             U(st->lapse_aborted), U(st->lapse_dropped), U(st->reconnects),
             U(st->server_changes), U(st->failover_refetch));
-    if (st->offline_times) /* node-offline.c */
+    if (st->offline_times || st->offline_probes) /* node-offline.c */
         fprintf(out, "  cut off from the web %llu times: %llu failures put "
-                     "back uncounted\n",
-                U(st->offline_times), U(st->offline_requeued));
+                     "back uncounted; %llu control probes\n",
+                U(st->offline_times), U(st->offline_requeued),
+                U(st->offline_probes));
     if (st->stalls) /* node.c: steps that held the heartbeat */
         fprintf(out, "  node loop: %llu steps blocked over a fifth of "
                      "cluster.node_timeout, the longest %.1f s in %s\n",
