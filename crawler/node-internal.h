@@ -631,7 +631,7 @@ struct node {
     struct {
         struct node_timer timers[TIMER_COUNT];
         int stopping;  /* stop requested: no new leases, drain */
-        int pop_empty; /* this turn's pop found nothing anywhere, idle */
+        int pop_empty; /* a pop found nothing here: the level timer checks */
         int restart;   /* the level changed: start a new turn at once */
         int done;      /* leave the loop (idle, or drained) */
         int kick;      /* leases were completed: try to pop at once */

@@ -116,16 +116,15 @@ int node__timer_pop(struct node *n, struct node_timer *t, int64_t now)
         t->due = now;
     else if (next == INT64_MAX) /* nothing ready anywhere: while our own
          * transfers run, their completions kick us, so only poll slowly
-         * for work other nodes admit (no spinning). Not while the next
-         * level is fetched ahead: its pages are held, not completed, so
-         * nothing kicks us, and the level check below waits for this pop
-         * (it held a level's end back 500 ms) */
-        t->due = now + (idle || (drained && n->ahead.active)
-                            ? NODE_LEVEL_CHECK_MS : BUSY_POP_MS);
+         * for work other nodes admit (no spinning) */
+        t->due = now + (idle ? NODE_LEVEL_CHECK_MS : BUSY_POP_MS);
     else /* a host becomes ready then (never spin on "now") */
         t->due = next > now ? next : now + 2;
     /* the level may be over: while the next one is fetched ahead, the
-     * node is not idle, so ask as soon as this level is drained here */
+     * node is not idle, so ask as soon as this level is drained here.
+     * The level timer takes the flag at its next run (it is not due at
+     * every pop: a flag that lived one turn let a level's end wait for
+     * the next pop, up to BUSY_POP_MS, when held pages kicked none) */
     n->loop.pop_empty = (!got && next == INT64_MAX && idle) ||
                         (drained && n->ahead.active);
     return DC_OK;
@@ -141,6 +140,7 @@ int node__timer_level(struct node *n, struct node_timer *t, int64_t now)
     int lvl, rc;
     if (!n->loop.pop_empty)
         return DC_OK;
+    n->loop.pop_empty = 0; /* one check per pop that found nothing */
     rc = frontier_level(n->f, n->maxd + 1, pend, &lvl);
     if (rc)
         return rc;

@@ -337,7 +337,6 @@ static const char *const timer_names[TIMER_COUNT] = {
 static int timers_run(struct node *n, int64_t now)
 {
     int rc = DC_OK;
-    n->loop.pop_empty = 0;
     n->loop.restart = 0;
     for (int i = 0; i < TIMER_COUNT; i++) {
         struct node_timer *t = &n->loop.timers[i];
@@ -353,16 +352,20 @@ static int timers_run(struct node *n, int64_t now)
 }
 
 /* How long libcurl may wait this turn: until the pop or tick timer is due
- * (not at all when pop is due now), at most IDLE_WAIT_MS. */
+ * (not at all when pop is due now), or the level timer when a pop left it
+ * something to check, at most IDLE_WAIT_MS. */
 static int64_t wait_ms(const struct node *n, int64_t now)
 {
     int64_t pop = n->loop.timers[TIMER_POP].due;
     int64_t tick = n->loop.timers[TIMER_TICK].due;
+    int64_t level = n->loop.timers[TIMER_LEVEL].due;
     int64_t w = IDLE_WAIT_MS;
     if (pop > now && pop - now < w)
         w = pop - now;
     if (tick > now && tick - now < w)
         w = tick - now;
+    if (n->loop.pop_empty && level > now && level - now < w)
+        w = level - now;
     if (pop <= now && !n->loop.stopping)
         w = 0;
     return w;
