@@ -19,10 +19,10 @@
 #   2. cuts a random node W from the site only for fetch.low_speed_time
 #      (10 s) + 4-7 s (random), then heals: every transfer W runs or starts
 #      fails (stalled ones time out, new connections find no route, and so
-#      do their retries), with fetch.retries=$PARTITION_RETRIES (default 6;
-#      1 is the crawler's default: then a cut node whose only failing host
-#      has nothing else running cannot tell the cut from that host dying
-#      and may give a URL up: 1 of 3 trials lost one). W must see that it is cut off
+#      do their retries), with fetch.retries=$PARTITION_RETRIES (default 1,
+#      the crawler's default; a cut node whose only failing host has
+#      nothing else running tells the cut from that host dying by a
+#      control probe of another host). W must see that it is cut off
 #      (node-offline.c) and put those URLs back uncounted: none is given
 #      up, no host is marked dead;
 #   3. the crawl completes: the union of the outputs is the manifest's set
@@ -47,7 +47,7 @@ LEASE=3
 CLUSTER_SET=(--set cluster.partition_lease=$LEASE --set cluster.node_timeout=2)
 SLOW=${SLOW:-5}
 LOW_SPEED=10 # fetch.low_speed_time's default
-NODE_SET+=(--set frontier.lease=10 --set fetch.connect_timeout=2 --set fetch.retries=${PARTITION_RETRIES:-6})
+NODE_SET+=(--set frontier.lease=10 --set fetch.connect_timeout=2 --set fetch.retries=${PARTITION_RETRIES:-1})
 DEPTH=2
 ST=$WORK/site-nginx
 mkdir -p "$ST/tmp"
