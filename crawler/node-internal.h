@@ -483,10 +483,13 @@ void retry_release(struct retry *t);
 /* While idle, how often the node asks whether a depth level is done. */
 #define NODE_LEVEL_CHECK_MS 20
 /* Most body bytes of fetched pages waiting for the workers; beyond it the
- * node leases nothing new until they catch up. 6 MiB is some 300 pages of
- * 20 KB, seconds of work for the workers; 16 MiB only raised the peak RSS
- * (bench 40 x 500: 60-74 MB against 54 MB, the same wall time). */
-#define NODE_BACKLOG_BYTES ((size_t)6 << 20)
+ * node leases nothing new until they catch up. Under 50 ms of latency the
+ * backlog must cover the pipeline's refill: 6 MiB cost a third of the
+ * pages/s (2.0 s against 1.35 s on the latency bench); on loopback 16 MiB
+ * costs peak RSS (bench 40 x 500: 57-72 MB, 50-58 MB with 6 MiB). Neither
+ * the mean transfer time nor the backlog's count tells the two apart (256
+ * transfers queue at a loopback server too), so the bound stays fixed. */
+#define NODE_BACKLOG_BYTES ((size_t)16 << 20)
 /* Pages of the next level held until the current one ends, and leases of
  * it waiting for their host's robots.txt (node-ahead.c): at most this many
  * each, and this many bytes of pages. */
