@@ -60,6 +60,15 @@ static void renew_schedule(struct node *n)
         n->ahead.renew_ms = dc_now_ms() + renew_period(n);
 }
 
+/* A held page goes back to its queue, to be fetched again (the node
+ * stops: its links cannot wait). */
+static void give_back_job(struct node *n, struct work_job *j)
+{
+    n->st->ahead_given_back++;
+    node__complete(n, &j->lease, FRONTIER_RETRY, 0);
+    work_job_free(j);
+}
+
 int node__ahead_allowed(const struct node *n)
 {
     return n->level >= 0 && n->level < n->maxd && !n->loop.stopping &&
@@ -81,10 +90,8 @@ int node__ahead_hold_job(struct node *n, struct work_job *j)
 {
     if (j->depth <= n->level || j->links.n == 0 || j->redirect)
         return 0;
-    if (n->loop.stopping) { /* its links cannot wait: fetched again later */
-        n->st->ahead_given_back++;
-        node__complete(n, &j->lease, FRONTIER_RETRY, 0);
-        work_job_free(j);
+    if (n->loop.stopping) {
+        give_back_job(n, j);
         return 1;
     }
     renew_schedule(n);
@@ -143,10 +150,10 @@ void node__ahead_release_leases(struct node *n, int64_t now)
     n->ahead.lease = NULL;
     n->ahead.nlease = n->ahead.caplease = 0;
     for (i = 0; i < k; i++) {
-        if (v[i].depth <= n->level && !n->loop.stopping)
-            node__dispatch(n, &v[i], now);
-        else if (n->loop.stopping)
+        if (n->loop.stopping)
             node__complete(n, &v[i], FRONTIER_RETRY, 0);
+        else if (v[i].depth <= n->level)
+            node__dispatch(n, &v[i], now);
         else
             node__ahead_hold_lease(n, &v[i]);
     }
@@ -184,9 +191,7 @@ void node__ahead_give_back(struct node *n)
     struct work_job *j = unlink_jobs(n, NODE_MAX_DEPTH);
     while (j) {
         struct work_job *next = j->next;
-        n->st->ahead_given_back++;
-        node__complete(n, &j->lease, FRONTIER_RETRY, 0);
-        work_job_free(j);
+        give_back_job(n, j);
         j = next;
     }
     node__ahead_release_leases(n, dc_now_ms());

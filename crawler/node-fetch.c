@@ -31,7 +31,7 @@
 
 static void release_parked(struct node *n, struct robots_entry *e, int stop);
 
-static const char *inflight_host(const struct inflight *in)
+const char *node__inflight_host(const struct inflight *in)
 {
     return in->kind == INFLIGHT_PAGE ? in->lease.host : in->robots->host;
 }
@@ -118,7 +118,7 @@ static int give_back(struct node *n, struct inflight *in, int64_t now)
 {
     if (!owns_host(n, in, now)) {
         /* hand the URL back (a no-op if the new owner already took it) */
-        polite_release(n->polite, inflight_host(in), in->ipkey);
+        polite_release(n->polite, node__inflight_host(in), in->ipkey);
         n->st->handed_back++;
         not_started(n, in, 1);
         return 1;
@@ -126,7 +126,7 @@ static int give_back(struct node *n, struct inflight *in, int64_t now)
     if (in->kind == INFLIGHT_PAGE &&
         now - in->queued_ms > (int64_t)(n->c->frontier_lease * 750)) {
         /* rather than risk fetching a URL that was reclaimed */
-        polite_release(n->polite, inflight_host(in), in->ipkey);
+        polite_release(n->polite, node__inflight_host(in), in->ipkey);
         node__complete(n, &in->lease, FRONTIER_RETRY, 0);
         node__inflight_free(in);
         return 1;
@@ -159,7 +159,7 @@ void node__launch_ready(struct node *n, int64_t now)
         rc = in->kind == INFLIGHT_PAGE ? fetcher_add_page(n->fetch, url, max, in)
                                        : fetcher_add(n->fetch, url, max, in);
         if (rc != DC_OK) {
-            polite_ended(n->polite, inflight_host(in), in->ipkey, NULL, now);
+            polite_ended(n->polite, node__inflight_host(in), in->ipkey, NULL, now);
             not_started(n, in, 0);
         }
     }
@@ -312,7 +312,7 @@ void node__transfer_ended(struct node *n, struct fetch_result *r,
         b++;
     n->st->dur_bins[b]++;
     n->st->dur_ms += ms > 0 ? (uint64_t)ms : 0;
-    polite_ended(n->polite, inflight_host(in), in->ipkey, r->ip, now);
+    polite_ended(n->polite, node__inflight_host(in), in->ipkey, r->ip, now);
     if (in->kind == INFLIGHT_PAGE && !r->private_refused)
         in->backoff_ms = page_outcome(n, in->lease.host, r, now);
 }

@@ -756,6 +756,9 @@ void node__on_fetched(struct node *n, struct fetch_result *r);
 void node__fetched(struct node *n, struct fetch_result *r);
 void node__fetch_requeue(struct node *n, struct fetch_result *r);
 void node__inflight_free(struct inflight *in);
+/* The host a transfer is for (a page's lease, a robots.txt or sitemap's
+ * entry; not for INFLIGHT_PROBE). */
+const char *node__inflight_host(const struct inflight *in);
 /* A finished or cancelled transfer dropped unrecorded: its lease is
  * forgotten here (it expires or is handed back in Redis), the rest freed. */
 void node__result_drop(struct fetch_result *r);

@@ -95,9 +95,7 @@ void node__lapse_flush(struct node *n)
     for (size_t i = 0; i < n->lapse.n; i++) {
         struct fetch_result *r = n->lapse.v[i];
         struct inflight *in = r->ud;
-        polite_ended(n->polite, in->kind == INFLIGHT_PAGE ? in->lease.host
-                                                          : in->robots->host,
-                     in->ipkey, NULL, now);
+        polite_ended(n->polite, node__inflight_host(in), in->ipkey, NULL, now);
         n->st->lapse_aborted++;
         if (in->kind == INFLIGHT_PAGE)
             drop_lease(n, &in->lease);

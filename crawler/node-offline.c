@@ -54,14 +54,20 @@
 #include <curl/curl.h>
 
 #include "crawler.h"
-#include "dedup.h"
 #include "node-internal.h"
+#include "parser.h"
 
 /* A connection the host refused: its RST is an answer (the way is there). */
 static int refused(const struct fetch_result *r)
 {
     return r->status == 0 && r->curl_code == CURLE_COULDNT_CONNECT &&
            r->os_errno == ECONNREFUSED;
+}
+
+/* Evidence the way is there: any HTTP response, or a refused connection. */
+static int is_answer(const struct fetch_result *r)
+{
+    return r->status > 0 || refused(r);
 }
 
 /* A failure of the way to the host, not an answer of the host: no route,
@@ -89,12 +95,6 @@ static int transport_failure(const struct fetch_result *r, int64_t now)
     }
 }
 
-static const char *result_host(const struct fetch_result *r)
-{
-    const struct inflight *in = r->ud;
-    return in->kind == INFLIGHT_PAGE ? in->lease.host : in->robots->host;
-}
-
 /* Every held failure: judged as usual (offline 0) or put back. */
 static void judge(struct node *n, int offline)
 {
@@ -111,17 +111,16 @@ static void judge(struct node *n, int offline)
     free(v);
 }
 
-/* The origin ("scheme://host:port") of an http(s) URL into out; 0 when
- * it has none or does not fit. */
+/* The origin ("scheme://host[:port]", as robots-cache.c keeps it) of a
+ * URL into out; 0 when it has none or does not fit. */
 static int origin_of(const char *url, char *out, size_t cap)
 {
-    const char *p = url ? strstr(url, "://") : NULL;
-    size_t len;
-    if (!p)
+    const char *host;
+    size_t hostlen, len;
+    if (!url || parser_url_host(url, &host, &hostlen) != DC_OK)
         return 0;
-    p += 3;
-    len = (size_t)(p - url) + strcspn(p, "/?#");
-    if (len + 1 > cap || len == (size_t)(p - url))
+    len = (size_t)(host - url) + hostlen;
+    if (len + 1 > cap)
         return 0;
     memcpy(out, url, len);
     out[len] = '\0';
@@ -159,7 +158,7 @@ int node__offline_hold(struct node *n, struct fetch_result *r)
     int64_t now = dc_now_ms();
     if (n->c->fetch_offline_wait <= 0 || in->kind == INFLIGHT_SITEMAP)
         return 0;
-    if (r->status > 0 || refused(r)) {
+    if (is_answer(r)) {
         answered(n, r, now);
         return 0;
     }
@@ -225,7 +224,7 @@ int node__offline_probe_ended(struct node *n, struct fetch_result *r)
     if (in->kind != INFLIGHT_PROBE)
         return 0;
     n->net.probing = 0;
-    if (r->status > 0 || refused(r))
+    if (is_answer(r))
         answered(n, r, now); /* the web is there: judged as usual */
     else if (n->net.n && !n->net.offline_since)
         cut_off(n, now, ", and a host that answered before fails too");
@@ -237,16 +236,10 @@ int node__offline_probe_ended(struct node *n, struct fetch_result *r)
 /* The held failures span two hosts or more. */
 static int held_hosts_many(const struct node *n)
 {
-    uint64_t h0;
-    if (!n->net.n)
-        return 0;
-    h0 = dedup_fingerprint(result_host(n->net.v[0]),
-                           strlen(result_host(n->net.v[0])));
-    for (size_t i = 1; i < n->net.n; i++) {
-        const char *h = result_host(n->net.v[i]);
-        if (dedup_fingerprint(h, strlen(h)) != h0)
+    const char *h0 = n->net.n ? node__inflight_host(n->net.v[0]->ud) : NULL;
+    for (size_t i = 1; i < n->net.n; i++)
+        if (strcmp(node__inflight_host(n->net.v[i]->ud), h0) != 0)
             return 1;
-    }
     return 0;
 }
 
@@ -273,20 +266,19 @@ void node__offline_tick(struct node *n, int64_t now)
     if (!n->net.n || n->net.probing ||
         now - n->net.held_since < NODE_OFFLINE_VERDICT_MS)
         return; /* nothing held, the probe's answer awaited, too soon */
-    if (!n->net.gave_up && !held_hosts_many(n) &&
-        fetcher_active(n->fetch) > 0 &&
-        now - n->net.held_since < single_wait_ms(n))
-        return; /* one host so far: wait for the transfers still running */
     if (n->net.gave_up) {
         judge(n, 0);
         return;
     }
-    if (!held_hosts_many(n)) { /* one host: ask another one */
-        if (!probe_start(n))
-            judge(n, 0);
+    if (held_hosts_many(n)) {
+        cut_off(n, now, " on several hosts");
         return;
     }
-    cut_off(n, now, " on several hosts");
+    if (fetcher_active(n->fetch) > 0 &&
+        now - n->net.held_since < single_wait_ms(n))
+        return; /* one host so far: wait for the transfers still running */
+    if (!probe_start(n)) /* one host: ask another one */
+        judge(n, 0);
 }
 
 size_t node__offline_cap(struct node *n, int64_t now, size_t cap)

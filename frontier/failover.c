@@ -146,6 +146,6 @@ void frontier_failover_reset(struct frontier *f)
     if (f->used)
         memset(f->used, 0, ((size_t)f->nparts + 7) / 8);
     f->used_dirty = 1; /* read <prefix>:used again at the next tick */
-    f->scanned = 0;    /* the next pop rescans every partition */
+    f->ix.scanned = 0;    /* the next pop rescans every partition */
     f->alt.scanned = 0;
 }

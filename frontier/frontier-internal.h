@@ -120,24 +120,19 @@ struct frontier {
     int64_t lease_ms;
     char sha[FRONTIER_NSCRIPTS][41];
 
-    /* Local ready index for one depth: part_next[p] is the ms from which
-     * partition p may have a ready host (INT64_MAX: none known). */
-    int depth;                   /* depth of the index, -1 before any pop */
-    int64_t *part_next;
-    int rr;                      /* round-robin position */
-    int64_t last_scan;           /* now_ms of the last full rescan */
-    int scanned;                 /* a rescan happened since the reset */
-    /* The index of the depth popped before (a node pops its level and
-     * the next one): swapped with the one above when pop's depth changes
-     * back, so alternating depths costs no rescans. Its part_next is only
-     * lowered (admit, complete, sweep), never raised, between pops. */
-    struct frontier_alt_index {
-        int depth;               /* -1: none */
+    /* Local ready index for one depth (ix): part_next[p] is the ms from
+     * which partition p may have a ready host (INT64_MAX: none known).
+     * alt is the index of the depth popped before (a node pops its level
+     * and the next one): swapped with ix when pop's depth changes back, so
+     * alternating depths costs no rescans. Its part_next is only lowered
+     * (admit, complete, sweep), never raised, between pops. */
+    struct frontier_index {
+        int depth;               /* -1: none (before any pop) */
         int64_t *part_next;
-        int rr;
-        int64_t last_scan;
-        int scanned;
-    } alt;
+        int rr;                  /* round-robin position */
+        int64_t last_scan;       /* now_ms of the last full rescan */
+        int scanned;             /* a rescan happened since the reset */
+    } ix, alt;
 
     uint64_t roundtrips;         /* pipelines sent (frontier_roundtrips) */
     int64_t retry_ms;            /* redis.retry: reconnect for this long */

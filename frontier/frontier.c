@@ -148,7 +148,7 @@ static struct frontier *frontier_new(const char *url, const struct conf *c,
     f->lease_ms = (int64_t)(c->frontier_lease * 1000.0);
     if (f->lease_ms < 1)
         f->lease_ms = 1;
-    f->depth = -1;
+    f->ix.depth = -1;
     f->alt.depth = -1;
     return f;
 }
@@ -226,7 +226,7 @@ int frontier_open(struct frontier **fp, const char *redis_url,
         frontier_close(&f);
         return rc;
     }
-    f->part_next = xmalloc((size_t)f->nparts * sizeof(*f->part_next));
+    f->ix.part_next = xmalloc((size_t)f->nparts * sizeof(*f->ix.part_next));
     f->held = xcalloc((size_t)f->nparts, sizeof(*f->held));
     f->used = xcalloc(((size_t)f->nparts + 7) / 8, 1);
     f->retry_ms = (int64_t)(c->redis_retry * 1000.0);
@@ -247,7 +247,7 @@ void frontier_close(struct frontier **fp)
     free(f->url);
     free(f->prefix);
     free(f->node);
-    free(f->part_next);
+    free(f->ix.part_next);
     free(f->alt.part_next);
     free(f->held);
     frontier__held_free(f);

@@ -39,27 +39,18 @@
  * between its level and the next) and start a new one. */
 static void index_reset(struct frontier *f, int depth)
 {
-    struct frontier_alt_index a = f->alt;
+    struct frontier_index a = f->alt;
 
-    f->alt.depth = f->depth;
-    f->alt.part_next = f->part_next;
-    f->alt.rr = f->rr;
-    f->alt.last_scan = f->last_scan;
-    f->alt.scanned = f->scanned;
-    f->part_next = a.part_next;
-    f->rr = a.rr;
-    f->last_scan = a.last_scan;
-    f->scanned = a.scanned;
-    if (a.depth == depth && f->part_next) {
-        f->depth = depth;
+    f->alt = f->ix;
+    f->ix = a;
+    if (a.depth == depth && a.part_next)
         return;
-    }
-    if (!f->part_next)
-        f->part_next = xmalloc((size_t)f->nparts * sizeof(*f->part_next));
-    f->depth = depth;
-    f->scanned = 0;
+    if (!f->ix.part_next)
+        f->ix.part_next = xmalloc((size_t)f->nparts * sizeof(*f->ix.part_next));
+    f->ix.depth = depth;
+    f->ix.scanned = 0;
     for (int p = 0; p < f->nparts; p++)
-        f->part_next[p] = INT64_MAX;
+        f->ix.part_next[p] = INT64_MAX;
 }
 
 static int64_t index_min(const struct frontier *f)
@@ -67,17 +58,17 @@ static int64_t index_min(const struct frontier *f)
     int64_t m = INT64_MAX;
 
     for (int p = 0; p < f->nparts; p++)
-        if (f->part_next[p] < m)
-            m = f->part_next[p];
+        if (f->ix.part_next[p] < m)
+            m = f->ix.part_next[p];
     return m;
 }
 
 static int need_scan(const struct frontier *f, int64_t now)
 {
-    if (!f->scanned || now < f->last_scan ||
-        now - f->last_scan >= FRONTIER_SCAN_MS)
+    if (!f->ix.scanned || now < f->ix.last_scan ||
+        now - f->ix.last_scan >= FRONTIER_SCAN_MS)
         return 1;
-    return index_min(f) > now && now - f->last_scan >= FRONTIER_IDLE_SCAN_MS;
+    return index_min(f) > now && now - f->ix.last_scan >= FRONTIER_IDLE_SCAN_MS;
 }
 
 static int64_t ready_time(const redisReply *r)
@@ -87,7 +78,7 @@ static int64_t ready_time(const redisReply *r)
     return frontier__reply_int(r->element[1], INT64_MAX);
 }
 
-/* Ask every partition for its earliest ready host at f->depth. */
+/* Ask every partition for its earliest ready host at f->ix.depth. */
 static int rescan(struct frontier *f, int64_t now)
 {
     size_t n = (size_t)f->nparts, k = 0;
@@ -98,12 +89,12 @@ static int rescan(struct frontier *f, int64_t now)
 
     for (int p = 0; p < f->nparts; p++) {
         struct frontier_strv *a = &calls[k].args;
-        f->part_next[p] = INT64_MAX;
+        f->ix.part_next[p] = INT64_MAX;
         if (!frontier__may_pop(f, p)) /* another node's partition */
             continue;
         frontier__call_init(&calls[k], -1);
         frontier__strv_pushs(a, "ZRANGEBYSCORE");
-        frontier__strv_pushf(a, "%s:{%d}:h:%d", f->prefix, p, f->depth);
+        frontier__strv_pushf(a, "%s:{%d}:h:%d", f->prefix, p, f->ix.depth);
         frontier__strv_pushs(a, "-inf");
         frontier__strv_pushf(a, "(%lld", (long long)FRONTIER_BUSY);
         frontier__strv_pushs(a, "WITHSCORES");
@@ -115,10 +106,10 @@ static int rescan(struct frontier *f, int64_t now)
     if (k)
         rc = frontier__run(f, calls, k, rep);
     for (size_t i = 0; !rc && i < k; i++)
-        f->part_next[part[i]] = ready_time(rep[i]);
+        f->ix.part_next[part[i]] = ready_time(rep[i]);
     if (!rc) {
-        f->scanned = 1;
-        f->last_scan = now;
+        f->ix.scanned = 1;
+        f->ix.last_scan = now;
     }
     if (k)
         frontier__replies_free(rep, k);
@@ -128,30 +119,34 @@ static int rescan(struct frontier *f, int64_t now)
     return rc;
 }
 
+static void lower(struct frontier_index *x, int p, int64_t t)
+{
+    if (x->depth >= 0 && x->part_next[p] > t)
+        x->part_next[p] = t;
+}
+
 void frontier__index_lower(struct frontier *f, int p, int64_t t)
 {
-    if (f->depth >= 0 && f->part_next[p] > t)
-        f->part_next[p] = t;
-    if (f->alt.depth >= 0 && f->alt.part_next[p] > t)
-        f->alt.part_next[p] = t;
+    lower(&f->ix, p, t);
+    lower(&f->alt, p, t);
 }
 
 void frontier__index_lower_at(struct frontier *f, int depth, int p, int64_t t)
 {
-    if (depth == f->depth && f->part_next[p] > t)
-        f->part_next[p] = t;
-    else if (depth >= 0 && depth == f->alt.depth && f->alt.part_next[p] > t)
-        f->alt.part_next[p] = t;
+    if (depth == f->ix.depth)
+        lower(&f->ix, p, t);
+    else if (depth == f->alt.depth)
+        lower(&f->alt, p, t);
 }
 
 void frontier__index_wake(struct frontier *f, int p)
 {
     (void)p;
-    f->scanned = 0; /* the next pop rescans, this partition included */
+    f->ix.scanned = 0; /* the next pop rescans, this partition included */
     f->alt.scanned = 0;
 }
 
-/* Up to `want` partitions ready at now, round-robin from f->rr, looking at
+/* Up to `want` partitions ready at now, round-robin from f->ix.rr, looking at
  * no more than *budget positions (decreased by the positions looked at). */
 static size_t pick_batch(struct frontier *f, int64_t now, size_t want,
                          int *parts, int *budget)
@@ -159,10 +154,10 @@ static size_t pick_batch(struct frontier *f, int64_t now, size_t want,
     size_t nb = 0;
 
     while (nb < want && *budget > 0) {
-        int p = f->rr;
-        f->rr = (f->rr + 1) % f->nparts;
+        int p = f->ix.rr;
+        f->ix.rr = (f->ix.rr + 1) % f->nparts;
         (*budget)--;
-        if (f->part_next[p] <= now && frontier__may_pop(f, p))
+        if (f->ix.part_next[p] <= now && frontier__may_pop(f, p))
             parts[nb++] = p;
     }
     return nb;
@@ -174,13 +169,13 @@ static void pop_call(struct frontier *f, struct frontier_call *c, int p,
     struct frontier_strv *a = &c->args;
 
     frontier__call_init(c, FRONTIER_SCRIPT_POP);
-    frontier__strv_pushf(&c->keys, "%s:{%d}:h:%d", f->prefix, p, f->depth);
+    frontier__strv_pushf(&c->keys, "%s:{%d}:h:%d", f->prefix, p, f->ix.depth);
     frontier__strv_pushf(&c->keys, "%s:{%d}:host", f->prefix, p);
     frontier__strv_pushf(&c->keys, "%s:{%d}:lease", f->prefix, p);
-    frontier__strv_pushf(&c->keys, "%s:{%d}:q:%d:", f->prefix, p, f->depth);
+    frontier__strv_pushf(&c->keys, "%s:{%d}:q:%d:", f->prefix, p, f->ix.depth);
     frontier__strv_pushf(&c->keys, "%s:{%d}:own", f->prefix, p);
     frontier__strv_pushf(a, "%lld", (long long)now);
-    frontier__strv_pushf(a, "%d", f->depth);
+    frontier__strv_pushf(a, "%d", f->ix.depth);
     frontier__strv_pushf(a, "%zu", share);
     frontier__strv_pushf(a, "%lld", (long long)f->lease_ms); /* + Redis's now */
     frontier__strv_pushf(a, "%d", f->conns);
@@ -225,11 +220,11 @@ static int pop_read(struct frontier *f, const redisReply *r, int p,
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 1)
         return frontier__seterr(f, DC_EREDIS, "pop: bad reply");
     if (r->element[0]->integer == -2) { /* not ours (any more) */
-        f->part_next[p] = INT64_MAX;
+        f->ix.part_next[p] = INT64_MAX;
         frontier__cluster_lost(f, p);
         return DC_OK;
     }
-    f->part_next[p] = r->element[0]->integer < 0 ? INT64_MAX
+    f->ix.part_next[p] = r->element[0]->integer < 0 ? INT64_MAX
                                                  : r->element[0]->integer;
     for (size_t i = 1; i < r->elements; i++) {
         const redisReply *e = r->element[i];
@@ -276,7 +271,7 @@ int frontier_pop(struct frontier *f, int depth, int64_t now_ms, size_t max,
     now_ms = frontier__rnow(f, now_ms); /* the index is on Redis's clock */
     if (depth < 0)
         return frontier__seterr(f, DC_EINVAL, "pop: negative depth");
-    if (depth != f->depth)
+    if (depth != f->ix.depth)
         index_reset(f, depth);
     if (need_scan(f, now_ms) && (rc = rescan(f, now_ms)) != DC_OK)
         return rc;
@@ -300,57 +295,6 @@ int frontier_pop(struct frontier *f, int depth, int64_t now_ms, size_t max,
     *nout = v.n;
     *next_ms = frontier__rlocal(f, index_min(f));
     return DC_OK;
-}
-
-int frontier_renew(struct frontier *f, const struct frontier_lease *l,
-                   size_t n, size_t *renewed)
-{
-    struct frontier_call *calls;
-    redisReply **rep;
-    struct frontier_slot *s;
-    size_t ncalls, c = 0, k = 0;
-    int rc;
-
-    if (renewed)
-        *renewed = 0;
-    if (n == 0)
-        return DC_OK;
-    s = xmalloc(n * sizeof(*s));
-    for (size_t i = 0; i < n; i++) {
-        if (!l[i].entry || l[i].partition < 0 ||
-            l[i].partition >= f->nparts) {
-            free(s);
-            return frontier__seterr(f, DC_EINVAL, "renew: bad lease");
-        }
-        s[i].part = l[i].partition;
-        s[i].idx = i;
-    }
-    ncalls = frontier__slots_sort(s, n);
-    calls = xcalloc(ncalls, sizeof(*calls));
-    rep = xcalloc(ncalls, sizeof(*rep));
-    for (size_t i = 0; i < n; i++) {
-        if (i > 0 && s[i].part != s[i - 1].part)
-            c++;
-        if (i == 0 || s[i].part != s[i - 1].part) {
-            frontier__call_init(&calls[c], FRONTIER_SCRIPT_RENEW);
-            frontier__strv_pushf(&calls[c].keys, "%s:{%d}:lease", f->prefix,
-                                 s[i].part);
-            frontier__strv_pushf(&calls[c].args, "%lld",
-                                 (long long)f->lease_ms);
-        }
-        frontier__strv_pushs(&calls[c].args, l[s[i].idx].entry);
-    }
-    rc = frontier__run(f, calls, ncalls, rep);
-    for (size_t i = 0; !rc && i < ncalls; i++)
-        if (rep[i]->type == REDIS_REPLY_INTEGER && rep[i]->integer > 0)
-            k += (size_t)rep[i]->integer;
-    if (renewed)
-        *renewed = k;
-    frontier__replies_free(rep, ncalls);
-    free(rep);
-    frontier__calls_free(calls, ncalls);
-    free(s);
-    return rc;
 }
 
 void frontier_lease_drop(struct frontier *f, const struct frontier_lease *l)
@@ -413,6 +357,29 @@ static int check_lease(const struct frontier *f, const struct frontier_lease *l,
            outcome >= FRONTIER_DONE && outcome <= FRONTIER_RETRY;
 }
 
+/* The leases l[0..n) by partition (frontier__slots_sort), each checked
+ * (outcome NULL: any); NULL when one is malformed (f's error names what).
+ * *ncalls: the partitions, one script call each. */
+static struct frontier_slot *lease_slots(struct frontier *f,
+                                         const struct frontier_lease *l,
+                                         const int *outcome, size_t n,
+                                         const char *what, size_t *ncalls)
+{
+    struct frontier_slot *s = xmalloc(n * sizeof(*s));
+
+    for (size_t i = 0; i < n; i++) {
+        if (!check_lease(f, &l[i], outcome ? outcome[i] : FRONTIER_DONE)) {
+            free(s);
+            frontier__seterr(f, DC_EINVAL, "%s: bad lease", what);
+            return NULL;
+        }
+        s[i].part = l[i].partition;
+        s[i].idx = i;
+    }
+    *ncalls = frontier__slots_sort(s, n);
+    return s;
+}
+
 static void complete_build(struct frontier *f, const struct frontier_lease *l,
                            const int *outcome, const int64_t *delay_ms,
                            const struct frontier_slot *s, size_t n,
@@ -426,7 +393,7 @@ static void complete_build(struct frontier *f, const struct frontier_lease *l,
             c++;
         if (i == 0 || s[i].part != s[i - 1].part)
             complete_call(f, &calls[c], s[i].part,
-                          f->depth >= 0 ? f->depth : x->depth, now);
+                          f->ix.depth >= 0 ? f->ix.depth : x->depth, now);
         complete_add(f, &calls[c], x, outcome[s[i].idx],
                      delay_ms ? delay_ms[s[i].idx] : 0);
     }
@@ -444,16 +411,9 @@ int frontier_complete(struct frontier *f, const struct frontier_lease *l,
 
     if (n == 0)
         return DC_OK;
-    s = xmalloc(n * sizeof(*s));
-    for (size_t i = 0; i < n; i++) {
-        if (!check_lease(f, &l[i], outcome[i])) {
-            free(s);
-            return frontier__seterr(f, DC_EINVAL, "complete: bad lease");
-        }
-        s[i].part = l[i].partition;
-        s[i].idx = i;
-    }
-    ncalls = frontier__slots_sort(s, n);
+    s = lease_slots(f, l, outcome, n, "complete", &ncalls);
+    if (!s)
+        return DC_EINVAL;
     calls = xcalloc(ncalls, sizeof(*calls));
     rep = xcalloc(ncalls, sizeof(*rep));
     complete_build(f, l, outcome, delay_ms, s, n, calls,
@@ -464,13 +424,54 @@ int frontier_complete(struct frontier *f, const struct frontier_lease *l,
     for (size_t i = 0, c = 0; !rc && i < n; i++) {
         if (i > 0 && s[i].part != s[i - 1].part)
             c++;
-        if (f->depth >= 0)
-            f->part_next[s[i].part] = rep[c]->integer < 0 ? INT64_MAX
+        if (f->ix.depth >= 0)
+            f->ix.part_next[s[i].part] = rep[c]->integer < 0 ? INT64_MAX
                                                           : rep[c]->integer;
-        if (f->alt.depth >= 0) /* a host freed there may be ready */
-            frontier__index_lower_at(f, f->alt.depth, s[i].part,
-                                     frontier__rnow(f, now_ms));
+        lower(&f->alt, s[i].part, /* a host freed there may be ready */
+              frontier__rnow(f, now_ms));
     }
+    frontier__replies_free(rep, ncalls);
+    free(rep);
+    frontier__calls_free(calls, ncalls);
+    free(s);
+    return rc;
+}
+
+int frontier_renew(struct frontier *f, const struct frontier_lease *l,
+                   size_t n, size_t *renewed)
+{
+    struct frontier_call *calls;
+    redisReply **rep;
+    struct frontier_slot *s;
+    size_t ncalls, c = 0, k = 0;
+    int rc;
+
+    if (renewed)
+        *renewed = 0;
+    if (n == 0)
+        return DC_OK;
+    s = lease_slots(f, l, NULL, n, "renew", &ncalls);
+    if (!s)
+        return DC_EINVAL;
+    calls = xcalloc(ncalls, sizeof(*calls));
+    rep = xcalloc(ncalls, sizeof(*rep));
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || s[i].part != s[i - 1].part) {
+            c += i > 0;
+            frontier__call_init(&calls[c], FRONTIER_SCRIPT_RENEW);
+            frontier__strv_pushf(&calls[c].keys, "%s:{%d}:lease", f->prefix,
+                                 s[i].part);
+            frontier__strv_pushf(&calls[c].args, "%lld",
+                                 (long long)f->lease_ms);
+        }
+        frontier__strv_pushs(&calls[c].args, l[s[i].idx].entry);
+    }
+    rc = frontier__run(f, calls, ncalls, rep);
+    for (size_t i = 0; !rc && i < ncalls; i++)
+        if (rep[i]->type == REDIS_REPLY_INTEGER && rep[i]->integer > 0)
+            k += (size_t)rep[i]->integer;
+    if (renewed)
+        *renewed = k;
     frontier__replies_free(rep, ncalls);
     free(rep);
     frontier__calls_free(calls, ncalls);

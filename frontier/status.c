@@ -158,7 +158,7 @@ int frontier_status_open(struct frontier **fp, const char *redis_url,
     f->node = xstrdup("status");
     f->conns = 1;
     f->lease_ms = 1;
-    f->depth = -1;
+    f->ix.depth = -1;
     f->alt.depth = -1;
     rc = frontier__auth_conf(f, c);
     if (rc && err && errlen)

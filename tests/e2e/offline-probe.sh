@@ -36,9 +36,16 @@ mkdir -p "$WORK/a" "$WORK/b"
 for i in $(seq 1 30); do echo "<html><body><p>Page $i of A, some text.</p></body></html>" >"$WORK/a/p$i.html"; done
 echo "<html><body><p>B has one page.</p></body></html>" >"$WORK/b/index.html"
 
+# lines FILE: url, status, error of every line of a pages.jsonl
+lines() { python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    print("%s\t%s\t%s" % (r["url"], r["status"], r.get("error") or ""))' "$1"; }
+
 # run_case NAME CUT_PREFIX AFTER SECONDS [dcrawl settings...]: serve A and
 # B, crawl both, cut CUT_PREFIX once A served AFTER requests, heal after
-# SECONDS (0: never)
+# SECONDS (0: never); then show the cut and the summary, check the exit
+# status, and list the merged lines in $WORK/NAME/lines
 run_case() {
     local name=$1 cut=$2 after=$3 secs=$4
     shift 4
@@ -82,21 +89,15 @@ run_case() {
         rc=$?
         kill $sa $sb; wait $sa $sb 2>/dev/null
         exit $rc' _ "$WORK/$name" "$WORK" "$DCRAWL" "$cut" "$after" "$secs" "$@"
+    local rc=$?
+    cat "$WORK/$name/cut.txt" "$WORK/$name/crawl.err"
+    grep -E "^  (cut off|errors)" "$WORK/$name/crawl.log"
+    check "$name: crawl exits 0 ($rc)" [ $rc -eq 0 ]
+    lines "$WORK/$name/out/merged/pages.jsonl" >"$WORK/$name/lines"
 }
-
-# lines FILE: url, status, error of every line of a pages.jsonl
-lines() { python3 -c 'import json,sys
-for l in open(sys.argv[1]):
-    r = json.loads(l)
-    print("%s\t%s\t%s" % (r["url"], r["status"], r.get("error") or ""))' "$1"; }
 
 # ---- 1. cut off from everything for 12 s, 3 pages of A left ----
 run_case cut 127.0.5.0/24 27 12
-rc=$?
-cat "$WORK/cut/cut.txt" "$WORK/cut/crawl.err"
-grep -E "^  (cut off|errors)" "$WORK/cut/crawl.log"
-check "cut: crawl exits 0 ($rc)" [ $rc -eq 0 ]
-lines "$WORK/cut/out/merged/pages.jsonl" >"$WORK/cut/lines"
 ok=$(awk -F'\t' '$2 == 200' "$WORK/cut/lines" | wc -l)
 bad=$(awk -F'\t' '$2 != 200' "$WORK/cut/lines" | wc -l)
 check "cut: all 32 pages fetched with 200 ($ok), none failed ($bad)" [ "$ok" -eq 32 ] && [ "$bad" -eq 0 ]
@@ -106,11 +107,6 @@ check "cut: the cut happened mid-crawl" grep -q "healed" "$WORK/cut/cut.txt"
 
 # ---- 2. A dies, B still answers ----
 run_case dead 127.0.5.1/32 26 0 --set fetch.retries=0
-rc=$?
-cat "$WORK/dead/cut.txt" "$WORK/dead/crawl.err"
-grep -E "^  (cut off|errors)" "$WORK/dead/crawl.log"
-check "dead: crawl exits 0 ($rc)" [ $rc -eq 0 ]
-lines "$WORK/dead/out/merged/pages.jsonl" >"$WORK/dead/lines"
 okA=$(awk -F'\t' '$2 == 200 && index($1, "http://127.0.5.1:8080/p") == 1' "$WORK/dead/lines" | wc -l)
 failed=$(awk -F'\t' '$2 == 0 && $3 != "" && index($1, "http://127.0.5.1:8080/p") == 1' "$WORK/dead/lines" | wc -l)
 check "dead: every page of A has one line: $okA fetched before the cut, $failed given up after" \
