@@ -300,8 +300,8 @@ struct node_stats {
     const char *stall_step;
     /* Redis failover (node-failover.c): changes of server seen, pages
      * put back to be fetched again because their links went to the old
-     * server */
-    uint64_t server_changes, failover_refetch;
+     * server, hosts whose sitemaps were read again (sitemaps.c) */
+    uint64_t server_changes, failover_refetch, sitemaps_again;
     uint64_t robots_restored;   /* robots.txt answers read from Redis */
     /* URLs of the next level leased while the level before drained
      * (node-ahead.c), pages of those given back to be fetched again (the

@@ -32,8 +32,9 @@
  * ownership lapses and is taken again, the used-partitions bitmap is read
  * again (frontier_failover_reset). The robots.txt rules cached here are
  * kept: they are the sites' answers, not the server's.
- * Not covered: URLs admitted from sitemaps (no lease completes after
- * them) whose admits are lost are not admitted again.
+ * URLs admitted from sitemaps follow no lease's completion: the
+ * sitemaps that may have been lost are read again (sitemaps_again, whose
+ * comment says which).
  */
 #include <stdint.h>
 
@@ -58,6 +59,7 @@ void node__failover_check(struct node *n)
     frontier_failover_reset(n->f);
     n->orphans_due = 1;
     n->loop.timers[TIMER_TICK].due = 0;
+    sitemaps_again(n);
 }
 
 /* Leases whose links went to an older server than now's go back. */

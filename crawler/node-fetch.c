@@ -91,7 +91,7 @@ static void not_started(struct node *n, struct inflight *in, int stop)
             node__skip_url(n, &in->lease, "transfer could not start", NULL,
                            FRONTIER_FAILED);
     } else if (in->kind == INFLIGHT_SITEMAP) {
-        in->robots->sm_busy = 0; /* this sitemap is skipped */
+        sitemaps_not_read(n, in->robots, stop);
     } else if (stop) {
         in->robots->state = ROBOTS_UNKNOWN;
         release_parked(n, in->robots, 1);
@@ -239,6 +239,8 @@ void node__dispatch(struct node *n, struct frontier_lease *l, int64_t now)
         node__complete(n, l, FRONTIER_RETRY, e->expires_ms - now + 1);
         return;
     }
+    if (!e->sm_started) /* read again, or interrupted (sitemaps.c) */
+        sitemaps_queue(n, e, NULL);
     dispatch_ready(n, e, l);
 }
 
@@ -263,6 +265,7 @@ static void robots_fetched(struct node *n, struct robots_entry *e,
 {
     struct frontier_robots keep;
     int64_t now = dc_now_ms();
+    int has_keep;
     if (r->private_refused && node__ranges_refresh(n, r->refused_class)) {
         /* seeded after this node last read the ranges: fetch again */
         e->state = ROBOTS_UNKNOWN;
@@ -276,13 +279,12 @@ static void robots_fetched(struct node *n, struct robots_entry *e,
     else
         n->st->robots_failed++;
     robots_entry_set(e, r, n->agent, n->c, now);
-    if (robots_store_value(e, r, now, &keep)) {
-        /* for the host's next owner; only a cache, so a failure to
-         * store costs that owner one robots.txt fetch, nothing more */
-        keep.host = e->host;
-        (void)frontier_robots_put(n->f, &keep);
-    }
-    sitemaps_queue(n, e);
+    /* for the host's next owner, stored once its sitemaps are read
+     * (sitemaps.c); only a cache, so a failure to store costs that owner
+     * one robots.txt fetch, nothing more */
+    has_keep = robots_store_value(e, r, now, &keep);
+    keep.host = e->host;
+    sitemaps_queue(n, e, has_keep ? &keep : NULL);
     release_parked(n, e, node__stop_requested());
 }
 

@@ -301,6 +301,9 @@ enum robots_rule {
  * deep sitemap indexes are followed (robots.txt's sitemaps are level 0). */
 #define ROBOTS_SITEMAP_FETCHES 32
 #define ROBOTS_SITEMAP_NESTING 2
+/* After a change of Redis server, the hosts whose sitemaps were read this
+ * recently are read again (sitemaps.c), if the cache still holds them. */
+#define ROBOTS_SITEMAP_RECHECK_MS 600000
 
 struct robots_cache;
 struct robots_entry {
@@ -335,6 +338,12 @@ struct robots_entry {
     } *sm_queue;
     size_t sm_n, sm_cap, sm_fetched; /* [0, sm_fetched) taken; all kept */
     uint64_t sm_urls;         /* URLs taken from this host's sitemaps */
+    int64_t sm_done_ms;       /* when they were all read (or the answer
+                                 restored), 0 while they are not */
+    /* the answer for Redis (robots_store_value), kept while the sitemaps
+     * are read: it is stored after their URLs (sitemaps.c) */
+    struct frontier_robots sm_keep;
+    char *sm_keep_body;       /* owned; sm_keep.host NULL when none */
 };
 
 /* Most bytes the entries of one cache are estimated to hold (struct,
@@ -424,6 +433,19 @@ int robots_entry_sitemap_push(struct robots_entry *e, const char *url,
                               int level);
 /* Take the next queued sitemap (caller frees the string), or NULL. */
 char *robots_entry_sitemap_take(struct robots_entry *e, int *level);
+/* Keep a copy of the answer to store (robots_store_value's, host set)
+ * until the sitemaps are read; robots_entry_keep_take hands it over (the
+ * caller frees *body) and returns 0 when none is kept. */
+void robots_entry_keep(struct robots_entry *e, const struct frontier_robots *s);
+int robots_entry_keep_take(struct robots_entry *e, struct frontier_robots *out,
+                           char **body);
+/* Forget what was read of the host's sitemaps when they were started and
+ * are not known to have been read ROBOTS_SITEMAP_RECHECK_MS or more
+ * before now, so that sitemaps_queue starts them again: 1 then, else 0. */
+int robots_entry_sitemaps_again(struct robots_entry *e, int64_t now_ms);
+/* fn(ud, e) for every entry of the cache (fn must not add or drop any). */
+void robots_cache_each(struct robots_cache *rc,
+                       void (*fn)(void *ud, struct robots_entry *e), void *ud);
 void robots_cache_free(struct robots_cache **rc);
 
 /* ---------------------------------------------------- redirect hops */
@@ -762,8 +784,18 @@ const char *node__inflight_host(const struct inflight *in);
 /* A finished or cancelled transfer dropped unrecorded: its lease is
  * forgotten here (it expires or is handed back in Redis), the rest freed. */
 void node__result_drop(struct fetch_result *r);
-/* sitemaps.c */
-void sitemaps_queue(struct node *n, struct robots_entry *e);
+/* sitemaps.c: start reading the host's sitemaps once its robots.txt is
+ * read; keep (may be NULL) is the answer for Redis, stored now when there
+ * are none, else once they are read. sitemaps_again: after a change of
+ * Redis server, read again the sitemaps that may have been lost. */
+void sitemaps_queue(struct node *n, struct robots_entry *e,
+                    const struct frontier_robots *keep);
+void sitemaps_again(struct node *n);
+/* A queued sitemap fetch that does not run: skipped (moved 0: the next
+ * one goes on) or its host's partition moved or the node stops (moved 1:
+ * the host's sitemaps start again with its next lease here, and its
+ * robots.txt answer is not stored). */
+void sitemaps_not_read(struct node *n, struct robots_entry *e, int moved);
 void sitemaps_done(struct node *n, struct robots_entry *e, int level,
                    struct fetch_result *r);
 /* node-admit.c */

@@ -102,7 +102,7 @@ void node__lapse_flush(struct node *n)
         else if (in->kind == INFLIGHT_ROBOTS)
             robots_aborted(n, in->robots);
         else
-            in->robots->sm_busy = 0; /* the sitemap is not read here */
+            sitemaps_not_read(n, in->robots, 1); /* not read here */
         node__inflight_free(in);
         fetch_result_free(r);
     }

@@ -137,6 +137,7 @@ int node__timer_level(struct node *n, struct node_timer *t, int64_t now)
 {
     struct node_timer *pop = &n->loop.timers[TIMER_POP];
     int64_t pend[NODE_MAX_DEPTH + 1];
+    uint64_t again;
     int lvl, rc;
     if (!n->loop.pop_empty)
         return DC_OK;
@@ -145,6 +146,12 @@ int node__timer_level(struct node *n, struct node_timer *t, int64_t now)
     if (rc)
         return rc;
     t->due = now + t->period_ms;
+    again = n->st->sitemaps_again;
+    node__failover_check(n); /* a new server may lack sitemaps' URLs */
+    if (n->st->sitemaps_again != again) {
+        pop->due = now; /* reading them again: not over */
+        return DC_OK;
+    }
     n->waiting_level = lvl >= 0 && lvl == n->level;
     if (lvl != n->level && lvl >= 0) {
         n->level = lvl;

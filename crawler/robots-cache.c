@@ -464,6 +464,7 @@ int robots_entry_restore(struct robots_entry *e,
     }
     robots_entry_set(e, &r, agent_token, c, s->fetched_ms);
     e->sm_started = 1;
+    e->sm_done_ms = now_ms;
     return 1;
 }
 
@@ -518,13 +519,63 @@ char *robots_entry_sitemap_take(struct robots_entry *e, int *level)
     return xstrdup(e->sm_queue[e->sm_fetched++].url);
 }
 
-static void entry_release(struct robots_entry *e)
+void robots_entry_keep(struct robots_entry *e, const struct frontier_robots *s)
+{
+    free(e->sm_keep_body);
+    e->sm_keep = *s;
+    e->sm_keep_body = s->body_len ? xmalloc(s->body_len) : NULL;
+    if (s->body_len)
+        memcpy(e->sm_keep_body, s->body, s->body_len);
+    e->sm_keep.body = e->sm_keep_body;
+}
+
+int robots_entry_keep_take(struct robots_entry *e, struct frontier_robots *out,
+                           char **body)
+{
+    if (!e->sm_keep.host)
+        return 0;
+    *out = e->sm_keep;
+    *body = e->sm_keep_body;
+    memset(&e->sm_keep, 0, sizeof(e->sm_keep));
+    e->sm_keep_body = NULL;
+    return 1;
+}
+
+static void sitemaps_forget(struct robots_entry *e)
 {
     size_t i;
-    frontier_leases_free(e->parked, e->nparked);
     for (i = 0; i < e->sm_n; i++)
         free(e->sm_queue[i].url);
     free(e->sm_queue);
+    e->sm_queue = NULL;
+    e->sm_n = e->sm_cap = e->sm_fetched = 0;
+}
+
+int robots_entry_sitemaps_again(struct robots_entry *e, int64_t now_ms)
+{
+    if (!e->sm_started ||
+        (e->sm_done_ms && now_ms - e->sm_done_ms >= ROBOTS_SITEMAP_RECHECK_MS))
+        return 0;
+    sitemaps_forget(e);
+    e->sm_started = 0;
+    e->sm_urls = 0;
+    e->sm_done_ms = 0;
+    return 1;
+}
+
+void robots_cache_each(struct robots_cache *rc,
+                       void (*fn)(void *ud, struct robots_entry *e), void *ud)
+{
+    struct robots_node *n;
+    for (n = rc->newest; n; n = n->older)
+        fn(ud, &n->e);
+}
+
+static void entry_release(struct robots_entry *e)
+{
+    frontier_leases_free(e->parked, e->nparked);
+    sitemaps_forget(e);
+    free(e->sm_keep_body);
     parser_robots_free(&e->rules);
     free(e->host);
     free(e->origin);

@@ -11,6 +11,31 @@
  * crawl's depth. Only URLs on the robots.txt's own host are taken (the
  * sitemaps protocol's rule for sitemaps submitted through robots.txt), at
  * most sitemap.max_urls per host.
+ *
+ * Nothing of a host's sitemaps may be lost with a Redis server (a failover
+ * to a replica that missed the last writes), nor with the node:
+ *   - the host's robots.txt answer goes to Redis (frontier_robots_put, for
+ *     the host's next owner, who then reads no sitemap) only after every
+ *     URL its sitemaps gave was admitted. A server that holds a prefix of
+ *     the writes and holds the answer holds those URLs; a node that dies
+ *     before leaves no answer, and the next owner reads robots.txt and
+ *     the sitemaps again;
+ *   - after a change of server (node__failover_check), the node reads
+ *     again the sitemaps it read in the last ROBOTS_SITEMAP_RECHECK_MS
+ *     (10 min) or is still reading, and the ones of answers it restored in
+ *     that time. Admission is insert-if-absent, so what the new server
+ *     has costs nothing but the sitemap fetches. Older writes are taken
+ *     to be on the promoted replica: Sentinel does not promote a replica
+ *     cut from its master for more than 10 x down-after-milliseconds (plus
+ *     the time the master was down), 5 min at its default;
+ *   - a sitemap fetch that does not run because the host's partition
+ *     moved (or the node stops) forgets the host's sitemaps: no answer is
+ *     stored, so the next owner reads them; here they start again with
+ *     the host's next lease (eagerly started ones after a change of server
+ *     too, as ownership lapses then).
+ * Not covered: a host dropped from the robots cache (robots.cache_hosts)
+ * after its sitemaps were read and before a change of server that lost
+ * their URLs is not read again.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,14 +47,30 @@
 #include "node-internal.h"
 #include "parser.h"
 
+/* All read: the answer goes to Redis now, after their URLs. */
+static void sitemaps_read(struct node *n, struct robots_entry *e)
+{
+    struct frontier_robots keep;
+    char *body;
+    e->sm_done_ms = dc_now_ms();
+    if (robots_entry_keep_take(e, &keep, &body)) {
+        /* a cache for the next owner: a failure costs it one fetch */
+        (void)frontier_robots_put(n->f, &keep);
+        free(body);
+    }
+}
+
 static void sitemap_next(struct node *n, struct robots_entry *e)
 {
     struct inflight *in;
     char *url;
     int level;
-    if (e->sm_busy || node__stop_requested() ||
-        !(url = robots_entry_sitemap_take(e, &level)))
+    if (e->sm_busy || node__stop_requested())
         return;
+    if (!(url = robots_entry_sitemap_take(e, &level))) {
+        sitemaps_read(n, e);
+        return;
+    }
     in = xcalloc(1, sizeof(*in));
     in->kind = INFLIGHT_SITEMAP;
     in->robots = e;
@@ -51,18 +92,57 @@ static void sitemap_push(struct robots_entry *e, const char *base,
         robots_entry_sitemap_push(e, canon, level);
 }
 
-void sitemaps_queue(struct node *n, struct robots_entry *e)
+void sitemaps_queue(struct node *n, struct robots_entry *e,
+                    const struct frontier_robots *keep)
 {
     const char *const *urls;
     size_t k, i;
     if (!n->c->robots_sitemaps || e->sm_started || e->rule != ROBOTS_RULE_PARSED ||
-        e->sm_depth < 0 || e->sm_depth > n->maxd)
+        e->sm_depth < 0 || e->sm_depth > n->maxd) {
+        if (keep)
+            (void)frontier_robots_put(n->f, keep);
         return;
+    }
     e->sm_started = 1;
+    if (keep)
+        robots_entry_keep(e, keep);
     k = parser_robots_sitemaps(e->rules, &urls);
     for (i = 0; i < k; i++)
         sitemap_push(e, e->origin, urls[i], 0);
-    sitemap_next(n, e);
+    sitemap_next(n, e); /* with none queued, stores keep now */
+}
+
+void sitemaps_not_read(struct node *n, struct robots_entry *e, int moved)
+{
+    e->sm_busy = 0;
+    if (!moved) {
+        sitemap_next(n, e); /* this one is skipped */
+        return;
+    }
+    /* its partition moved (or the node stops): the answer is not stored,
+     * so the host's next owner reads robots.txt and the sitemaps; should
+     * the host come back here, its next lease starts them again */
+    (void)robots_entry_sitemaps_again(e, dc_now_ms());
+    free(e->sm_keep_body);
+    memset(&e->sm_keep, 0, sizeof(e->sm_keep));
+    e->sm_keep_body = NULL;
+}
+
+static void again(void *ud, struct robots_entry *e)
+{
+    struct node *n = ud;
+    const char *const *urls;
+    if (e->rule != ROBOTS_RULE_PARSED || !parser_robots_sitemaps(e->rules, &urls))
+        return; /* none to read */
+    if (robots_entry_sitemaps_again(e, dc_now_ms())) {
+        n->st->sitemaps_again++;
+        sitemaps_queue(n, e, NULL);
+    }
+}
+
+void sitemaps_again(struct node *n)
+{
+    robots_cache_each(n->robots, again, n);
 }
 
 /* The sitemap URL raw (found at base) as a frontier URL on e's host, in
@@ -109,6 +189,7 @@ static void sitemap_admit(struct node *n, struct robots_entry *e,
     struct frontier_url *u = xcalloc(sm->nurls + 1, sizeof(*u));
     unsigned char *isnew = xcalloc(sm->nurls + 1, 1);
     size_t i, m = 0;
+    node__failover_check(n); /* no stale cache on a new server */
     for (i = 0; i < sm->nurls; i++) {
         if (e->sm_urls >= (uint64_t)n->c->sitemap_max_urls)
             break;

@@ -238,11 +238,13 @@ void node_print_summary(FILE *out, const struct node_stats *st,
                  "back unstarted, %llu transfers aborted and %llu leases left "
                  "to the next owner as their partition was lost; %llu Redis "
                  "reconnects, %llu changes of "
-                 "Redis server (%llu pages to fetch again)\n",
+                 "Redis server (%llu pages to fetch again, %llu hosts' "
+                 "sitemaps read again)\n",
             U(st->parts_acquired), U(st->parts_released), U(st->parts_lost),
             U(st->leases_reclaimed), U(st->handed_back),
             U(st->lapse_aborted), U(st->lapse_dropped), U(st->reconnects),
-            U(st->server_changes), U(st->failover_refetch));
+            U(st->server_changes), U(st->failover_refetch),
+            U(st->sitemaps_again));
     if (st->offline_times || st->offline_probes) /* node-offline.c */
         fprintf(out, "  cut off from the web %llu times: %llu failures put "
                      "back uncounted; %llu control probes\n",

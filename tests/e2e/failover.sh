@@ -34,6 +34,15 @@
 # duplicates, the time the sentinels took and the time until the first page
 # request after the kill.
 #
+# Then one sitemap trial (SITEMAP=0 skips it): URLs that only a sitemap
+# lists follow no page's completion, so the argument above does not cover
+# them. One host whose robots.txt names a sitemap of SM_PAGES pages linked
+# from nowhere, one node (politeness.delay 0.2 s); the replica is cut once
+# the seed is replicated, the master is killed once the node has fetched
+# the sitemap and 3 of its pages. Checks: the replica missed the sitemap's
+# URLs; after the promotion the node reads the sitemap again (its summary
+# counts it) and every page of the sitemap is fetched (0 lost).
+#
 # TRIALS (default 1) trials; SEED (default 17) seeds bash's RANDOM, which
 # draws the cut point and the lag: printed, SEED=N replays a run's draws.
 if [ "${FAILOVER_NS:-}" != 1 ]; then
@@ -164,12 +173,29 @@ dups_of() {
 }
 
 # refetch_of ID...: pages the nodes put back after the server change
-# (their summaries: "N changes of Redis server (M pages to fetch again)")
+# (their summaries: "N changes of Redis server (M pages to fetch again, ...")
 refetch_of() {
     local id
     for id in "$@"; do
-        sed -n 's/.*changes of Redis server (\([0-9]*\) pages to fetch again).*/\1/p' "$OUTS/$id.log"
+        sed -n 's/.*changes of Redis server (\([0-9]*\) pages to fetch again.*/\1/p' "$OUTS/$id.log"
     done | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# servers_up K: master, replica and sentinels of trial K, in sync
+servers_up() {
+    local k=$1 i
+    RPID=()
+    redis_tcp master $MPORT || { fail "trial $k: master starts"; return 1; }
+    redis_tcp replica $RPORT --replicaof 127.0.0.1 $MPORT || { fail "trial $k: replica starts"; return 1; }
+    for i in 0 1 2; do sentinel_start $i; done
+    tlog "trial $k: servers started"
+    check "trial $k: the replica is in sync" wait_for 20 replica_synced
+    check "trial $k: 3 sentinels know the master, the replica and each other" wait_for 30 sentinels_ready
+}
+servers_down() {
+    local i
+    for i in "${REDIS_PIDS[@]}"; do kill "$i" 2>/dev/null; wait "$i" 2>/dev/null; done
+    REDIS_PIDS=()
 }
 
 T0=$(date +%s.%N)
@@ -180,13 +206,7 @@ trial() { # trial K
     local done0 inflight seen0 done1 seen1 dups refetch bound c a
     OUTS=$WORK/trial-$k
     mkdir -p "$OUTS"
-    RPID=()
-    redis_tcp master $MPORT || { fail "trial $k: master starts"; return; }
-    redis_tcp replica $RPORT --replicaof 127.0.0.1 $MPORT || { fail "trial $k: replica starts"; return; }
-    for i in 0 1 2; do sentinel_start $i; done
-    tlog "trial $k: servers started"
-    check "trial $k: the replica is in sync" wait_for 20 replica_synced
-    check "trial $k: 3 sentinels know the master, the replica and each other" wait_for 30 sentinels_ready
+    servers_up "$k" || return
     R=$RS # node_start's
     "$DCRAWL" seed --redis "$RS" --depth 3 "$S/roots.txt" >"$OUTS/seed.log" 2>&1
     check "trial $k: seeds uploaded through the sentinels" [ $? -eq 0 ]
@@ -252,10 +272,80 @@ trial() { # trial K
     echo "FIGURES trial $k: SEED=$SEED cut=${pct}% lag=$lagged lost_bytes=$((moff - roff))" \
         "lost_seen=$((seen0 - seen1)) lost_completions=$((done0 - done1)) inflight=$inflight" \
         "refetch=$refetch dups=$dups bound=$bound promote_s=$t_prom first_request_after_promotion_s=$t_first"
-    for i in "${REDIS_PIDS[@]}"; do kill "$i" 2>/dev/null; wait "$i" 2>/dev/null; done
-    REDIS_PIDS=()
+    servers_down
 }
 
 for k in $(seq 1 "$TRIALS"); do trial "$k"; done
+serve_stop
+
+# ------------------------------------------------------------ sitemap trial
+SM_PAGES=${SM_PAGES:-40}
+# sitemap_site DIR: one host (127.0.1.1) whose root links nowhere and whose
+# robots.txt names a sitemap of SM_PAGES pages
+sitemap_site() {
+    local h=$1/hosts/127.0.1.1 i
+    mkdir -p "$h/sm"
+    echo '<html><body><p>The root links nowhere.</p></body></html>' >"$h/index.html"
+    printf 'User-agent: *\nDisallow: /private/\nSitemap: http://127.0.1.1:8080/sm.xml\n' >"$h/robots.txt"
+    {
+        echo '<?xml version="1.0" encoding="UTF-8"?>'
+        echo '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        for i in $(seq 1 "$SM_PAGES"); do
+            echo "<url><loc>http://127.0.1.1:8080/sm/p$i.html</loc></url>"
+            echo "<html><body><p>Page $i, listed in the sitemap only.</p></body></html>" >"$h/sm/p$i.html"
+        done
+        echo '</urlset>'
+    } >"$h/sm.xml"
+}
+offsets_equal() {
+    [ "$(info_field $MPORT replication master_repl_offset)" = "$(info_field $RPORT replication master_repl_offset)" ]
+}
+sm_requests() { grep '^dcn' "$STATE/access.log" 2>/dev/null | grep -c '"/sm/p[0-9]*\.html"$'; }
+sm_fetched() { grep -q '"/sm.xml"$' "$STATE/access.log" 2>/dev/null && [ "$(sm_requests)" -ge 3 ]; }
+
+sitemap_trial() {
+    local k=sitemap fig0 fig1 seen0 seen1 got again t_kill
+    OUTS=$WORK/trial-$k
+    mkdir -p "$OUTS"
+    sitemap_site "$WORK/smsite"
+    cluster_serve "$WORK/smsite" || { fail "sitemap trial: nginx serves the site"; return; }
+    servers_up "$k" || return
+    printf 'http://127.0.1.1:8080/\n' >"$OUTS/roots.txt"
+    R=$RS
+    "$DCRAWL" seed --redis "$RS" --depth 1 "$OUTS/roots.txt" >"$OUTS/seed.log" 2>&1
+    check "sitemap trial: the seed uploaded" [ $? -eq 0 ]
+    check "sitemap trial: the seed is on the replica" wait_for 10 offsets_equal
+    redis-cli -p $RPORT replicaof 127.0.0.1 $DEADPORT >/dev/null
+    tlog "sitemap trial: replica cut"
+    node_start n1 --set politeness.delay=0.2
+    R=redis://127.0.0.1:$MPORT
+    check "sitemap trial: the node fetched the sitemap and 3 of its pages" wait_for 60 sm_fetched
+    redis-cli -p $MPORT client pause 60000 write >/dev/null
+    fig0=$(status_figures "$R")
+    fig1=$(status_figures redis://127.0.0.1:$RPORT)
+    read -r _ _ seen0 <<<"$fig0"
+    read -r _ _ seen1 <<<"$fig1"
+    echo "sitemap trial: URLs seen on the master $seen0, on the replica $seen1; $(sm_requests) sitemap pages requested"
+    check "sitemap trial: the replica misses the sitemap's URLs ($seen1 < $seen0)" test "$seen1" -lt "$seen0"
+    kill -9 "${RPID[master]}"
+    t_kill=$(date +%s.%N)
+    wait "${RPID[master]}" 2>/dev/null
+    check "sitemap trial: the sentinels promote the replica" wait_for 60 promoted
+    R=redis://127.0.0.1:$RPORT
+    crawl_wait_done "$R" 120
+    check "sitemap trial: the crawl finishes on the promoted replica ($(secs_since "$t_kill") s after the kill)" [ $? -eq 0 ]
+    nodes_stop
+    check "sitemap trial: SIGTERM: the node exits 0" [ "$NODES_STOP_RC" -eq 0 ]
+    again=$(sed -n "s/.*, \([0-9]*\) hosts' sitemaps read again.*/\1/p" "$OUTS/n1.log")
+    grep -h "changes of Redis server" "$OUTS/n1.log" | sed "s/^ */sitemap trial: n1: /"
+    check "sitemap trial: the node read the sitemap again (${again:-none})" [ "${again:-0}" -ge 1 ]
+    cluster_log_take "trial-$k" || exit 1
+    got=$(grep '^dcn' "$WORK/trial-$k.access.log" | awk '$3 == 200' | grep -o '"/sm/p[0-9]*\.html"$' | sort -u | wc -l)
+    check "sitemap trial: every page of the sitemap fetched ($got of $SM_PAGES)" [ "$got" -eq "$SM_PAGES" ]
+    echo "FIGURES trial sitemap: seen_master=$seen0 seen_replica=$seen1 sitemap_pages=$got/$SM_PAGES" \
+        "sitemaps_read_again=${again:-0} dups=$(dups_of "$WORK/trial-$k.access.log")"
+    servers_down
+}
+[ "${SITEMAP:-1}" = 1 ] && sitemap_trial
 serve_stop
 finish

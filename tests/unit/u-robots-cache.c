@@ -6,7 +6,8 @@
  * the cache: past its cap the least recently used idle hosts are dropped
  * (never one a lease or transfer waits on), and a dropped host's rules
  * come back from a real Redis (frontier_robots_put/get, as the node does)
- * and still apply. Needs DCRAWL_TEST_REDIS (tests/with-redis.sh).
+ * and still apply; which sitemap states a change of Redis server resets.
+ * Needs DCRAWL_TEST_REDIS (tests/with-redis.sh).
  */
 #include <signal.h>
 #include <stdint.h>
@@ -254,6 +255,59 @@ static void test_evict_bytes(void)
     robots_cache_free(&rc);
 }
 
+/* The sitemap state a change of Redis server or a moved partition resets
+ * (robots_entry_sitemaps_again): started and not read, or read less than
+ * ROBOTS_SITEMAP_RECHECK_MS ago -> forgotten (queue emptied, to start
+ * again); read longer ago, or never started -> kept. And the answer kept
+ * until the sitemaps are read is a copy, handed over once. */
+static void test_sitemaps_again(void)
+{
+    struct robots_cache *rc = robots_cache_new(1024);
+    struct robots_entry *e = robots_cache_get(rc, "http://s.test/");
+    struct frontier_robots k = {0}, out;
+    char body[] = "User-agent: *\nSitemap: http://s.test/sm.xml\n", *b = NULL;
+    int level;
+    char *u;
+
+    CHECK(robots_entry_sitemaps_again(e, 1000) == 0, "never started: kept");
+    e->sm_started = 1;
+    CHECK(robots_entry_sitemap_push(e, "http://s.test/sm.xml", 0) == 1, "push");
+    CHECK(robots_entry_sitemap_push(e, "http://s.test/sm2.xml", 1) == 1, "push 2");
+    u = robots_entry_sitemap_take(e, &level);
+    CHECK(u && !strcmp(u, "http://s.test/sm.xml"), "take");
+    free(u);
+    CHECK(robots_entry_sitemaps_again(e, 1000) == 1 && !e->sm_started &&
+              e->sm_n == 0 && e->sm_fetched == 0 && e->sm_urls == 0,
+          "still reading: forgotten");
+    CHECK(robots_entry_sitemap_push(e, "http://s.test/sm.xml", 0) == 1,
+          "a forgotten sitemap is queued again");
+    e->sm_started = 1;
+    e->sm_done_ms = 5000;
+    CHECK(robots_entry_sitemaps_again(e, 5000 + ROBOTS_SITEMAP_RECHECK_MS - 1) == 1,
+          "read just under the recheck time ago: forgotten");
+    e->sm_started = 1;
+    e->sm_done_ms = 5000;
+    CHECK(robots_entry_sitemaps_again(e, 5000 + ROBOTS_SITEMAP_RECHECK_MS) == 0 &&
+              e->sm_started,
+          "read the recheck time ago: kept");
+
+    CHECK(robots_entry_keep_take(e, &out, &b) == 0, "nothing kept");
+    k.host = e->host;
+    k.status = 200;
+    k.body = body;
+    k.body_len = strlen(body);
+    robots_entry_keep(e, &k);
+    memset(body, 'x', strlen(body)); /* a copy was kept */
+    CHECK(robots_entry_keep_take(e, &out, &b) == 1 && out.body == b &&
+              out.body_len == k.body_len && !memcmp(b, "User-agent", 10) &&
+              !strcmp(out.host, "s.test"),
+          "the kept answer handed over");
+    free(b);
+    CHECK(robots_entry_keep_take(e, &out, &b) == 0, "handed over once");
+    robots_entry_keep(e, &k); /* freed with the cache */
+    robots_cache_free(&rc);
+}
+
 int main(void)
 {
     const char *url = getenv("DCRAWL_TEST_REDIS");
@@ -265,6 +319,7 @@ int main(void)
     test_dead();
     test_transient();
     test_evict_bytes();
+    test_sitemaps_again();
     if (!url) {
         fprintf(stderr, "u-robots-cache: DCRAWL_TEST_REDIS not set (run via "
                         "tests/with-redis.sh)\n");
