@@ -77,6 +77,51 @@ static int load_all(struct frontier *f, const struct conf *c,
     return rc;
 }
 
+/*
+ * Seeds that the master acknowledged but no replica received would be
+ * lost with a failover (the crawl would never see them). So the upload
+ * ends with WAIT for the server's replicas (frontier_replicated), and is
+ * sent again, whole, when the server changed during it (a failover
+ * happened: what went to the old master may be missing; admission is
+ * insert-if-absent, so the second upload only adds what is missing).
+ */
+#define SEED_REPLICA_WAIT_MS 5000
+#define SEED_UPLOADS 3
+
+static int load_replicated(struct frontier *f, const struct conf *c,
+                           const struct opt_list *files,
+                           struct seed_stats *tot)
+{
+    int i, rc = 0, nrep, acked;
+
+    for (i = 0; i < SEED_UPLOADS; i++) {
+        uint64_t epoch = frontier_epoch(f);
+        memset(tot, 0, sizeof(*tot));
+        rc = load_all(f, c, files, tot);
+        if (!rc && (rc = frontier_replicated(f, SEED_REPLICA_WAIT_MS, &nrep,
+                                             &acked)))
+            fprintf(stderr, "dcrawl seed: redis: %s\n", frontier_errstr(f));
+        if (rc)
+            return rc;
+        if (frontier_epoch(f) == epoch)
+            break;
+        fprintf(stderr, "dcrawl seed: the Redis server changed during the "
+                        "upload (a failover?): uploading again\n");
+    }
+    if (i == SEED_UPLOADS) {
+        fprintf(stderr, "dcrawl seed: the Redis server changed during each "
+                        "of %d uploads: the seeds may be incomplete\n", i);
+        return 1;
+    }
+    if (nrep > 0 && acked < nrep)
+        fprintf(stderr, "dcrawl seed: warning: %d of %d replicas acknowledged "
+                        "the seeds within %d ms; a failover now could lose "
+                        "them\n", acked, nrep, SEED_REPLICA_WAIT_MS);
+    else if (nrep > 0)
+        printf("seeds: on all %d replicas\n", nrep);
+    return 0;
+}
+
 int cmd_seed(int argc, char **argv)
 {
     struct seed_args a = {0};
@@ -98,7 +143,7 @@ int cmd_seed(int argc, char **argv)
             rc = 1;
     }
     if (!rc)
-        rc = load_all(f, &c, &a.files, &tot);
+        rc = load_replicated(f, &c, &a.files, &tot);
     printf("seeds: %zu accepted, %zu already seen, %zu rejected, %zu over "
            "scope.host_budget (%zu URLs read)\n",
            tot.accepted, tot.seen, tot.rejected, tot.budget, tot.lines);

@@ -149,3 +149,52 @@ void frontier_failover_reset(struct frontier *f)
     f->ix.scanned = 0;    /* the next pop rescans every partition */
     f->alt.scanned = 0;
 }
+
+/* One plain command (argv as given), its reply in *rep. */
+static int plain(struct frontier *f, const char *a0, const char *a1,
+                 const char *a2, redisReply **rep)
+{
+    struct frontier_call c;
+    int rc;
+
+    frontier__call_init(&c, -1);
+    frontier__strv_pushs(&c.args, a0);
+    if (a1)
+        frontier__strv_pushs(&c.args, a1);
+    if (a2)
+        frontier__strv_pushs(&c.args, a2);
+    rc = frontier__run(f, &c, 1, rep);
+    frontier__call_release(&c);
+    return rc;
+}
+
+int frontier_replicated(struct frontier *f, int timeout_ms, int *replicas,
+                        int *acked)
+{
+    redisReply *r = NULL;
+    const char *p;
+    char n[16], ms[16];
+    int rc;
+
+    *replicas = -1;
+    *acked = 0;
+    if (f->rt) /* a Redis Cluster: its shards replicate on their own */
+        return DC_OK;
+    rc = plain(f, "INFO", "replication", NULL, &r);
+    if (rc)
+        return rc;
+    p = r->type == REDIS_REPLY_STRING ? strstr(r->str, "connected_slaves:") : NULL;
+    *replicas = p ? atoi(p + 17) : 0;
+    frontier__replies_free(&r, 1);
+    if (*replicas <= 0)
+        return DC_OK;
+    snprintf(n, sizeof(n), "%d", *replicas);
+    snprintf(ms, sizeof(ms), "%d", timeout_ms);
+    rc = plain(f, "WAIT", n, ms, &r);
+    if (rc)
+        return rc;
+    if (r->type == REDIS_REPLY_INTEGER)
+        *acked = (int)r->integer;
+    frontier__replies_free(&r, 1);
+    return DC_OK;
+}

@@ -500,6 +500,12 @@ void frontier_epoch_guard(struct frontier *f, int on, uint64_t epoch);
  * (their transfers go on; frontier_reclaim_orphans puts back the ones
  * the new server gave nobody). */
 void frontier_failover_reset(struct frontier *f);
+/* Wait (WAIT, up to timeout_ms) until the replicas the server has now
+ * acknowledged every write sent on f so far: *replicas is their number
+ * (-1 on a Redis Cluster, where nothing is waited for), *acked how many
+ * did. Writes that a replica acknowledged survive its promotion. */
+int frontier_replicated(struct frontier *f, int timeout_ms, int *replicas,
+                        int *acked);
 
 
 #endif

@@ -210,6 +210,7 @@ trial() { # trial K
     R=$RS # node_start's
     "$DCRAWL" seed --redis "$RS" --depth 3 "$S/roots.txt" >"$OUTS/seed.log" 2>&1
     check "trial $k: seeds uploaded through the sentinels" [ $? -eq 0 ]
+    check "trial $k: the seed command waited for the replica (WAIT)" grep -q "^seeds: on all 1 replicas" "$OUTS/seed.log"
     for id in n1 n2 n3; do node_start "$id"; done
     tlog "trial $k: nodes started"
     R=redis://127.0.0.1:$MPORT
@@ -314,6 +315,7 @@ sitemap_trial() {
     R=$RS
     "$DCRAWL" seed --redis "$RS" --depth 1 "$OUTS/roots.txt" >"$OUTS/seed.log" 2>&1
     check "sitemap trial: the seed uploaded" [ $? -eq 0 ]
+    check "sitemap trial: the seed command waited for the replica (WAIT)" grep -q "^seeds: on all 1 replicas" "$OUTS/seed.log"
     check "sitemap trial: the seed is on the replica" wait_for 10 offsets_equal
     redis-cli -p $RPORT replicaof 127.0.0.1 $DEADPORT >/dev/null
     tlog "sitemap trial: replica cut"
