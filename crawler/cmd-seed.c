@@ -90,7 +90,8 @@ static int load_all(struct frontier *f, const struct conf *c,
 
 static int load_replicated(struct frontier *f, const struct conf *c,
                            const struct opt_list *files,
-                           struct seed_stats *tot)
+                           struct seed_stats *tot, int *replicas,
+                           int *replicated)
 {
     int i, rc = 0, nrep, acked;
 
@@ -113,13 +114,19 @@ static int load_replicated(struct frontier *f, const struct conf *c,
                         "of %d uploads: the seeds may be incomplete\n", i);
         return 1;
     }
+    *replicas = nrep;
+    *replicated = acked;
+    return 0;
+}
+
+static void print_replicas(int nrep, int acked)
+{
     if (nrep > 0 && acked < nrep)
         fprintf(stderr, "dcrawl seed: warning: %d of %d replicas acknowledged "
                         "the seeds within %d ms; a failover now could lose "
                         "them\n", acked, nrep, SEED_REPLICA_WAIT_MS);
     else if (nrep > 0)
         printf("seeds: on all %d replicas\n", nrep);
-    return 0;
 }
 
 int cmd_seed(int argc, char **argv)
@@ -129,6 +136,7 @@ int cmd_seed(int argc, char **argv)
     struct frontier *f = NULL;
     struct seed_stats tot = {0};
     char id[128];
+    int nrep = -1, acked = 0;
     int rc = parse_args(&a, argc, argv);
 
     if (rc != OPT_RUN)
@@ -143,11 +151,13 @@ int cmd_seed(int argc, char **argv)
             rc = 1;
     }
     if (!rc)
-        rc = load_replicated(f, &c, &a.files, &tot);
+        rc = load_replicated(f, &c, &a.files, &tot, &nrep, &acked);
     printf("seeds: %zu accepted, %zu already seen, %zu rejected, %zu over "
            "scope.host_budget (%zu URLs read)\n",
            tot.accepted, tot.seen, tot.rejected, tot.budget, tot.lines);
     seeds_print_ranges(stdout, stderr, &tot);
+    if (!rc)
+        print_replicas(nrep, acked);
     frontier_close(&f);
     conf_release(&c);
 out:

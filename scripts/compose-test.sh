@@ -31,6 +31,14 @@
 #      the API service stopped. The images stay (the next run builds from
 #      podman's cache; REBASE=1 makes the base image again).
 #
+# HA=1 runs the HA overlay too (docker/docker-compose.ha.yml: a replica
+# and three sentinels; node, seed and status on the sentinel URL) and
+# kills the master container (SIGKILL) once KILL_AT URLs (default 300) are
+# done: the sentinels must promote the replica and the crawl must still
+# end equal to the manifest. Status reads from the kill until 30 s after
+# the promotion may list nodes dead (their heartbeats wait for the new
+# master); every other read must not.
+#
 # Exit 0 when every check passed. Environment: NODES (3), TIMEOUT (600),
 # DCRAWL_SHARED (the shared/ directory holding bench/gen_site.py; default
 # ../shared beside the repository), KEEP=1 leaves the cluster running.
@@ -56,6 +64,14 @@ DEPTH=3
 # equal the manifest exactly (the filter's own test: tests/e2e/noise.sh)
 COMPOSE=(docker-compose -p "$PROJECT" -f docker/docker-compose.yml -f "$RUN/test.yml")
 SERVICES=(redis demo-site seed node)
+REDIS_URL=redis://redis:6379
+HA=${HA:-0}
+KILL_AT=${KILL_AT:-300}
+if [ "$HA" = 1 ]; then
+    COMPOSE+=(-f docker/docker-compose.ha.yml)
+    SERVICES=(redis redis-replica sentinel-1 sentinel-2 sentinel-3 demo-site seed node)
+    REDIS_URL=redis-sentinel://sentinel-1:26379,sentinel-2:26379,sentinel-3:26379/dcrawl
+fi
 SVC_PID=
 T0=$(date +%s)
 
@@ -152,11 +168,11 @@ say "up: ${SERVICES[*]} with $NODES nodes"
 # container (`docker-compose run` makes legacy links, which podman refuses)
 status_json() {
     "${COMPOSE[@]}" exec -T --index=1 node \
-        dcrawl status --redis redis://redis:6379 --json 2>>"$RUN/status.err"
+        dcrawl status --redis "$REDIS_URL" --json 2>>"$RUN/status.err"
 }
 
 # 6. wait for the crawl; every read must list NODES live nodes, none dead
-deadline=$(($(date +%s) + TIMEOUT)) seen_all=0 reads=0 done_reads=0
+deadline=$(($(date +%s) + TIMEOUT)) seen_all=0 reads=0 done_reads=0 killed= promoted=
 while :; do
     [ "$(date +%s)" -lt "$deadline" ] || die "crawl not finished after ${TIMEOUT}s"
     sleep 3
@@ -171,6 +187,22 @@ print(len(live), len(dead), t.get("queued", 0), t.get("inflight", 0), t.get("don
 ' "$js" "$NODES")
     read -r live dead queued inflight done deadlist <<<"$line"
     say "status: nodes $live live, $dead dead; urls queued $queued, in flight $inflight, done $done"
+    if [ "$HA" = 1 ] && [ -z "$killed" ] && [ "$done" -ge "$KILL_AT" ]; then
+        podman kill -s KILL "${PROJECT}_redis_1" >/dev/null || die "cannot kill the master container"
+        killed=$(date +%s)
+        say "HA: master container killed (SIGKILL) at $done URLs done"
+    fi
+    if [ -n "$killed" ] && [ -z "$promoted" ]; then
+        m=$("${COMPOSE[@]}" exec -T sentinel-1 redis-cli -p 26379 sentinel get-master-addr-by-name dcrawl 2>/dev/null | head -1 | tr -d '\r')
+        if [ -n "$m" ] && [ "$m" != redis ] && ! podman inspect -f '{{.NetworkSettings.Networks}}' "${PROJECT}_redis_1" 2>/dev/null | grep -q "$m"; then
+            promoted=$(date +%s)
+            say "HA: the sentinels promoted $m, $((promoted - killed)) s after the kill"
+        fi
+    fi
+    if [ -n "$killed" ] && { [ -z "$promoted" ] || [ "$(date +%s)" -lt $((promoted + 30)) ]; }; then
+        [ "$dead" = 0 ] || say "HA: $dead node(s) listed dead during the failover (id:inflight): $deadlist"
+        dead=0
+    fi
     [ "$dead" = 0 ] || die "node(s) listed dead (id:inflight): $deadlist"
     [ "$live" -ge "$NODES" ] && seen_all=1
     [ "$seen_all" = 1 ] && [ "$live" -lt "$NODES" ] && die "a node left: $live live of $NODES"
@@ -187,7 +219,8 @@ print(len(live), len(dead), t.get("queued", 0), t.get("inflight", 0), t.get("don
         done_reads=0
     fi
 done
-say "crawl finished: $done URLs done, $reads status reads, never a dead node"
+[ "$HA" != 1 ] || [ -n "$promoted" ] || die "HA: the master was not killed and replaced (killed: ${killed:-no})"
+say "crawl finished: $done URLs done, $reads status reads, never a dead node${killed:+ outside the failover}"
 "${COMPOSE[@]}" logs --no-color node >"$RUN/nodes.log" 2>&1
 say "node loop warnings (a step over node_timeout/5): $(grep -c 'loop was blocked' "$RUN/nodes.log" || true)"
 grep 'loop was blocked' "$RUN/nodes.log" | head -5 | sed 's/^/compose-test:   /' || true

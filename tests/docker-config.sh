@@ -2,7 +2,8 @@
 # docker-config.sh SRC: docker/ stays consistent with the repository (no
 # Docker engine runs here, so images are never built; this checks what can
 # be checked without one):
-#  - docker-compose (Debian's 1.29) accepts docker/docker-compose.yml;
+#  - docker-compose (Debian's 1.29) accepts docker/docker-compose.yml, and
+#    with the HA overlay docker/docker-compose.ha.yml (replica, sentinels);
 #  - the services redis, node, seed, demo-site, prometheus and grafana
 #    exist; node has no container_name (node must scale); only prometheus
 #    and grafana publish host ports, on 127.0.0.1 only; seed is one-shot
@@ -125,6 +126,35 @@ if out=$(compose_checks "$WORK/config.yml"); then
 else
     echo "$out"
     bad "$what"
+fi
+
+# the HA overlay (docker/docker-compose.ha.yml) merges with the base file:
+# the same checks hold, plus a replica and three sentinels (their start
+# scripts are in the redis image), no port of theirs published, and node
+# and seed find the master through the sentinels (no password in the URL)
+HA=$SRC/docker/docker-compose.ha.yml
+if docker-compose -f "$YML" -f "$HA" config >"$WORK/ha.yml" 2>"$WORK/err"; then
+    ok "docker-compose config accepts docker-compose.yml + docker-compose.ha.yml"
+    what="HA overlay: redis-replica, sentinel-1..3 (sentinel-start), nothing of theirs published; node and seed on redis-sentinel://"
+    out=$(compose_checks "$WORK/ha.yml")
+    for s in redis-replica sentinel-1 sentinel-2 sentinel-3; do
+        service_block "$WORK/ha.yml" "$s" | grep -q . || out="$out no service $s;"
+        service_block "$WORK/ha.yml" "$s" | grep -q '^    ports:' && out="$out $s publishes ports;"
+    done
+    for s in sentinel-1 sentinel-2 sentinel-3; do
+        service_block "$WORK/ha.yml" "$s" | grep -q -- '- sentinel-start' || out="$out $s does not run sentinel-start;"
+    done
+    for s in node seed; do
+        service_block "$WORK/ha.yml" "$s" |
+            grep -q -- '- redis-sentinel://sentinel-1:26379,sentinel-2:26379,sentinel-3:26379/dcrawl' ||
+            out="$out $s is not on the sentinels;"
+    done
+    grep -q '^COPY docker/sentinel-start.sh /usr/local/bin/sentinel-start' "$DF" ||
+        out="$out the redis image lacks sentinel-start;"
+    if [ -z "$out" ]; then ok "$what"; else echo "$out"; bad "$what"; fi
+else
+    cat "$WORK/err"
+    bad "docker-compose config accepts docker-compose.yml + docker-compose.ha.yml"
 fi
 
 # monitoring: the port the nodes serve metrics on is the one Prometheus
