@@ -36,10 +36,13 @@
  *                                      frontier/lua/lib/common.lua)
  *   <prefix>:{p}:h:<d>           ZSET  host -> ms when it may be fetched next
  *                                      (hosts with URLs queued at depth d)
- *   <prefix>:{p}:host            HASH  host -> "<act> <next>": its URLs
- *                                      leased (in flight) and its
- *                                      politeness clock in ms (0: none),
- *                                      one field so a host is one lookup
+ *   <prefix>:{p}:host            HASH  host -> "<act> <next>[ <marks>]":
+ *                                      its URLs leased (in flight), its
+ *                                      politeness clock in ms (0: none)
+ *                                      and the depths whose h:<d> holds it
+ *                                      at the busy score (freed together,
+ *                                      common.lua); one field so a host is
+ *                                      one lookup
  *   <prefix>:{p}:lease           ZSET  "<node>\t<d>\t<host>\t<url>" -> lease
  *                                      deadline (ms)
  *   <prefix>:{p}:pend            HASH  d -> URLs queued or in flight at d

@@ -17,6 +17,7 @@
 --#include common
 --#include ready
 local now, conns = tonumber(ARGV[1]), tonumber(ARGV[2])
+local pfx = string.sub(KEYS[1], 1, -6) -- "<prefix>:{p}:" of "...:lease"
 local names = { 'done:', 'failed:', 'skipped:' }
 local FAIL_MAX, n = 1000, (#KEYS - 6) / 3
 local held, gone, ent = {}, {}, {}
@@ -43,7 +44,7 @@ for i = 0, n - 1 do
   local outcome, d = tonumber(ARGV[a + 1]), ARGV[a + 3]
   local host, url = ARGV[a + 4], ARGV[a + 5]
   local counted = held[i + 1]
-  local act, cur = hget_st(KEYS[2], host)
+  local act, cur, m = hget_st(KEYS[2], host)
   if counted then act = act - 1 end
   if outcome == 3 then
     if counted then redis.call('RPUSH', q, qenc(url, host)) end
@@ -69,9 +70,15 @@ for i = 0, n - 1 do
     gap = math.max(gap, tonumber(ARGV[a + 6]))
   end
   local nx = math.max(cur, now + gap)
-  hset_st(KEYS[2], host, act, nx > now and nx or 0)
   local score = math.max(nx, now)
-  if act >= conns then score = busy end
+  if act >= conns then
+    score = busy
+    m = mark(m, d)
+    if exists(h1) then m = mark(m, tonumber(d) + 1) end
+  elseif m ~= '' then
+    m = free_marks(pfx, host, m, score)
+  end
+  hset_st(KEYS[2], host, act, nx > now and nx or 0, m)
   if not queued then
     redis.call('ZADD', h, 'XX', str(score), host)
   elseif queued > 0 then

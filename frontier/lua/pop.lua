@@ -42,32 +42,36 @@ local hosts = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1],
 local open = {}
 for _, host in ipairs(hosts) do
   if #out > max then break end
-  local act, nx = hget_st(KEYS[2], host)
+  local act, nx, m = hget_st(KEYS[2], host)
   local limit = nx > 0 and math.min(window, conns + 1) or window
   if act >= limit then
     redis.call('ZADD', KEYS[1], str(busy), host)
+    local m2 = mark(m, ARGV[2])
+    if m2 ~= m then hset_st(KEYS[2], host, act, nx, m2) end
   elseif nx > now then
     redis.call('ZADD', KEYS[1], str(nx), host)
   else
     local got, empty = take(host, math.min(conns - act, max + 1 - #out))
-    open[#open + 1] = { host, act, act + got, nx, limit, empty }
+    open[#open + 1] = { host, act, act + got, nx, limit, empty, m }
   end
 end
 for _, o in ipairs(open) do
-  local host, act0, act, nx, limit, empty = unpack(o)
+  local host, act0, act, nx, limit, empty, m = unpack(o)
+  local m2 = m
   if act < limit and not empty then
     local got
     got, empty = take(host, math.min(limit - act, max + 1 - #out))
     act = act + got
   end
-  if act ~= act0 then hset_st(KEYS[2], host, act, nx) end
   if empty or redis.call('LLEN', KEYS[4] .. host) == 0 then
     redis.call('ZREM', KEYS[1], host)
   elseif act >= limit then
     redis.call('ZADD', KEYS[1], str(busy), host)
+    m2 = mark(m, ARGV[2])
   else
     redis.call('ZADD', KEYS[1], ARGV[1], host)
   end
+  if act ~= act0 or m2 ~= m then hset_st(KEYS[2], host, act, nx, m2) end
 end
 for s = 1, #lz, 1000 do
   redis.call('ZADD', KEYS[3], unpack(lz, s, math.min(s + 999, #lz)))

@@ -1295,6 +1295,54 @@ static void t_host_budget(void)
     conf_release(&c);
 }
 
+/* A host at its connection limit with leases of one depth, and URLs of
+ * it queued at another depth meanwhile (a lower one: URLs admitted again
+ * after a Redis failover, or from a sitemap read again): that depth's
+ * ready set gives the host the busy score. Completing the leases (or
+ * their expiry) must free the host there too, not only at the leases'
+ * depth and the next; else its URLs wait forever (seen in the compose
+ * cluster after a failover: 64 URLs of 2 hosts stuck "busy"). */
+static void t_busy_other_depth(void)
+{
+    struct frontier *f = open_f(1, 2, 60, "n1");
+    const char *deep[] = { "http://a.test/d3-1", "http://a.test/d3-2",
+                           "http://a.test/d3-3" };
+    const char *low[] = { "http://a.test/d1-1", "http://a.test/d1-2" };
+    const char *low2[] = { "http://a.test/d1-3" };
+    struct frontier_lease *l, *l2;
+    size_t n, n2, back = 0;
+
+    admit(f, deep, 3, 3, 1000, NULL);
+    n = pop(f, 3, 1000, 10, &l, NULL);
+    CHECK(n == 2, "2 leases at depth 3 (host_connections 2): %zu", n);
+    admit(f, low, 2, 1, 1000, NULL); /* queued busy at depth 1 */
+    n2 = pop(f, 1, 1000, 10, &l2, NULL);
+    CHECK(n2 == 0, "depth 1 waits while the host is at its limit: %zu", n2);
+    frontier_leases_free(l2, n2);
+    complete(f, l, n, FRONTIER_DONE, 0, 1000);
+    frontier_leases_free(l, n);
+    n2 = pop(f, 1, 1001, 10, &l2, NULL);
+    CHECK(n2 == 2, "depth 1 served once the depth-3 leases completed: %zu", n2);
+    frontier_leases_free(l2, n2);
+
+    /* the same freed by lease expiry (requeue) instead of a completion */
+    n = pop(f, 3, 2000, 10, &l, NULL); /* the 3rd depth-3 URL, with 2 out */
+    frontier_leases_free(l, n);
+    flush();
+    admit(f, deep, 3, 3, 3000, NULL);
+    n = pop(f, 3, 3000, 10, &l, NULL);
+    CHECK(n == 2, "2 leases at depth 3 again: %zu", n);
+    admit(f, low2, 1, 1, 3000, NULL);
+    leases_expire();
+    CHECK(frontier_reclaim(f, 3001, 0, &back) == DC_OK && back == 2,
+          "reclaim: %zu", back);
+    n2 = pop(f, 1, 3002, 10, &l2, NULL);
+    CHECK(n2 == 1, "depth 1 served once the depth-3 leases expired: %zu", n2);
+    frontier_leases_free(l2, n2);
+    frontier_leases_free(l, n);
+    frontier_close(&f);
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
@@ -1304,6 +1352,7 @@ static const struct {
     { "admit two handles", t_admit_two_handles },
     { "host connections 1", t_host_conns_1 },
     { "host connections 3", t_host_conns_3 },
+    { "busy at another depth", t_busy_other_depth },
     { "lease ahead", t_lease_ahead },
     { "retry back-off", t_retry_backoff },
     { "depth separation", t_depths },

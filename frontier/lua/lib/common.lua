@@ -34,20 +34,45 @@ local function qdec(s, host)
   return s
 end
 -- A host's state is one field of the partition's host HASH: "<act>
--- <next>", act = its URLs leased (in flight), next = its politeness clock
--- in ms (0: none). One field, so a host costs one hash lookup, not two. hget_st(k, host) reads it (0, 0
--- when absent); hset_st writes it, or deletes the field when act is 0 and
--- no clock is kept, so the hash follows the live hosts.
+-- <next>[ <marks>]", act = its URLs leased (in flight), next = its
+-- politeness clock in ms (0: none), marks = the depths ("1,3") whose
+-- ready set h:<d> gave the host the busy score. act counts leases of every
+-- depth, so a host may be marked busy at a depth it has no lease of (its
+-- URLs queued at a lower depth while deeper ones are leased: admitted
+-- again after a failover, a sitemap read again); the script that frees
+-- the host re-scores it at every marked depth (free_marks), not only at
+-- its lease's. One field, so a host costs one hash lookup, not two.
+-- hget_st(k, host) reads it (0, 0, '' when absent); hset_st writes it, or
+-- deletes the field when act is 0 and neither clock nor mark is kept, so
+-- the hash follows the live hosts.
 local function hget_st(k, host)
   local v = redis.call('HGET', k, host)
-  if not v then return 0, 0 end
-  local a, n = string.match(v, '^(%-?%d+) (%d+)$')
-  return tonumber(a) or 0, tonumber(n) or 0
+  if not v then return 0, 0, '' end
+  local a, n, m = string.match(v, '^(%-?%d+) (%d+) ?([%d,]*)$')
+  return tonumber(a) or 0, tonumber(n) or 0, m or ''
 end
-local function hset_st(k, host, act, nx)
-  if act <= 0 and nx <= 0 then
+local function hset_st(k, host, act, nx, m)
+  m = m or ''
+  if act <= 0 and nx <= 0 and m == '' then
     redis.call('HDEL', k, host)
   else
-    redis.call('HSET', k, host, str(math.max(act, 0)) .. ' ' .. str(nx))
+    redis.call('HSET', k, host, str(math.max(act, 0)) .. ' ' .. str(nx) ..
+               (m ~= '' and ' ' .. m or ''))
   end
+end
+-- mark(m, d): marks m with depth d added
+local function mark(m, d)
+  d = tostring(d)
+  if string.find(',' .. m .. ',', ',' .. d .. ',', 1, true) then return m end
+  if m == '' then return d end
+  return m .. ',' .. d
+end
+-- free_marks(pfx, host, m, score): the host, no longer at its limit, gets
+-- score in every marked h:<d> (key prefix pfx "<prefix>:{p}:") that still
+-- holds it; returns the marks left (none)
+local function free_marks(pfx, host, m, score)
+  for d in string.gmatch(m, '%d+') do
+    redis.call('ZADD', pfx .. 'h:' .. d, 'XX', str(score), host)
+  end
+  return ''
 end

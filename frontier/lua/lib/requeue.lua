@@ -7,11 +7,16 @@ local function requeue(e)
     string.match(e, '^([^\t]*)\t(%d+)\t([^\t]+)\t(.*)$')
   if redis.call('ZREM', KEYS[1], e) == 0 or not url then return 0 end
   redis.call('LPUSH', KEYS[3] .. 'q:' .. d .. ':' .. host, qenc(url, host))
-  local act, nx = hget_st(KEYS[2], host)
+  local act, nx, m = hget_st(KEYS[2], host)
   act = act - 1
-  hset_st(KEYS[2], host, act, nx)
   local score = math.max(now, nx)
-  if act >= conns then score = busy end
+  if act >= conns then
+    score = busy
+    m = mark(mark(m, d), tonumber(d) + 1)
+  else
+    m = free_marks(KEYS[3], host, m, score)
+  end
+  hset_st(KEYS[2], host, act, nx, m)
   redis.call('ZADD', KEYS[3] .. 'h:' .. d, str(score), host)
   redis.call('ZADD', KEYS[3] .. 'h:' .. (tonumber(d) + 1), 'XX', str(score),
              host)
