@@ -664,6 +664,9 @@ struct node {
     /* depth levels and pop */
     int level, maxd;
     int waiting_level;            /* no work at this level here */
+    int seed_wait;                /* a daemon found no work at all: the
+                                     seeds that end the wait may come with
+                                     a new max_depth (node-pop.c) */
     int64_t next_ready;           /* an owned host is ready then (pop) */
     size_t parked;                /* leases waiting for robots.txt */
     /* the next level, fetched while this one drains (node-ahead.c) */

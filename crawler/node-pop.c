@@ -130,6 +130,23 @@ int node__timer_pop(struct node *n, struct node_timer *t, int64_t now)
     return DC_OK;
 }
 
+/* Work after a wait for seeds: `dcrawl seed --depth N` sets max_depth
+ * before it uploads, so a daemon started before the seeds reads it now
+ * (kept as it was when Redis does not answer). */
+static void depth_refresh(struct node *n)
+{
+    char buf[32];
+    int d;
+    n->seed_wait = 0;
+    if (frontier_meta_get(n->f, "max_depth", buf, sizeof(buf)) != DC_OK)
+        return;
+    d = atoi(buf);
+    if (d >= 0 && d <= NODE_MAX_DEPTH && d != n->maxd) {
+        n->maxd = d;
+        n->st->max_depth = d;
+    }
+}
+
 /* After a pop that found nothing anywhere while idle: move to the next
  * depth level with work, leave (exit_when_idle, no work at all), or wait
  * for seeds (daemon). */
@@ -152,6 +169,8 @@ int node__timer_level(struct node *n, struct node_timer *t, int64_t now)
         pop->due = now; /* reading them again: not over */
         return DC_OK;
     }
+    if (lvl >= 0 && n->seed_wait)
+        depth_refresh(n);
     n->waiting_level = lvl >= 0 && lvl == n->level;
     if (lvl != n->level && lvl >= 0) {
         n->level = lvl;
@@ -162,6 +181,7 @@ int node__timer_level(struct node *n, struct node_timer *t, int64_t now)
     } else if (lvl < 0 && n->o->exit_when_idle) {
         n->loop.done = 1;
     } else if (lvl < 0) { /* daemon: wait for seeds */
+        n->seed_wait = 1;
         pop->due = t->due = now + SEED_WAIT_MS;
     }
     return DC_OK;

@@ -15,6 +15,8 @@
 #     URL lease of the others as expired: frontier.lease is 10 s here);
 #   - nothing lost, no URL fetched twice, no host fetched by two nodes at
 #     once (check_cluster.py on the outputs and nginx's log).
+# The seeds go in once the 3 nodes are members (started in random order
+# and spacing), so that each of them gets work and its clock is measured.
 # TRIALS (default 1) crawls, each on a fresh Redis; SEED (default 17,
 # printed; SEED=N replays) picks which node gets which offset and the
 # order and spacing of the node starts.
@@ -32,6 +34,17 @@ for d in /usr/lib/x86_64-linux-gnu/faketime /usr/lib/*/faketime /usr/lib/faketim
     [ -f "$d/libfaketime.so.1" ] && { FAKELIB=$d/libfaketime.so.1; break; }
 done
 [ -n "$FAKELIB" ] || { echo "cluster-skew: libfaketime.so.1 not found (apt-get install faketime)" >&2; exit 1; }
+# wait_members URL N SECS: N nodes alive by Redis's clock, bounded
+wait_members() {
+    local i n
+    for i in $(seq 1 $(($3 * 10))); do
+        n=$(rcli "$1" eval "local t = redis.call('TIME') return redis.call('ZCOUNT', KEYS[1], t[1] * 1000, '+inf')" 1 "$PREFIX:nodes")
+        [ "${n:-0}" -ge "$2" ] && return 0
+        sleep 0.1
+    done
+    echo "wait_members: $n of $2 nodes after $3 s" >&2
+    return 1
+}
 TRIALS=${TRIALS:-1}
 SEED=${SEED:-17}
 RANDOM=$SEED
@@ -58,8 +71,6 @@ for k in $(seq 1 "$TRIALS"); do
     OUTS=$WORK/trial-$k
     mkdir -p "$OUTS"
     redis_start "trial-$k" || { fail "trial $k: redis"; continue; }
-    "$DCRAWL" seed --redis "$R" --depth $DEPTH "$S/roots.txt" >"$OUTS/seed.log" 2>&1
-    check "trial $k: seeds uploaded" [ $? -eq 0 ]
     # offsets to nodes and start order, from the seed
     offs=("" "+30s" "-30s")
     declare -A OFF=()
@@ -73,6 +84,12 @@ for k in $(seq 1 "$TRIALS"); do
         skewed_start "$id" "${OFF[$id]}"
         sleep "0.$((RANDOM % 10))"
     done
+    # seeds once all three are members: a node that joins while the first
+    # one has leased the whole level fetches nothing (the crawl takes 2-4
+    # s), and its clock could not be measured
+    check "trial $k: the 3 nodes are members before the seeds" wait_members "$R" 3 30
+    "$DCRAWL" seed --redis "$R" --depth $DEPTH "$S/roots.txt" >"$OUTS/seed.log" 2>&1
+    check "trial $k: seeds uploaded" [ $? -eq 0 ]
     crawl_wait_done "$R" 240
     rc=$?
     echo "trial $k: crawl waited $CRAWL_SECS s (exit $rc)"
