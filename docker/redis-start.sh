@@ -12,19 +12,9 @@
 # Refuses to start without a password (docker/make-secret.sh makes one).
 # REDIS_CONF overrides the configuration file (tests/e2e/auth.sh).
 set -eu
-file=${REDIS_PASSWORD_FILE:-/run/secrets/redis_password}
-if [ ! -f "$file" ] || [ ! -s "$file" ]; then
-    echo "redis-start: no password in $file (run docker/make-secret.sh" \
-         "before docker compose up)" >&2
-    exit 2
-fi
-addrs=$(hostname -I 2>/dev/null || true)
-if [ -z "$addrs" ]; then
-    echo "redis-start: this container has no network address" >&2
-    exit 2
-fi
-# redis.conf quoting: "..." with \\ and \" escaped; first line only
-pw=$(head -n 1 "$file" | tr -d '\r' | sed 's/\\/\\\\/g; s/"/\\"/g')
+. "$(dirname "$0")/redis-common.sh"
+common_password redis-start
+common_addrs redis-start
 # exec: redis-server becomes this process (PID 1 gets SIGTERM, shuts down
 # cleanly); the heredoc is its standard input
 exec redis-server "${REDIS_CONF:-/etc/dcrawl/redis.conf}" - <<END

@@ -18,21 +18,12 @@
 # and announced as names (announce-hostnames), so a restarted container
 # with a new address is still found.
 set -eu
-file=${REDIS_PASSWORD_FILE:-/run/secrets/redis_password}
+. "$(dirname "$0")/redis-common.sh"
 conf=${SENTINEL_CONF:-/data/sentinel.conf}
 name=${SENTINEL_NAME:-dcrawl}
-if [ ! -f "$file" ] || [ ! -s "$file" ]; then
-    echo "sentinel-start: no password in $file (run docker/make-secret.sh" \
-         "before docker compose up)" >&2
-    exit 2
-fi
-addrs=$(hostname -I 2>/dev/null || true)
-if [ -z "$addrs" ]; then
-    echo "sentinel-start: this container has no network address" >&2
-    exit 2
-fi
+common_password sentinel-start
+common_addrs sentinel-start
 if [ ! -f "$conf" ]; then
-    pw=$(head -n 1 "$file" | tr -d '\r' | sed 's/\\/\\\\/g; s/"/\\"/g')
     umask 077
     cat >"$conf" <<END
 port ${SENTINEL_PORT:-26379}

@@ -63,22 +63,8 @@ sentinel() { # sentinel K
 secs_since() { awk -v t0="$1" -v t1="$(date +%s.%N)" 'BEGIN { printf "%.3f", t1 - t0 }'; }
 rc_() { REDISCLI_AUTH=$PW redis-cli "$@" 2>/dev/null | tr -d '\r'; }
 info_field() { rc_ -p "$1" info replication | awk -F: -v f="$2" '$1 == f { print $2 }'; }
-wait_for() {
-    local secs=$1 i
-    shift
-    for i in $(seq 1 $((secs * 10))); do "$@" && return 0; sleep 0.1; done
-    return 1
-}
 up() { [ "$(rc_ -p "$1" ping)" = PONG ]; }
 synced() { [ "$(info_field "$1" master_link_status)" = up ]; }
-sentinels_ready() {
-    local k
-    for k in 0 1 2; do
-        redis-cli -p "${SPORTS[$k]}" sentinel master "$NAME" 2>/dev/null | tr -d '\r' |
-            awk 'p == "num-slaves" && $0 >= 1 { s = 1 } p == "num-other-sentinels" && $0 == 2 { o = 1 }
-                 { p = $0 } END { exit !(s && o) }' || return 1
-    done
-}
 master_is() { [ "$(redis-cli -p "${SPORTS[0]}" sentinel get-master-addr-by-name "$NAME" 2>/dev/null | tr '\n' ' ')" = "127.0.0.1 $1 " ]; }
 replica_of() { [ "$(info_field "$1" role)" = slave ] && [ "$(info_field "$1" master_port)" = "$2" ] && synced "$1"; }
 URL="redis-sentinel://127.0.0.1:${SPORTS[0]},127.0.0.1:${SPORTS[1]},127.0.0.1:${SPORTS[2]}/$NAME"
@@ -88,7 +74,7 @@ server replica $RPORT "127.0.0.1 $MPORT"
 check "redis-start: master and replica answer with the password" wait_for 10 eval "up $MPORT && up $RPORT"
 check "redis-start REDIS_REPLICAOF: the replica syncs with the password (masterauth)" wait_for 20 synced $RPORT
 for k in 0 1 2; do sentinel $k; done
-check "sentinel-start: 3 sentinels know the master, the replica and each other" wait_for 30 sentinels_ready
+check "sentinel-start: 3 sentinels know the master, the replica and each other" wait_for 30 sentinels_ready "$NAME" "${SPORTS[@]}"
 check "sentinel-start: its file (with the password) is mode 600" \
     [ "$(stat -c %a "$D/sentinel-0/sentinel.conf")" = 600 ]
 check "sentinel-start: bound to the container address and 127.0.0.1" \

@@ -114,22 +114,7 @@ sentinel_master() {
     redis-cli -p "${SPORTS[$1]}" sentinel get-master-addr-by-name "$MASTER" 2>/dev/null | tr '\n' ' '
 }
 
-# wait_for SECS CMD...: bounded wait until CMD succeeds
-wait_for() {
-    local secs=$1 i
-    shift
-    for i in $(seq 1 $((secs * 10))); do "$@" && return 0; sleep 0.1; done
-    return 1
-}
 replica_synced() { [ "$(info_field $RPORT replication master_link_status)" = up ]; }
-sentinels_ready() { # each sentinel knows the replica and the 2 others
-    local k
-    for k in 0 1 2; do
-        redis-cli -p "${SPORTS[$k]}" sentinel master "$MASTER" 2>/dev/null | tr -d '\r' |
-            awk 'p == "num-slaves" && $0 >= 1 { s = 1 } p == "num-other-sentinels" && $0 == 2 { o = 1 }
-                 { p = $0 } END { exit !(s && o) }' || return 1
-    done
-}
 promoted() { [ "$(sentinel_master 0)" = "127.0.0.1 $RPORT " ] && [ "$(info_field $RPORT replication role)" = master ]; }
 
 # status_figures URL: "completed inflight admitted", from every partition's
@@ -190,7 +175,7 @@ servers_up() {
     for i in 0 1 2; do sentinel_start $i; done
     tlog "trial $k: servers started"
     check "trial $k: the replica is in sync" wait_for 20 replica_synced
-    check "trial $k: 3 sentinels know the master, the replica and each other" wait_for 30 sentinels_ready
+    check "trial $k: 3 sentinels know the master, the replica and each other" wait_for 30 sentinels_ready "$MASTER" "${SPORTS[@]}"
 }
 servers_down() {
     local i

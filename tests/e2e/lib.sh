@@ -104,3 +104,24 @@ check_crawl() {
     python3 "$SRC/tests/e2e/check_crawl.py" --bench "$BENCH" --manifest "$1/manifest.json" \
         --depth "$2" --out "$3" ${4:+--access-log "$4"} "${@:5}"
 }
+
+# wait_for SECS CMD...: bounded wait until CMD succeeds
+wait_for() {
+    local secs=$1 i
+    shift
+    for i in $(seq 1 $((secs * 10))); do "$@" && return 0; sleep 0.1; done
+    return 1
+}
+
+# sentinels_ready NAME PORT...: each sentinel knows master NAME, a replica
+# and every other sentinel
+sentinels_ready() {
+    local name=$1 port others=$(($# - 2))
+    shift
+    for port in "$@"; do
+        redis-cli -p "$port" sentinel master "$name" 2>/dev/null | tr -d '\r' |
+            awk -v o="$others" 'p == "num-slaves" && $0 >= 1 { s = 1 }
+                 p == "num-other-sentinels" && $0 == o { k = 1 }
+                 { p = $0 } END { exit !(s && k) }' || return 1
+    done
+}
