@@ -395,7 +395,8 @@ void failures_seed(struct node_stats *st, const char *url, const char *host,
  * "dcrawl: URL: why" per seed host to out and return 1; else 0. */
 int failures_report(FILE *out, const struct node_stats *st);
 
-/* The crawl's depth limit: <prefix>:meta max_depth, else crawl.depth. */
-int node_max_depth(struct frontier *f, const struct conf *c);
+/* The crawl's depth limit: <prefix>:meta max_depth, else (none, or Redis
+ * did not answer) fallback. */
+int node_max_depth(struct frontier *f, int fallback);
 
 #endif

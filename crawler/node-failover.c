@@ -46,12 +46,12 @@
 /* Completion attempts that meet yet another server change. */
 #define NODE_FAILOVER_TRIES 8
 
-void node__failover_check(struct node *n)
+int node__failover_check(struct node *n)
 {
     uint64_t e = frontier_epoch(n->f);
 
     if (e == n->epoch)
-        return;
+        return 0;
     n->epoch = e;
     n->st->server_changes++;
     dedup_cache_free(&n->cache);
@@ -60,6 +60,7 @@ void node__failover_check(struct node *n)
     n->orphans_due = 1;
     n->loop.timers[TIMER_TICK].due = 0;
     sitemaps_again(n);
+    return 1;
 }
 
 /* Leases whose links went to an older server than now's go back. */

@@ -435,8 +435,9 @@ int robots_entry_sitemap_push(struct robots_entry *e, const char *url,
 char *robots_entry_sitemap_take(struct robots_entry *e, int *level);
 /* Keep a copy of the answer to store (robots_store_value's, host set)
  * until the sitemaps are read; robots_entry_keep_take hands it over (the
- * caller frees *body) and returns 0 when none is kept. */
+ * caller frees *body) and returns 0 when none is kept; _drop forgets it. */
 void robots_entry_keep(struct robots_entry *e, const struct frontier_robots *s);
+void robots_entry_keep_drop(struct robots_entry *e);
 int robots_entry_keep_take(struct robots_entry *e, struct frontier_robots *out,
                            char **body);
 /* Forget what was read of the host's sitemaps when they were started and
@@ -843,8 +844,9 @@ void node__offline_tick(struct node *n, int64_t now);
 size_t node__offline_cap(struct node *n, int64_t now, size_t cap);
 void node__offline_release(struct node *n);
 /* node-failover.c */
-/* The Redis server changed since the caches were filled: drop them. */
-void node__failover_check(struct node *n);
+/* The Redis server changed since the caches were filled: drop them and
+ * read again the sitemaps that may be lost; 1 then, else 0. */
+int node__failover_check(struct node *n);
 /* Complete the done batch (k leases), none on a newer server than the
  * one its links went to. */
 int node__complete_epoch(struct node *n, struct frontier_lease *l,

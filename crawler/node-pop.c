@@ -135,16 +135,8 @@ int node__timer_pop(struct node *n, struct node_timer *t, int64_t now)
  * (kept as it was when Redis does not answer). */
 static void depth_refresh(struct node *n)
 {
-    char buf[32];
-    int d;
     n->seed_wait = 0;
-    if (frontier_meta_get(n->f, "max_depth", buf, sizeof(buf)) != DC_OK)
-        return;
-    d = atoi(buf);
-    if (d >= 0 && d <= NODE_MAX_DEPTH && d != n->maxd) {
-        n->maxd = d;
-        n->st->max_depth = d;
-    }
+    n->maxd = n->st->max_depth = node_max_depth(n->f, n->maxd);
 }
 
 /* After a pop that found nothing anywhere while idle: move to the next
@@ -154,7 +146,6 @@ int node__timer_level(struct node *n, struct node_timer *t, int64_t now)
 {
     struct node_timer *pop = &n->loop.timers[TIMER_POP];
     int64_t pend[NODE_MAX_DEPTH + 1];
-    uint64_t again;
     int lvl, rc;
     if (!n->loop.pop_empty)
         return DC_OK;
@@ -163,10 +154,8 @@ int node__timer_level(struct node *n, struct node_timer *t, int64_t now)
     if (rc)
         return rc;
     t->due = now + t->period_ms;
-    again = n->st->sitemaps_again;
-    node__failover_check(n); /* a new server may lack sitemaps' URLs */
-    if (n->st->sitemaps_again != again) {
-        pop->due = now; /* reading them again: not over */
+    if (node__failover_check(n)) { /* a new server: its sitemaps' URLs */
+        pop->due = now; /* may come again, the level is not over yet */
         return DC_OK;
     }
     if (lvl >= 0 && n->seed_wait)

@@ -95,7 +95,7 @@ void node_install_signals(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
-int node_max_depth(struct frontier *f, const struct conf *c)
+int node_max_depth(struct frontier *f, int fallback)
 {
     char buf[32];
     if (frontier_meta_get(f, "max_depth", buf, sizeof(buf)) == DC_OK) {
@@ -103,7 +103,7 @@ int node_max_depth(struct frontier *f, const struct conf *c)
         if (d >= 0 && d <= NODE_MAX_DEPTH)
             return d;
     }
-    return c->crawl_depth;
+    return fallback;
 }
 
 int node__ranges_refresh(struct node *n, int c)
@@ -228,7 +228,7 @@ static int node_setup(struct node *n, struct frontier *f, const struct conf *c,
         return rc;
     parser_agent_token(c->crawl_user_agent, n->agent, sizeof(n->agent));
     frontier_set_lease_ahead(f, NODE_LEASE_AHEAD);
-    n->maxd = node_max_depth(f, c);
+    n->maxd = node_max_depth(f, c->crawl_depth);
     st->max_depth = n->maxd;
     (void)node__ranges_refresh(n, NETCLASS_PUBLIC); /* none: refuse */
     n->level = 0;

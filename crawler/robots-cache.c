@@ -519,9 +519,16 @@ char *robots_entry_sitemap_take(struct robots_entry *e, int *level)
     return xstrdup(e->sm_queue[e->sm_fetched++].url);
 }
 
-void robots_entry_keep(struct robots_entry *e, const struct frontier_robots *s)
+void robots_entry_keep_drop(struct robots_entry *e)
 {
     free(e->sm_keep_body);
+    memset(&e->sm_keep, 0, sizeof(e->sm_keep));
+    e->sm_keep_body = NULL;
+}
+
+void robots_entry_keep(struct robots_entry *e, const struct frontier_robots *s)
+{
+    robots_entry_keep_drop(e);
     e->sm_keep = *s;
     e->sm_keep_body = s->body_len ? xmalloc(s->body_len) : NULL;
     if (s->body_len)
@@ -575,7 +582,7 @@ static void entry_release(struct robots_entry *e)
 {
     frontier_leases_free(e->parked, e->nparked);
     sitemaps_forget(e);
-    free(e->sm_keep_body);
+    robots_entry_keep_drop(e);
     parser_robots_free(&e->rules);
     free(e->host);
     free(e->origin);

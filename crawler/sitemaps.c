@@ -123,9 +123,7 @@ void sitemaps_not_read(struct node *n, struct robots_entry *e, int moved)
      * so the host's next owner reads robots.txt and the sitemaps; should
      * the host come back here, its next lease starts them again */
     (void)robots_entry_sitemaps_again(e, dc_now_ms());
-    free(e->sm_keep_body);
-    memset(&e->sm_keep, 0, sizeof(e->sm_keep));
-    e->sm_keep_body = NULL;
+    robots_entry_keep_drop(e);
 }
 
 static void again(void *ud, struct robots_entry *e)

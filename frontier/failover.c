@@ -150,24 +150,6 @@ void frontier_failover_reset(struct frontier *f)
     f->alt.scanned = 0;
 }
 
-/* One plain command (argv as given), its reply in *rep. */
-static int plain(struct frontier *f, const char *a0, const char *a1,
-                 const char *a2, redisReply **rep)
-{
-    struct frontier_call c;
-    int rc;
-
-    frontier__call_init(&c, -1);
-    frontier__strv_pushs(&c.args, a0);
-    if (a1)
-        frontier__strv_pushs(&c.args, a1);
-    if (a2)
-        frontier__strv_pushs(&c.args, a2);
-    rc = frontier__run(f, &c, 1, rep);
-    frontier__call_release(&c);
-    return rc;
-}
-
 int frontier_replicated(struct frontier *f, int timeout_ms, int *replicas,
                         int *acked)
 {
@@ -180,7 +162,7 @@ int frontier_replicated(struct frontier *f, int timeout_ms, int *replicas,
     *acked = 0;
     if (f->rt) /* a Redis Cluster: its shards replicate on their own */
         return DC_OK;
-    rc = plain(f, "INFO", "replication", NULL, &r);
+    rc = frontier__command(f, &r, "INFO", "replication", (char *)NULL);
     if (rc)
         return rc;
     p = r->type == REDIS_REPLY_STRING ? strstr(r->str, "connected_slaves:") : NULL;
@@ -190,7 +172,7 @@ int frontier_replicated(struct frontier *f, int timeout_ms, int *replicas,
         return DC_OK;
     snprintf(n, sizeof(n), "%d", *replicas);
     snprintf(ms, sizeof(ms), "%d", timeout_ms);
-    rc = plain(f, "WAIT", n, ms, &r);
+    rc = frontier__command(f, &r, "WAIT", n, ms, (char *)NULL);
     if (rc)
         return rc;
     if (r->type == REDIS_REPLY_INTEGER)

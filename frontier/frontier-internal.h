@@ -238,6 +238,10 @@ int64_t frontier__rlocal(const struct frontier *f, int64_t t);
 int frontier__run(struct frontier *f, struct frontier_call *calls, size_t n,
                   redisReply **replies);
 void frontier__replies_free(redisReply **replies, size_t n);
+/* One plain command through frontier__run: its words, NULL-terminated;
+ * the reply (error replies included) in *rep, freed by the caller. */
+int frontier__command(struct frontier *f, redisReply **rep, ...)
+    __attribute__((sentinel));
 
 /* A RESP-formatted command and the slot it is routed by (a key's
  * frontier__key_slot, or FRONTIER_SLOT_ANY / FRONTIER_SLOT_ALL). */

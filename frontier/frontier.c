@@ -268,19 +268,18 @@ int frontier_partitions(const struct frontier *f)
 static int meta_cmd(struct frontier *f, const char *cmd, const char *field,
                     const char *value, redisReply **rep)
 {
-    struct frontier_call c;
+    size_t len;
+    char *key;
     int rc;
 
     if (!field || !*field)
         return frontier__seterr(f, DC_EINVAL, "meta: empty field");
-    frontier__call_init(&c, -1);
-    frontier__strv_pushs(&c.args, cmd);
-    frontier__strv_pushf(&c.args, "%s:meta", f->prefix);
-    frontier__strv_pushs(&c.args, field);
-    if (value)
-        frontier__strv_pushs(&c.args, value);
-    rc = frontier__run(f, &c, 1, rep);
-    frontier__call_release(&c);
+    len = strlen(f->prefix) + sizeof(":meta");
+    key = xmalloc(len);
+    snprintf(key, len, "%s:meta", f->prefix);
+    /* value NULL (HGET) ends the words there */
+    rc = frontier__command(f, rep, cmd, key, field, value, (char *)NULL);
+    free(key);
     return rc;
 }
 

@@ -357,45 +357,66 @@ static int check_lease(const struct frontier *f, const struct frontier_lease *l,
            outcome >= FRONTIER_DONE && outcome <= FRONTIER_RETRY;
 }
 
-/* The leases l[0..n) by partition (frontier__slots_sort), each checked
- * (outcome NULL: any); NULL when one is malformed (f's error names what).
- * *ncalls: the partitions, one script call each. */
-static struct frontier_slot *lease_slots(struct frontier *f,
-                                         const struct frontier_lease *l,
-                                         const int *outcome, size_t n,
-                                         const char *what, size_t *ncalls)
-{
-    struct frontier_slot *s = xmalloc(n * sizeof(*s));
+/* Leases grouped by partition for one script call each: s sorts them
+ * (frontier__slots_sort), calls[c] and rep[c] are partition c's. */
+struct lease_batch {
+    struct frontier_slot *s;
+    size_t ncalls;
+    struct frontier_call *calls;
+    redisReply **rep;
+};
 
+/* The batch of leases l[0..n), each checked (outcome NULL: any); DC_EINVAL
+ * when one is malformed (f's error names `what`). */
+static int batch_open(struct frontier *f, struct lease_batch *b,
+                      const struct frontier_lease *l, const int *outcome,
+                      size_t n, const char *what)
+{
+    b->s = xmalloc(n * sizeof(*b->s));
     for (size_t i = 0; i < n; i++) {
         if (!check_lease(f, &l[i], outcome ? outcome[i] : FRONTIER_DONE)) {
-            free(s);
-            frontier__seterr(f, DC_EINVAL, "%s: bad lease", what);
-            return NULL;
+            free(b->s);
+            return frontier__seterr(f, DC_EINVAL, "%s: bad lease", what);
         }
-        s[i].part = l[i].partition;
-        s[i].idx = i;
+        b->s[i].part = l[i].partition;
+        b->s[i].idx = i;
     }
-    *ncalls = frontier__slots_sort(s, n);
-    return s;
+    b->ncalls = frontier__slots_sort(b->s, n);
+    b->calls = xcalloc(b->ncalls, sizeof(*b->calls));
+    b->rep = xcalloc(b->ncalls, sizeof(*b->rep));
+    return DC_OK;
+}
+
+/* Does s[i] start a partition's call? (Its call index is then one more
+ * than s[i - 1]'s.) */
+static int starts_call(const struct lease_batch *b, size_t i)
+{
+    return i == 0 || b->s[i].part != b->s[i - 1].part;
+}
+
+static void batch_close(struct lease_batch *b)
+{
+    frontier__replies_free(b->rep, b->ncalls);
+    free(b->rep);
+    frontier__calls_free(b->calls, b->ncalls);
+    free(b->s);
 }
 
 static void complete_build(struct frontier *f, const struct frontier_lease *l,
                            const int *outcome, const int64_t *delay_ms,
-                           const struct frontier_slot *s, size_t n,
-                           struct frontier_call *calls, int64_t now)
+                           struct lease_batch *b, size_t n, int64_t now)
 {
     size_t c = 0;
 
     for (size_t i = 0; i < n; i++) {
-        const struct frontier_lease *x = &l[s[i].idx];
-        if (i > 0 && s[i].part != s[i - 1].part)
-            c++;
-        if (i == 0 || s[i].part != s[i - 1].part)
-            complete_call(f, &calls[c], s[i].part,
+        const struct frontier_lease *x = &l[b->s[i].idx];
+        if (starts_call(b, i)) {
+            c += i > 0;
+            complete_call(f, &b->calls[c], b->s[i].part,
                           f->ix.depth >= 0 ? f->ix.depth : x->depth, now);
-        complete_add(f, &calls[c], x, outcome[s[i].idx],
-                     delay_ms ? delay_ms[s[i].idx] : 0);
+        }
+        complete_add(f, &b->calls[c], x, outcome[b->s[i].idx],
+                     delay_ms ? delay_ms[b->s[i].idx] : 0);
     }
 }
 
@@ -403,79 +424,62 @@ int frontier_complete(struct frontier *f, const struct frontier_lease *l,
                       const int *outcome, const int64_t *delay_ms, size_t n,
                       int64_t now_ms)
 {
-    struct frontier_call *calls;
-    redisReply **rep;
-    struct frontier_slot *s;
-    size_t ncalls;
+    struct lease_batch b;
+    int64_t rnow;
     int rc;
 
     if (n == 0)
         return DC_OK;
-    s = lease_slots(f, l, outcome, n, "complete", &ncalls);
-    if (!s)
-        return DC_EINVAL;
-    calls = xcalloc(ncalls, sizeof(*calls));
-    rep = xcalloc(ncalls, sizeof(*rep));
-    complete_build(f, l, outcome, delay_ms, s, n, calls,
-                   frontier__rnow(f, now_ms));
-    rc = frontier__run(f, calls, ncalls, rep);
+    if ((rc = batch_open(f, &b, l, outcome, n, "complete")) != DC_OK)
+        return rc;
+    complete_build(f, l, outcome, delay_ms, &b, n, frontier__rnow(f, now_ms));
+    rc = frontier__run(f, b.calls, b.ncalls, b.rep);
     for (size_t i = 0; !rc && i < n; i++)
         frontier__held_del(f, l[i].partition, l[i].entry);
+    rnow = frontier__rnow(f, now_ms); /* the run may have re-read the clock */
     for (size_t i = 0, c = 0; !rc && i < n; i++) {
-        if (i > 0 && s[i].part != s[i - 1].part)
-            c++;
+        int p = b.s[i].part;
+        c += i > 0 && starts_call(&b, i);
         if (f->ix.depth >= 0)
-            f->ix.part_next[s[i].part] = rep[c]->integer < 0 ? INT64_MAX
-                                                          : rep[c]->integer;
-        lower(&f->alt, s[i].part, /* a host freed there may be ready */
-              frontier__rnow(f, now_ms));
+            f->ix.part_next[p] = b.rep[c]->integer < 0 ? INT64_MAX
+                                                       : b.rep[c]->integer;
+        lower(&f->alt, p, rnow); /* a host freed there may be ready */
     }
-    frontier__replies_free(rep, ncalls);
-    free(rep);
-    frontier__calls_free(calls, ncalls);
-    free(s);
+    batch_close(&b);
     return rc;
 }
 
 int frontier_renew(struct frontier *f, const struct frontier_lease *l,
                    size_t n, size_t *renewed)
 {
-    struct frontier_call *calls;
-    redisReply **rep;
-    struct frontier_slot *s;
-    size_t ncalls, c = 0, k = 0;
+    struct lease_batch b;
+    size_t c = 0, k = 0;
     int rc;
 
     if (renewed)
         *renewed = 0;
     if (n == 0)
         return DC_OK;
-    s = lease_slots(f, l, NULL, n, "renew", &ncalls);
-    if (!s)
-        return DC_EINVAL;
-    calls = xcalloc(ncalls, sizeof(*calls));
-    rep = xcalloc(ncalls, sizeof(*rep));
+    if ((rc = batch_open(f, &b, l, NULL, n, "renew")) != DC_OK)
+        return rc;
     for (size_t i = 0; i < n; i++) {
-        if (i == 0 || s[i].part != s[i - 1].part) {
+        if (starts_call(&b, i)) {
             c += i > 0;
-            frontier__call_init(&calls[c], FRONTIER_SCRIPT_RENEW);
-            frontier__strv_pushf(&calls[c].keys, "%s:{%d}:lease", f->prefix,
-                                 s[i].part);
-            frontier__strv_pushf(&calls[c].args, "%lld",
+            frontier__call_init(&b.calls[c], FRONTIER_SCRIPT_RENEW);
+            frontier__strv_pushf(&b.calls[c].keys, "%s:{%d}:lease", f->prefix,
+                                 b.s[i].part);
+            frontier__strv_pushf(&b.calls[c].args, "%lld",
                                  (long long)f->lease_ms);
         }
-        frontier__strv_pushs(&calls[c].args, l[s[i].idx].entry);
+        frontier__strv_pushs(&b.calls[c].args, l[b.s[i].idx].entry);
     }
-    rc = frontier__run(f, calls, ncalls, rep);
-    for (size_t i = 0; !rc && i < ncalls; i++)
-        if (rep[i]->type == REDIS_REPLY_INTEGER && rep[i]->integer > 0)
-            k += (size_t)rep[i]->integer;
+    rc = frontier__run(f, b.calls, b.ncalls, b.rep);
+    for (size_t i = 0; !rc && i < b.ncalls; i++)
+        if (b.rep[i]->type == REDIS_REPLY_INTEGER && b.rep[i]->integer > 0)
+            k += (size_t)b.rep[i]->integer;
     if (renewed)
         *renewed = k;
-    frontier__replies_free(rep, ncalls);
-    free(rep);
-    frontier__calls_free(calls, ncalls);
-    free(s);
+    batch_close(&b);
     return rc;
 }
 

@@ -113,6 +113,23 @@ void frontier__call_release(struct frontier_call *c)
     frontier__strv_release(&c->args);
 }
 
+int frontier__command(struct frontier *f, redisReply **rep, ...)
+{
+    struct frontier_call c;
+    const char *w;
+    va_list ap;
+    int rc;
+
+    frontier__call_init(&c, -1);
+    va_start(ap, rep);
+    while ((w = va_arg(ap, const char *)))
+        frontier__strv_pushs(&c.args, w);
+    va_end(ap);
+    rc = frontier__run(f, &c, 1, rep);
+    frontier__call_release(&c);
+    return rc;
+}
+
 void frontier__calls_free(struct frontier_call *c, size_t n)
 {
     if (!c)

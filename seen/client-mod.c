@@ -30,16 +30,10 @@
 
 int seen__probe_module(struct frontier *f)
 {
-    struct frontier_call c;
     redisReply *r = NULL;
-    int rc;
+    int rc = frontier__command(f, &r, "COMMAND", "INFO", "dcseen.add",
+                               (char *)NULL);
 
-    frontier__call_init(&c, -1);
-    frontier__strv_pushs(&c.args, "COMMAND");
-    frontier__strv_pushs(&c.args, "INFO");
-    frontier__strv_pushs(&c.args, "dcseen.add");
-    rc = frontier__run(f, &c, 1, &r);
-    frontier__call_release(&c);
     if (rc)
         return rc;
     f->have_module = r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&

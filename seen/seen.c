@@ -46,21 +46,16 @@
  * Redis often disables CONFIG). */
 void seen__probe_intset(struct frontier *f)
 {
-    struct frontier_call c;
     redisReply *r = NULL;
 
     f->intset_entries = -1;
-    frontier__call_init(&c, -1);
-    frontier__strv_pushs(&c.args, "CONFIG");
-    frontier__strv_pushs(&c.args, "GET");
-    frontier__strv_pushs(&c.args, "set-max-intset-entries");
-    if (frontier__run(f, &c, 1, &r) == DC_OK) {
+    if (frontier__command(f, &r, "CONFIG", "GET", "set-max-intset-entries",
+                          (char *)NULL) == DC_OK) {
         if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
             r->element[1]->type == REDIS_REPLY_STRING)
             f->intset_entries = strtoll(r->element[1]->str, NULL, 10);
         freeReplyObject(r);
     }
-    frontier__call_release(&c);
 }
 
 int seen_layout(const struct frontier *f, char *out, size_t cap)

@@ -22,10 +22,9 @@ local count = 0
 for _, e in ipairs(list) do count = count + requeue(e) end
 local r = redis.call('HRANDFIELD', KEYS[2], 64, 'WITHVALUES')
 for i = 1, #r, 2 do
-  local a, nx, m = string.match(r[i + 1], '^(%-?%d+) (%d+) ?([%d,]*)$')
-  nx = tonumber(nx) or 0
+  local a, nx, m = parse_st(r[i + 1])
   if nx > 0 and nx <= math.min(now, tonumber(rn)) then
-    hset_st(KEYS[2], r[i], tonumber(a) or 0, 0, m)
+    hset_st(KEYS[2], r[i], a, 0, m)
   end
 end
 return count

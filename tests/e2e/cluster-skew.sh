@@ -34,17 +34,12 @@ for d in /usr/lib/x86_64-linux-gnu/faketime /usr/lib/*/faketime /usr/lib/faketim
     [ -f "$d/libfaketime.so.1" ] && { FAKELIB=$d/libfaketime.so.1; break; }
 done
 [ -n "$FAKELIB" ] || { echo "cluster-skew: libfaketime.so.1 not found (apt-get install faketime)" >&2; exit 1; }
-# wait_members URL N SECS: N nodes alive by Redis's clock, bounded
-wait_members() {
-    local i n
-    for i in $(seq 1 $(($3 * 10))); do
-        n=$(rcli "$1" eval "local t = redis.call('TIME') return redis.call('ZCOUNT', KEYS[1], t[1] * 1000, '+inf')" 1 "$PREFIX:nodes")
-        [ "${n:-0}" -ge "$2" ] && return 0
-        sleep 0.1
-    done
-    echo "wait_members: $n of $2 nodes after $3 s" >&2
-    return 1
+# live_nodes URL: the nodes alive by Redis's clock, sorted, one line
+live_nodes() {
+    rcli "$1" eval "local t = redis.call('TIME') return redis.call('ZRANGEBYSCORE', KEYS[1], t[1] * 1000, '+inf')" 1 "$PREFIX:nodes" |
+        sort | tr '\n' ' '
 }
+all_live() { [ "$(live_nodes "$1")" = "n1 n2 n3 " ]; }
 TRIALS=${TRIALS:-1}
 SEED=${SEED:-17}
 RANDOM=$SEED
@@ -87,7 +82,7 @@ for k in $(seq 1 "$TRIALS"); do
     # seeds once all three are members: a node that joins while the first
     # one has leased the whole level fetches nothing (the crawl takes 2-4
     # s), and its clock could not be measured
-    check "trial $k: the 3 nodes are members before the seeds" wait_members "$R" 3 30
+    check "trial $k: the 3 nodes are members before the seeds" wait_for 30 all_live "$R"
     "$DCRAWL" seed --redis "$R" --depth $DEPTH "$S/roots.txt" >"$OUTS/seed.log" 2>&1
     check "trial $k: seeds uploaded" [ $? -eq 0 ]
     crawl_wait_done "$R" 240
@@ -95,7 +90,7 @@ for k in $(seq 1 "$TRIALS"); do
     echo "trial $k: crawl waited $CRAWL_SECS s (exit $rc)"
     check "trial $k: the crawl finishes" [ $rc -eq 0 ]
     check "trial $k: each node owns partitions, nobody else does" check_owners "$R" n1 n2 n3
-    live=$(rcli "$R" eval "local t = redis.call('TIME') return redis.call('ZRANGEBYSCORE', KEYS[1], t[1] * 1000, '+inf')" 1 "$PREFIX:nodes" | sort | tr '\n' ' ')
+    live=$(live_nodes "$R")
     check "trial $k: Redis's clock sees all 3 nodes alive ($live)" [ "$live" = "n1 n2 n3 " ]
     nodes_stop
     check "trial $k: SIGTERM: every node exits 0" [ "$NODES_STOP_RC" -eq 0 ]

@@ -42,14 +42,17 @@ end
 -- again after a failover, a sitemap read again); the script that frees
 -- the host re-scores it at every marked depth (free_marks), not only at
 -- its lease's. One field, so a host costs one hash lookup, not two.
--- hget_st(k, host) reads it (0, 0, '' when absent); hset_st writes it, or
--- deletes the field when act is 0 and neither clock nor mark is kept, so
--- the hash follows the live hosts.
-local function hget_st(k, host)
-  local v = redis.call('HGET', k, host)
+-- parse_st(v) reads a field's value (0, 0, '' when v is nil);
+-- hget_st(k, host) reads the host's; hset_st writes it, or deletes the
+-- field when act is 0 and neither clock nor mark is kept, so the hash
+-- follows the live hosts.
+local function parse_st(v)
   if not v then return 0, 0, '' end
   local a, n, m = string.match(v, '^(%-?%d+) (%d+) ?([%d,]*)$')
   return tonumber(a) or 0, tonumber(n) or 0, m or ''
+end
+local function hget_st(k, host)
+  return parse_st(redis.call('HGET', k, host))
 end
 local function hset_st(k, host, act, nx, m)
   m = m or ''
