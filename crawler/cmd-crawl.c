@@ -164,6 +164,7 @@ static int run(struct crawl_args *a, struct conf *c, const char *redis,
     o.quiet = a->quiet;
     o.redis_url = redis;
     o.eta = 1;
+    o.fresh_redis = er->pid > 0;
     node_install_signals();
     rc = node_run(f, c, id, &o, &st, err, sizeof(err));
     frontier_close(&f);

@@ -215,6 +215,9 @@ struct node_opts {
     int quiet;
     const char *redis_url;
     int eta;
+    int fresh_redis; /* a server started for this run (dcrawl crawl's
+                        embedded one): no earlier run left leases to put
+                        back, so the start skips that pass */
 };
 
 /* Transport errors by kind, for metrics (fetch_error_kind). */

@@ -65,6 +65,7 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,7 @@ struct fetcher {
     size_t active;
     struct curl_slist *headers; /* X-Dcrawl-Node (fetcher_set_node) */
     struct fetch_guard *guard;  /* frame floods (fetch-guard.c), or NULL */
+    atomic_int woken;           /* fetcher_wakeup since the last wait */
     struct fetch_cache_times cache; /* libcurl's cache times (fetch-cache.c) */
 };
 
@@ -483,8 +485,10 @@ int fetcher_run(struct fetcher *f, int timeout_ms)
     int running = 0, left = 0;
     CURLMcode rc;
     CURLMsg *m;
-    if (timeout_ms > 0)
+    if (timeout_ms > 0 && !atomic_exchange(&f->woken, 0)) {
         curl_multi_poll(f->multi, NULL, 0, timeout_ms, NULL);
+        atomic_store(&f->woken, 0); /* this wait took the signal */
+    }
     perform_calls++;
     fetch_guard_enter(f->guard, perform_calls);
     rc = curl_multi_perform(f->multi, &running);
@@ -506,8 +510,17 @@ struct fetch_result *fetcher_next_done(struct fetcher *f)
     return f->done[f->done_pos++];
 }
 
+int fetcher_wait_fd(struct fetcher *f, int fd, int timeout_ms)
+{
+    struct curl_waitfd w = { fd, CURL_WAIT_POLLIN, 0 };
+    if (curl_multi_poll(f->multi, &w, 1, timeout_ms, NULL) != CURLM_OK)
+        return 0;
+    return (w.revents & CURL_WAIT_POLLIN) != 0;
+}
+
 void fetcher_wakeup(struct fetcher *f)
 {
+    atomic_store(&f->woken, 1);
     curl_multi_wakeup(f->multi);
 }
 

@@ -111,9 +111,18 @@ static int owns_host(struct node *n, const struct inflight *in, int64_t now)
     return frontier_cluster_owns(n->f, node__inflight_partition(n, in), now);
 }
 
+/* A page that waited most of its lease for an address slot: rather not
+ * fetched than fetched after its lease may have been reclaimed. */
+static int lease_old(const struct node *n, const struct inflight *in,
+                     int64_t now)
+{
+    return in->kind == INFLIGHT_PAGE &&
+           now - in->queued_ms > (int64_t)(n->c->frontier_lease * 750);
+}
+
 /* A queued transfer that should not start after all: its partition moved
- * (or its lease lapsed), or it waited most of its lease for an address
- * slot. Gives it back and returns 1, else 0. */
+ * (or its lease lapsed), or its lease is old. Gives it back and returns
+ * 1, else 0. */
 static int give_back(struct node *n, struct inflight *in, int64_t now)
 {
     if (!owns_host(n, in, now)) {
@@ -123,9 +132,7 @@ static int give_back(struct node *n, struct inflight *in, int64_t now)
         not_started(n, in, 1);
         return 1;
     }
-    if (in->kind == INFLIGHT_PAGE &&
-        now - in->queued_ms > (int64_t)(n->c->frontier_lease * 750)) {
-        /* rather than risk fetching a URL that was reclaimed */
+    if (lease_old(n, in, now)) {
         polite_release(n->polite, node__inflight_host(in), in->ipkey);
         node__complete(n, &in->lease, FRONTIER_RETRY, 0);
         node__inflight_free(in);
@@ -134,35 +141,70 @@ static int give_back(struct node *n, struct inflight *in, int64_t now)
     return 0;
 }
 
+/* Hand in to libcurl. Pages never follow redirects (a 3xx's target is
+ * admitted as a URL); robots.txt and sitemaps do. */
+static int add_transfer(struct node *n, struct inflight *in)
+{
+    if (in->kind == INFLIGHT_PAGE)
+        return fetcher_add_page(n->fetch, in->lease.url,
+                                (size_t)n->c->fetch_max_bytes, in);
+    return fetcher_add(n->fetch, in->url,
+                       in->kind == INFLIGHT_SITEMAP ? (size_t)n->c->sitemap_max_bytes
+                                                    : DC_ROBOTS_MAX_BYTES,
+                       in);
+}
+
+/* Start in (its slots taken by polite_next), or give it back. */
+static void start_one(struct node *n, struct inflight *in, int64_t now)
+{
+    if (give_back(n, in, now))
+        return;
+    if (add_transfer(n, in) != DC_OK) {
+        polite_ended(n->polite, node__inflight_host(in), in->ipkey, NULL, now);
+        not_started(n, in, 0);
+    }
+}
+
 /* Start every queued transfer whose host gap has passed and whose address
- * has a free slot. */
-void node__launch_ready(struct node *n, int64_t now)
+ * has a free slot. held: inside a Redis call, where a transfer cannot be
+ * given back (that may write a line and complete a lease): one that would
+ * be, or cannot start, keeps its slots and is deferred to the next launch
+ * outside a call, which starts the deferred first. */
+static void launch(struct node *n, int64_t now, int held)
 {
     struct inflight *in;
     char ipkey[POLITE_IP_MAX];
     size_t cap = node__offline_cap(n, now, (size_t)n->c->fetch_concurrency);
+    if (!held) {
+        for (size_t i = 0; i < n->ndeferred; i++)
+            start_one(n, n->deferred[i], now);
+        n->ndeferred = 0;
+    }
     polite_rewind(n->polite);
     /* fetch.concurrency holds here too: leases held ahead (node-pop.c) wait
      * for a transfer to end */
-    while (fetcher_active(n->fetch) < cap &&
+    while (fetcher_active(n->fetch) + n->ndeferred < cap &&
            (in = polite_next(n->polite, now, ipkey, sizeof(ipkey)))) {
-        const char *url = in->kind == INFLIGHT_PAGE ? in->lease.url : in->url;
-        size_t max = in->kind == INFLIGHT_PAGE      ? (size_t)n->c->fetch_max_bytes
-                     : in->kind == INFLIGHT_SITEMAP ? (size_t)n->c->sitemap_max_bytes
-                                                    : DC_ROBOTS_MAX_BYTES;
-        int rc;
         memcpy(in->ipkey, ipkey, sizeof(ipkey));
-        if (give_back(n, in, now))
-            continue;
-        /* pages never follow redirects (a 3xx's target is admitted as a
-         * URL); robots.txt and sitemaps do */
-        rc = in->kind == INFLIGHT_PAGE ? fetcher_add_page(n->fetch, url, max, in)
-                                       : fetcher_add(n->fetch, url, max, in);
-        if (rc != DC_OK) {
-            polite_ended(n->polite, node__inflight_host(in), in->ipkey, NULL, now);
-            not_started(n, in, 0);
+        if (!held) {
+            start_one(n, in, now);
+        } else if (!owns_host(n, in, now) || lease_old(n, in, now) ||
+                   add_transfer(n, in) != DC_OK) {
+            xgrow((void **)&n->deferred, &n->capdeferred, n->ndeferred + 1,
+                  sizeof(*n->deferred));
+            n->deferred[n->ndeferred++] = in;
         }
     }
+}
+
+void node__launch_ready(struct node *n, int64_t now)
+{
+    launch(n, now, 0);
+}
+
+void node__launch_held(struct node *n, int64_t now)
+{
+    launch(n, now, 1);
 }
 
 /* Stop: queued transfers that have not started go back. */

@@ -126,8 +126,13 @@ void fetcher_set_ranges(struct fetcher *f, uint64_t mask);
 /* The private_addresses mode (NETCLASS_*) and ranges f applies. */
 int fetcher_private_mode(const struct fetcher *f);
 uint64_t fetcher_ranges(const struct fetcher *f);
-/* Drive transfers; wait at most timeout_ms for activity or a wakeup. */
+/* Drive transfers; wait at most timeout_ms for activity or a wakeup (not
+ * at all when a wakeup came since the last wait: fetcher_wait_fd may have
+ * taken its signal). */
 int fetcher_run(struct fetcher *f, int timeout_ms);
+/* Wait at most timeout_ms for activity on the transfers, a wakeup, or fd
+ * readable (returns 1 then); the transfers are not driven. */
+int fetcher_wait_fd(struct fetcher *f, int fd, int timeout_ms);
 
 /* A finished transfer (caller owns it), or NULL. */
 struct fetch_result *fetcher_next_done(struct fetcher *f);
@@ -650,6 +655,13 @@ struct node {
     struct polite *polite;        /* when leased transfers may start */
     struct fetch_result **ended;  /* finished transfers, results not taken */
     size_t nended, capended;
+    /* transfers taken from the politeness queue inside a Redis call that
+     * must be given back instead: they wait for the next launch, outside
+     * any call (node__launch_ready) */
+    struct inflight **deferred;
+    size_t ndeferred, capdeferred;
+    int pump_ok;                  /* the reply hook may run transfers */
+    int pumping;                  /* ... and runs them now */
     struct parser_scope *scope;   /* which links are followed */
     struct warc_writer *writers[NODE_MAX_DEPTH + 1]; /* one per depth */
     char agent[64];               /* robots.txt product token */
@@ -772,6 +784,10 @@ void node__ahead_free(struct node *n);
 /* node-fetch.c */
 void node__dispatch(struct node *n, struct frontier_lease *l, int64_t now);
 void node__launch_ready(struct node *n, int64_t now);
+/* The same inside a Redis call (the reply hook): a transfer that would be
+ * given back (partition moved, lease too old) or cannot start is deferred
+ * to the next node__launch_ready, which runs outside any call. */
+void node__launch_held(struct node *n, int64_t now);
 void node__drop_queued(struct node *n);
 /* A transfer ended at now: its host and address slots are free (the next
  * transfer may start before node__on_fetched takes the result). */

@@ -107,7 +107,9 @@ int node__timer_pop(struct node *n, struct node_timer *t, int64_t now)
     rc = node__ahead_renew(n, now); /* before the held leases end */
     if (rc)
         return rc;
+    n->pump_ok = 1; /* transfers may start while the pop waits */
     got = fill_slots(n, now, &next, &drained, &rc);
+    n->pump_ok = 0;
     if (rc)
         return rc;
     n->next_ready = next;

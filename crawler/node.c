@@ -47,6 +47,7 @@
  * leases to expire. node_run returns DC_EOUTPUT, the message naming the
  * file and the system's reason.
  */
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -294,6 +295,7 @@ static int node_teardown(struct node *n)
     for (size_t k = 0; k < n->nended; k++) /* exit on error */
         node__result_drop(n->ended[k]);
     free(n->ended);
+    free(n->deferred); /* empty: every turn ends with none */
     node__ahead_free(n);
     node__done_release(n);
     parser_scope_free(&n->scope);
@@ -402,6 +404,42 @@ static int pump(struct node *n, int wait_ms)
         rc = fetcher_run(n->fetch, 0);
     }
     return rc;
+}
+
+/* The longest curl wait of one slice of the reply hook: how often it
+ * checks for lost partitions while a reply is slow (as node-lapse.c). */
+#define REPLY_SLICE_MS 50
+
+static int fd_readable(int fd, int ms)
+{
+    struct pollfd p = { fd, POLLIN, 0 };
+    return poll(&p, 1, ms) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR));
+}
+
+/* The frontier's reply hook: while a Redis call of the results or the
+ * pop waits for its reply, libcurl runs, and the hosts of the transfers
+ * that end start their next leased transfer at once (node__launch_held),
+ * so a host's connection does not idle for the node's round trips. Inside
+ * any other call (cluster bookkeeping, failover), or re-entered, it only
+ * waits. */
+static int on_reply_wait(void *ud, int fd, int ms)
+{
+    struct node *n = ud;
+    int64_t end = dc_mono_us() / 1000 + ms, left = ms;
+    int ready = 0;
+    if (!n->pump_ok || n->pumping)
+        return fd_readable(fd, ms);
+    n->pumping = 1;
+    while (!ready && left > 0) {
+        ready = fetcher_wait_fd(n->fetch, fd, (int)(left < REPLY_SLICE_MS ? left
+                                                        : REPLY_SLICE_MS));
+        node__lapse_check(n);
+        if (fetcher_run(n->fetch, 0) == DC_OK && take_ended(n) > 0)
+            node__launch_held(n, dc_now_ms());
+        left = end - dc_mono_us() / 1000;
+    }
+    n->pumping = 0;
+    return ready;
 }
 
 /* Fetch: start what politeness allows, run libcurl, take the results of
@@ -543,19 +581,25 @@ static int node_turn(struct node *n)
         node__ahead_give_back(n);
     }
     rc = timers_run(n, now);
+    if (n->ndeferred) /* the pop's: outside any call, started or given back */
+        node__launch_ready(n, dc_now_ms());
     if (rc || n->loop.done || n->loop.restart)
         return rc;
     t0 = dc_mono_us();
     rc = phase_fetch(n, now);
     stall_check(n, "fetch", t0);
     t0 = dc_mono_us();
+    n->pump_ok = 1;
     if (!rc)
         rc = phase_results(n);
     stall_check(n, "results", t0);
     t0 = dc_mono_us();
     if (!rc)
         rc = phase_complete(n);
+    n->pump_ok = 0;
     stall_check(n, "complete", t0);
+    if (n->ndeferred)
+        node__launch_ready(n, dc_now_ms());
     return rc;
 }
 
@@ -628,12 +672,14 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
     memset(st, 0, sizeof(*st));
     st->started_us = dc_mono_us();
     rc = node_setup(&n, f, c, node_id, o, st);
-    if (!rc) /* what a previous run of this node held */
+    frontier_set_reply_hook(f, on_reply_wait, &n);
+    if (!rc && !o->fresh_redis) /* what a previous run of this node held */
         rc = frontier_reclaim(f, dc_now_ms(), 1, &reclaimed);
     if (!rc)
         rc = frontier_cluster_join(f, c);
     while (!rc && !n.loop.done)
         rc = node_turn(&n);
+    frontier_set_reply_hook(f, NULL, NULL);
     rc = node_finish(&n, rc, err, errlen);
     st->finished_us = dc_mono_us();
     if (!o->quiet)

@@ -141,6 +141,8 @@ struct frontier {
      * instead of the reconnect back-off's sleep */
     void (*wait_fn)(void *ud, int64_t ms);
     void *wait_ud;
+    int (*reply_fn)(void *ud, int fd, int ms); /* frontier_set_reply_hook */
+    void *reply_ud;
     int64_t skew_ms;             /* Redis's clock minus ours (cluster.c) */
     uint64_t reconnects;         /* reconnect attempts after a lost link */
     int64_t intset_entries;      /* Redis set-max-intset-entries, -1 unknown */

@@ -464,6 +464,14 @@ void frontier_lease_drop(struct frontier *f, const struct frontier_lease *l);
  * timeout is shortened to it), so fn runs in time. */
 void frontier_set_wait_hook(struct frontier *f,
                             void (*fn)(void *ud, int64_t ms), void *ud);
+/* fn(ud, fd, ms) runs while a call waits for its reply (nothing of it
+ * has arrived yet; a cluster frontier never calls it): it may run the
+ * caller's own I/O meanwhile, and returns 1 as soon as fd (the Redis
+ * socket) is readable, or 0 after about ms. So the transfers of a node
+ * start and finish during its Redis round trips instead of after them.
+ * fn must not call the frontier. */
+void frontier_set_reply_hook(struct frontier *f,
+                             int (*fn)(void *ud, int fd, int ms), void *ud);
 /* 1 when URLs admitted here went to partitions nobody had used before:
  * frontier_cluster_tick would take them at once (not at its next poll), so
  * their URLs need not wait a poll period to be popped. */

@@ -11,6 +11,13 @@
  * DC_EREDIS, not the node. redis-sentinel:// URLs ask the sentinels for
  * the master at every connect (failover.c).
  *
+ * Replies are read through get_reply: the same as hiredis's blocking
+ * redisGetReply, except that while nothing has arrived the caller's reply
+ * hook (frontier_set_reply_hook) waits for the socket instead of read(2),
+ * running the node's transfers meanwhile. The I/O timeout still holds:
+ * a hook that saw nothing for the whole timeout makes the read fail at
+ * once as a timed-out read would.
+ *
  * Epochs. Every connect asks the server its run_id; a different one than
  * last time (a restarted server, a promoted replica) moves f->epoch on.
  * The new server may lack the last writes the old one acknowledged
@@ -380,6 +387,62 @@ void frontier_set_wait_hook(struct frontier *f,
     f->wait_ud = ud;
 }
 
+void frontier_set_reply_hook(struct frontier *f,
+                             int (*fn)(void *ud, int fd, int ms), void *ud)
+{
+    f->reply_fn = fn;
+    f->reply_ud = ud;
+}
+
+static int64_t mono_ms(void);
+
+/* The reply hook saw nothing for the whole I/O timeout: one read that
+ * cannot block (1 ms socket timeout), so a reply that came at the last
+ * moment is still read and a missing one fails as a timed-out blocking
+ * read would; a reply that is arriving is read to its end. */
+static int read_last(struct frontier *f, void **r)
+{
+    redisContext *c = f->rc;
+    int rc;
+
+    redisSetTimeout(c, frontier__tv(1));
+    rc = redisBufferRead(c);
+    if (c->err == 0)
+        redisSetTimeout(c, frontier__tv(frontier__io_ms(f, 1)));
+    if (rc != REDIS_OK || redisGetReplyFromReader(c, r) != REDIS_OK)
+        return REDIS_ERR;
+    return *r ? REDIS_OK : redisGetReply(c, r);
+}
+
+/* redisGetReply with the reply hook waiting instead of read(2). */
+static int get_reply(struct frontier *f, void **r)
+{
+    redisContext *c = f->rc;
+    int64_t end, left;
+    int done = 0;
+
+    if (!f->reply_fn)
+        return redisGetReply(c, r);
+    if (redisGetReplyFromReader(c, r) != REDIS_OK)
+        return REDIS_ERR;
+    if (*r)
+        return REDIS_OK;
+    do {
+        if (redisBufferWrite(c, &done) != REDIS_OK)
+            return REDIS_ERR;
+    } while (!done);
+    end = mono_ms() + frontier__io_ms(f, 1);
+    while (!*r) {
+        left = end - mono_ms();
+        if (left <= 0 || !f->reply_fn(f->reply_ud, c->fd, (int)left))
+            return read_last(f, r);
+        if (redisBufferRead(c) != REDIS_OK ||
+            redisGetReplyFromReader(c, r) != REDIS_OK)
+            return REDIS_ERR;
+    }
+    return REDIS_OK;
+}
+
 int frontier__io_error(struct frontier *f)
 {
     frontier__seterr(f, DC_EREDIS, "redis: %s",
@@ -403,7 +466,7 @@ static int retry_eval(struct frontier *f, const struct frontier_call *c,
 
     freeReplyObject(*reply);
     *reply = NULL;
-    if (append_call(f, c, 1) || redisGetReply(f->rc, &r) != REDIS_OK)
+    if (append_call(f, c, 1) || get_reply(f, &r) != REDIS_OK)
         return frontier__io_error(f);
     *reply = r;
     return DC_OK;
@@ -443,7 +506,7 @@ int frontier__pipe(struct frontier *f, const struct frontier_raw *c, size_t n,
         if (redisAppendFormattedCommand(f->rc, c[i].cmd, c[i].len) != REDIS_OK)
             return frontier__io_error(f);
     for (size_t i = 0; i < n; i++)
-        if (redisGetReply(f->rc, (void **)&rep[i]) != REDIS_OK || !rep[i]) {
+        if (get_reply(f, (void **)&rep[i]) != REDIS_OK || !rep[i]) {
             frontier__replies_free(rep, n);
             return frontier__io_error(f);
         }
@@ -548,7 +611,7 @@ static int run_from(struct frontier *f, struct frontier_call *calls, size_t n,
             return frontier__io_error(f);
     for (; *done < n; (*done)++) {
         void *r = NULL;
-        if (redisGetReply(f->rc, &r) != REDIS_OK)
+        if (get_reply(f, &r) != REDIS_OK)
             return frontier__io_error(f);
         if (is_demoted(r)) { /* no longer the master: ask again */
             freeReplyObject(r);

@@ -255,6 +255,7 @@ static int jp_escape(struct jp *j, struct warc_buf *b)
 static int jp_string(struct jp *j, char **out)
 {
     struct warc_buf b = { 0 };
+    const char *run;
     int rc = DC_EPARSE;
 
     j->s++;
@@ -274,8 +275,12 @@ static int jp_string(struct jp *j, char **out)
                 break;
             continue;
         }
-        warc_buf_add(&b, &c, 1);
-        j->s++;
+        run = j->s; /* plain bytes up to the next quote, escape or control
+                       byte: one copy */
+        while (j->s < j->end && (unsigned char)*j->s >= 0x20 &&
+               *j->s != '"' && *j->s != '\\')
+            j->s++;
+        warc_buf_add(&b, run, (size_t)(j->s - run));
     }
     free(b.p);
     return rc;

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "conf.h"
@@ -236,16 +237,41 @@ static void cut_back(struct warc_writer *w)
                  strerror(errno));
 }
 
-/* Write a page: its records (built, then metadata), then its line. On a
- * failure both files are cut back to where the page began. */
+/* writev(2) all of iov[0..n) to fd (iov is used up): 0, or the errno of
+ * the failure. */
+static int writev_full(int fd, struct iovec *iov, int n)
+{
+    size_t k = 0; /* bytes of iov[0] written */
+
+    for (;;) {
+        ssize_t got;
+        while (n > 0 && k >= iov->iov_len) { /* empty or written */
+            k -= iov->iov_len;
+            iov++;
+            n--;
+        }
+        if (n == 0)
+            return 0;
+        iov->iov_base = (char *)iov->iov_base + k;
+        iov->iov_len -= k;
+        got = writev(fd, iov, n);
+        if (got < 0 && errno == EINTR)
+            got = 0;
+        else if (got <= 0)
+            return got < 0 ? errno : EIO;
+        k = (size_t)got;
+    }
+}
+
+/* Write a page: its records (built, then metadata: one writev), then its
+ * line. On a failure both files are cut back to where the page began. */
 static int write_page(struct warc_writer *w, const void *rec, size_t rec_len,
                       const struct warc_buf *meta, const struct warc_buf *j)
 {
     const char *path = w->wpath;
-    int e = write_full(w->wfd, rec, rec_len);
+    struct iovec iov[2] = { { (void *)rec, rec_len }, { meta->p, meta->len } };
+    int e = writev_full(w->wfd, iov, 2);
 
-    if (!e)
-        e = write_full(w->wfd, meta->p, meta->len);
     if (!e) {
         path = w->jpath;
         e = write_full(w->jfd, j->p, j->len);
