@@ -23,6 +23,9 @@
 
 #define LINE_MAX_BYTES (1u << 24)
 #define COPY_CHUNK ((size_t)1 << 20)
+/* stdio buffer of each merged output file: a write(2) per 256 KiB, not
+ * per 4 KiB */
+#define OUT_BUF ((size_t)256 << 10)
 #define RANGE_MAX ((int64_t)1 << 53) /* exact in a JSON number (double) */
 #define NOFILE UINT32_MAX
 #define HEAD_MAX ((size_t)256 << 10) /* WARC + HTTP head of a response */
@@ -194,6 +197,8 @@ struct pass4 {
     FILE *pages;
     char ptmp[PATH_MAX];
     unsigned char *buf;
+    char *wbuf, *pbuf;  /* stdio buffers of cur.f and pages (OUT_BUF) */
+    int no_kcopy;       /* copy_file_range does not work here */
     char **done;        /* finished outputs: "tmp\0final" pairs */
     size_t ndone;
 };

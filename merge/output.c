@@ -3,7 +3,8 @@
  * pages.jsonl, and publishing every output at the end.
  *
  * Walking O (depth, source file, source offset), each kept page's records
- * are copied as their original gzip members (a byte range with pread), or,
+ * are copied as their original gzip members (a byte range, copied by the
+ * kernel with copy_file_range, else read and written), or,
  * for a page that became a content duplicate here, a revisit record is
  * built from its response's HTTP header block (same WARC-Record-ID, so its
  * request and metadata records still point at it). Its line is rewritten:
@@ -63,6 +64,9 @@ static int out_open(struct merger *m, struct pass4 *p4, int depth)
     o->f = fopen(o->tmp, "wb");
     if (!o->f)
         return merge__write_fail(m, o->tmp);
+    if (!p4->wbuf)
+        p4->wbuf = xmalloc(OUT_BUF);
+    setvbuf(o->f, p4->wbuf, _IOFBF, OUT_BUF);
     rc = warc_warcinfo(&info, o->name, "dcrawl merge",
                        "merged output: one copy per URL, content "
                        "duplicates as revisits",
@@ -76,7 +80,9 @@ static int out_open(struct merger *m, struct pass4 *p4, int depth)
     return rc;
 }
 
-/* Copy [off, off+len) of file w to the output. */
+/* Copy [off, off+len) of file w to the output: in the kernel while
+ * copy_file_range works between the two files (not across file systems
+ * on older kernels, nor on some file systems), then through p4->buf. */
 static int copy_bytes(struct merger *m, struct pass4 *p4, uint32_t w,
                       int64_t off, int64_t len)
 {
@@ -85,6 +91,30 @@ static int copy_bytes(struct merger *m, struct pass4 *p4, uint32_t w,
     if (fd < 0)
         return merge__fail(m, DC_EIO, "%s: %s", m->files[w].path,
                            strerror(errno));
+    if (len > 0 && !p4->no_kcopy && fflush(p4->cur.f) != 0)
+        return merge__write_fail(m, p4->cur.tmp);
+    while (len > 0 && !p4->no_kcopy) {
+        off_t in = (off_t)off;
+        ssize_t k = copy_file_range(fd, &in, fileno(p4->cur.f), NULL,
+                                    (size_t)len, 0);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL ||
+                      errno == EOPNOTSUPP || errno == EBADF)) {
+            p4->no_kcopy = 1; /* the output's file offset did not move */
+            break;
+        }
+        if (k < 0)
+            return merge__write_fail(m, p4->cur.tmp);
+        if (k == 0)
+            return merge__fail(m, DC_EIO, "%s: read failed at %lld",
+                               m->files[w].path, (long long)off);
+        off += k;
+        len -= k;
+        p4->cur.pos += k;
+        m->st->bytes_out += (uint64_t)k;
+        m->st->bytes_in += (uint64_t)k;
+    }
     while (len > 0) {
         size_t want = len < (int64_t)COPY_CHUNK ? (size_t)len : COPY_CHUNK;
         if (merge__pread_all(fd, p4->buf, want, off))
@@ -377,6 +407,8 @@ int merge__pass_output(struct merger *m, struct pass4 *p4)
     p4->pages = fopen(p4->ptmp, "w");
     if (!p4->pages)
         return merge__write_fail(m, p4->ptmp);
+    p4->pbuf = xmalloc(OUT_BUF);
+    setvbuf(p4->pages, p4->pbuf, _IOFBF, OUT_BUF);
     p4->buf = xmalloc(COPY_CHUNK);
     while (rc == DC_OK && merge__xs_next(&oc, &x))
         rc = one_page(m, p4, &x);
@@ -389,6 +421,8 @@ int merge__pass_output(struct merger *m, struct pass4 *p4)
     if (fclose(p4->pages) != 0 && rc == DC_OK)
         rc = merge__write_fail(m, p4->ptmp);
     p4->pages = NULL;
+    free(p4->pbuf);
+    p4->pbuf = NULL;
     return rc;
 }
 
@@ -413,6 +447,8 @@ int merge__publish(struct merger *m, struct pass4 *p4, int ok)
         fclose(p4->cur.f);
         remove(p4->cur.tmp);
     }
+    free(p4->wbuf); /* after the last fclose that used it */
+    p4->wbuf = NULL;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", m->outdir, names[i]);
         snprintf(final, sizeof(final), "%s/%s", m->outdir, names[i]);
