@@ -38,6 +38,14 @@
  * a worker that puts a job on an empty done list calls wake() so the main
  * thread's poll returns (the main thread takes the whole list at once, so
  * until it does, one wake-up covers the jobs that follow).
+ *
+ * With two threads or more, the last one is a spare: it takes jobs only
+ * while SPARE_QUEUED or more wait unstarted. A crawl the other threads
+ * keep up with (one host, one connection: the pages come one at a time)
+ * then leaves a core to the node's main thread and Redis, whose round
+ * trips bound it (on 2 cores the spare's share of them cost the
+ * single-host crawl of bench/deadhosts.sh about 10 % of its time); a
+ * crawl bound by parsing (many hosts, a backlog) still uses every thread.
  * Thread rules: workers touch only their job; conf is read-only.
  */
 #include <pthread.h>
@@ -65,10 +73,15 @@
  * system when freed (see workers_new). */
 #define MMAP_THRESHOLD (256 * 1024)
 
+/* Unstarted jobs that call the spare thread in. */
+#define SPARE_QUEUED 16
+
 struct workers {
     pthread_mutex_t mu;
-    pthread_cond_t cv;
+    pthread_cond_t cv;       /* a job came */
+    pthread_cond_t cv_spare; /* SPARE_QUEUED jobs wait */
     struct work_job *in_head, *in_tail, *done;
+    size_t queued;           /* jobs in in_head..in_tail */
     size_t pending;
     size_t pending_bytes; /* bodies of the jobs submitted, not yet taken */
     int stopping;
@@ -77,6 +90,7 @@ struct workers {
     void *wake_ud;
     pthread_t *threads;
     int n;
+    int started;             /* threads that took their index */
 };
 
 void work_job_free(struct work_job *j)
@@ -367,12 +381,20 @@ static void *worker_main(void *arg)
                           : SLICE_BYTES);
     if (w->c->noise_enabled)
         parser_set_blocks(p, w->c->noise_blocks);
+    int spare;
+    pthread_mutex_lock(&w->mu);
+    spare = w->n > 1 && ++w->started == w->n; /* the last one */
+    pthread_mutex_unlock(&w->mu);
     for (;;) {
         struct work_job *j;
         int first;
         pthread_mutex_lock(&w->mu);
-        while (!w->in_head && !w->stopping)
-            pthread_cond_wait(&w->cv, &w->mu);
+        if (spare)
+            while (w->queued < SPARE_QUEUED && !w->stopping)
+                pthread_cond_wait(&w->cv_spare, &w->mu);
+        else
+            while (!w->in_head && !w->stopping)
+                pthread_cond_wait(&w->cv, &w->mu);
         if (!w->in_head) {
             pthread_mutex_unlock(&w->mu);
             break;
@@ -381,6 +403,7 @@ static void *worker_main(void *arg)
         w->in_head = j->next;
         if (!w->in_head)
             w->in_tail = NULL;
+        w->queued--;
         pthread_mutex_unlock(&w->mu);
 
         process(j, p, w->c);
@@ -413,6 +436,7 @@ struct workers *workers_new(int n, const struct conf *c, workers_wake_fn wake,
 #endif
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
+    pthread_cond_init(&w->cv_spare, NULL);
     w->c = c;
     w->wake = wake;
     w->wake_ud = ud;
@@ -432,10 +456,13 @@ void workers_submit(struct workers *w, struct work_job *j)
     else
         w->in_head = j;
     w->in_tail = j;
+    w->queued++;
     w->pending++;
     j->held_bytes = j->res ? j->res->body_cap : 0;
     w->pending_bytes += j->held_bytes;
     pthread_cond_signal(&w->cv);
+    if (w->queued >= SPARE_QUEUED)
+        pthread_cond_signal(&w->cv_spare);
     pthread_mutex_unlock(&w->mu);
 }
 
@@ -479,6 +506,7 @@ void workers_free(struct workers **wp)
     pthread_mutex_lock(&w->mu);
     w->stopping = 1;
     pthread_cond_broadcast(&w->cv);
+    pthread_cond_broadcast(&w->cv_spare);
     pthread_mutex_unlock(&w->mu);
     for (i = 0; i < w->n; i++)
         pthread_join(w->threads[i], NULL);
@@ -492,6 +520,7 @@ void workers_free(struct workers **wp)
     }
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
+    pthread_cond_destroy(&w->cv_spare);
     free(w->threads);
     free(w);
     *wp = NULL;
