@@ -79,6 +79,8 @@
 
 /* The most bytes of one response's header block kept; more aborts it. */
 #define FETCH_MAX_HEAD_BYTES ((size_t)256 * 1024)
+/* The longest Content-Length a body buffer is allocated for at once. */
+#define BODY_PREALLOC_MAX ((size_t)1 << 20)
 
 _Static_assert(sizeof(((struct fetch_result *)0)->error) >= CURL_ERROR_SIZE,
                "fetch_result.error holds libcurl's error buffer");
@@ -134,10 +136,28 @@ static void buf_add(char **buf, size_t *len, size_t *cap, const char *p,
     (*buf)[*len] = '\0';
 }
 
+/* The body buffer sized from the response's Content-Length at its first
+ * bytes (when it says at most BODY_PREALLOC_MAX), not grown by doubling:
+ * one allocation, and no third of it left unused on average (the parse
+ * backlog counts buffer capacity). A larger or missing length grows. */
+static void body_reserve(struct fetch_result *r)
+{
+    curl_off_t cl = -1;
+    size_t want;
+    if (r->body || !r->easy ||
+        curl_easy_getinfo(r->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) !=
+            CURLE_OK || cl <= 0 || cl > (curl_off_t)BODY_PREALLOC_MAX)
+        return;
+    want = (size_t)cl < r->max_bytes ? (size_t)cl : r->max_bytes;
+    r->body = xmalloc(want + 1);
+    r->body_cap = want + 1;
+}
+
 static size_t on_body(char *p, size_t sz, size_t n, void *ud)
 {
     struct fetch_result *r = ud;
     size_t len = sz * n, room = r->max_bytes - r->body_len;
+    body_reserve(r);
     if (len > room) {
         buf_add(&r->body, &r->body_len, &r->body_cap, p, room);
         r->truncated = 1;

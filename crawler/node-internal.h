@@ -512,12 +512,14 @@ void retry_release(struct retry *t);
 #define NODE_LEVEL_CHECK_MS 20
 /* Most body bytes of fetched pages waiting for the workers; beyond it the
  * node leases nothing new until they catch up. Under 50 ms of latency the
- * backlog must cover the pipeline's refill: 6 MiB cost a third of the
- * pages/s (2.0 s against 1.35 s on the latency bench); on loopback 16 MiB
- * costs peak RSS (bench 40 x 500: 57-72 MB, 50-58 MB with 6 MiB). Neither
- * the mean transfer time nor the backlog's count tells the two apart (256
- * transfers queue at a loopback server too), so the bound stays fixed. */
-#define NODE_BACKLOG_BYTES ((size_t)16 << 20)
+ * backlog must cover the pipeline's refill: 6 MiB once cost a third of
+ * the pages/s; since transfers start during the node's Redis round trips
+ * (node.c, on_reply_wait), 8 MiB costs nothing there (2156 pages/s against
+ * 2064 with 16 MiB), while on loopback 16 MiB cost peak RSS (bench 40 x
+ * 500: 62-68 MB, 56-63 MB with 8 MiB). Neither the mean transfer time nor
+ * the backlog's count tells the two apart (256 transfers queue at a
+ * loopback server too), so the bound stays fixed. */
+#define NODE_BACKLOG_BYTES ((size_t)8 << 20)
 /* Pages of the next level held until the current one ends, and leases of
  * it waiting for their host's robots.txt (node-ahead.c): at most this many
  * each, and this many bytes of pages. */
