@@ -10,9 +10,14 @@
  * (node-admit.c), then output written, then the lease completed, so a
  * crash at any point loses no URL.
  *
+ * The writers are buffered: a batch's pages reach the kernel together
+ * (two write(2) calls per depth file pair) right before the batch's
+ * leases are completed (node__flush_completions), so a page is on disk
+ * before its URL counts as done.
+ *
  * The first output error (disk full, quota, I/O error) stops all writing:
- * the writer has cut its files back to the last complete page, the failed
- * page's lease is not completed, n->write_rc is set and the node stops at
+ * the writer has cut its files back to its last flush, the leases of the
+ * pages since are not completed, n->write_rc is set and the node stops at
  * the end of the batch (node.c hands its leases and partitions back).
  */
 #include <stdint.h>
@@ -53,7 +58,38 @@ void node__complete(struct node *n, struct frontier_lease *l, int outcome,
     d->epoch = n->batch_epoch;
 }
 
-/* Complete the queued leases in one frontier call. */
+/* The first output error: its message (the file and the system's
+ * reason, else rc's name) into n->errmsg; every later write is refused.
+ * Returns DC_EOUTPUT. */
+static int output_failed(struct node *n, const struct warc_writer *w, int rc)
+{
+    const char *why = warc_writer_errmsg(w);
+    if (!n->write_rc) {
+        n->write_rc = DC_EOUTPUT;
+        snprintf(n->errmsg, sizeof(n->errmsg), "%s", *why ? why
+                 : dc_strerror(rc));
+    }
+    return DC_EOUTPUT;
+}
+
+/* The pages appended since the last flush to the kernel (the writers are
+ * buffered); on a failure none of them is on disk: the queued completions
+ * are dropped (the node stops and hands every lease back). */
+static int writers_flush(struct node *n)
+{
+    int rc;
+    for (int d = 0; d <= NODE_MAX_DEPTH; d++)
+        if (n->writers[d] && (rc = warc_writer_flush(n->writers[d])) != DC_OK) {
+            for (size_t i = 0; i < n->done.n; i++)
+                node__lease_clear(&n->done.v[i].lease);
+            n->done.n = 0;
+            return output_failed(n, n->writers[d], rc);
+        }
+    return DC_OK;
+}
+
+/* Complete the queued leases in one frontier call, their pages written
+ * first. */
 int node__flush_completions(struct node *n)
 {
     size_t k = n->done.n, i;
@@ -64,6 +100,8 @@ int node__flush_completions(struct node *n)
     int rc;
     if (!k)
         return DC_OK;
+    if ((rc = writers_flush(n)) != DC_OK)
+        return rc;
     n->loop.kick = 1;
     l = xmalloc(k * sizeof(*l));
     outcome = xmalloc(k * sizeof(*outcome));
@@ -96,20 +134,6 @@ void node__done_release(struct node *n)
 
 /* -------------------------------------------------------------- output */
 
-/* The first output error: its message (the file and the system's
- * reason, else rc's name) into n->errmsg; every later write is refused.
- * Returns DC_EOUTPUT. */
-static int output_failed(struct node *n, const struct warc_writer *w, int rc)
-{
-    const char *why = warc_writer_errmsg(w);
-    if (!n->write_rc) {
-        n->write_rc = DC_EOUTPUT;
-        snprintf(n->errmsg, sizeof(n->errmsg), "%s", *why ? why
-                 : dc_strerror(rc));
-    }
-    return DC_EOUTPUT;
-}
-
 static struct warc_writer *writer_for(struct node *n, int depth)
 {
     struct warc_writer_opts wo;
@@ -125,6 +149,7 @@ static struct warc_writer *writer_for(struct node *n, int depth)
     wo.settings = settings;
     wo.max_bytes = n->c->output_warc_max_bytes;
     wo.gzip_level = n->c->output_gzip_level;
+    wo.buffered = 1; /* flushed before the leases complete */
     if (warc_writer_open(&n->writers[depth], n->o->out_dir, depth, n->id,
                           &wo) != DC_OK) {
         snprintf(n->errmsg, sizeof(n->errmsg), "%s: %s", n->o->out_dir,

@@ -139,7 +139,11 @@ struct warc_writer_opts {
     const char *settings;    /* free text for warcinfo (crawl settings) */
     int64_t max_bytes;       /* rotate WARC after this many bytes */
     int gzip_level;
+    int buffered;            /* appends wait for warc_writer_flush (or
+                                WARC_WRITER_BUF bytes) */
 };
+/* A buffered writer writes by itself once this many bytes wait. */
+#define WARC_WRITER_BUF ((size_t)1 << 20)
 
 /* Open the writer for one depth of one node under dir; the depth's
  * directory and the files are created lazily on the first append.
@@ -148,13 +152,22 @@ int warc_writer_open(struct warc_writer **w, const char *dir, int depth,
                      const char *node_id, const struct warc_writer_opts *o);
 /* Append built records, p's metadata record (when b has records) and p's
  * JSON line; p->... plus b->digest go into the JSON line with the file name
- * and offset. Both go to the kernel (write(2)) before it returns, so a
- * crash leaves at most one torn record. On a write error (disk full,
+ * and offset. Unbuffered, both go to the kernel (write(2)) before it
+ * returns, so a crash leaves at most one torn record. On a write error (disk full,
  * quota, I/O error) both files are cut back to where the page began (they
  * end with the last complete record and line) and DC_EIO is returned; the
  * error is sticky: every later append returns it too. */
 int warc_writer_append(struct warc_writer *w, const struct warc_page *p,
                        const struct warc_built *b, const char *node_id);
+/* Buffered (opts.buffered): appends only fill the writer's buffers (the
+ * offsets in the lines are final) and warc_writer_flush hands everything
+ * appended since the last flush to the kernel, records first, then their
+ * lines (two write(2) calls for any number of pages). On a write error
+ * both files are cut back to where the last flush left them (every page
+ * since is gone, none torn) and the sticky DC_EIO is returned. A caller
+ * that must not count a page as written before it is on disk (the node
+ * completes its lease) flushes first. Unbuffered writers: a no-op. */
+int warc_writer_flush(struct warc_writer *w);
 /* Bytes of page records (response, request, metadata) w appended to its
  * WARC files so far (warcinfo records apart); 0 for NULL. */
 uint64_t warc_writer_bytes(const struct warc_writer *w);
@@ -162,7 +175,7 @@ uint64_t warc_writer_bytes(const struct warc_writer *w);
  * "out/depth-1/n1-00000.warc.gz: No space left on device"; "" when none
  * or w is NULL. Valid until the writer is closed. */
 const char *warc_writer_errmsg(const struct warc_writer *w);
-/* Close the current files (a later append starts a new pair). Returns
+/* Flush, then close the current files (a later append starts a new pair). Returns
  * the writer's first error, if any (its message: warc_writer_errmsg);
  * NULL ok. */
 int warc_writer_end(struct warc_writer *w);

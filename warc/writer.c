@@ -16,6 +16,13 @@
  * every later append, and warc_writer_errmsg names the file and the
  * system's reason.
  *
+ * A buffered writer (warc_writer_opts.buffered: the node's) keeps what it
+ * appends in memory until warc_writer_flush (or WARC_WRITER_BUF bytes):
+ * then the records go out in one write(2), then the lines in one more,
+ * the same order per batch as above per page; a failed flush cuts both
+ * files back to the last flush. The node flushes before it completes the
+ * batch's leases, so a page is on disk before its URL counts as done.
+ *
  * The JSON line gives the page's records as a byte range of the WARC file:
  * warc_offset (its response member) and warc_length (the response, request
  * and metadata members, contiguous), so merge_run copies them without
@@ -50,6 +57,9 @@ struct warc_writer {
     char wpath[PATH_MAX], jpath[PATH_MAX]; /* their full paths */
     int64_t pos;        /* bytes in the current WARC file */
     int64_t jpos;       /* bytes in the current JSON lines file */
+    int buffered;
+    struct warc_buf wb, jb; /* buffered: appended, not written yet */
+    int64_t wdone, jdone;   /* ... the files' lengths written */
     uint64_t total;     /* page bytes appended over the writer's life */
     int next_seq;
     int err;            /* first error, sticky */
@@ -101,6 +111,7 @@ int warc_writer_open(struct warc_writer **w, const char *dir, int depth,
     x->settings = xstrdup(o->settings ? o->settings : "");
     x->max_bytes = o->max_bytes;
     x->level = o->gzip_level;
+    x->buffered = o->buffered;
     *w = x;
     return DC_OK;
 }
@@ -215,6 +226,8 @@ static int files_open(struct warc_writer *w)
         pair_close(w, 1);
     }
     w->pos += (int64_t)info.len;
+    w->wdone = w->pos;
+    w->jdone = 0;
     free(info.p);
     return rc;
 }
@@ -222,14 +235,14 @@ static int files_open(struct warc_writer *w)
 /* Cut both files back to their lengths before a failed page, so they end
  * with the last complete record and line again. A cut that fails is
  * added to the message (the reader still sees the torn end). */
-static void cut_back(struct warc_writer *w)
+static void cut_back(struct warc_writer *w, int64_t wlen, int64_t jlen)
 {
     size_t n = strlen(w->errmsg);
     const char *path = NULL;
 
-    if (ftruncate(w->wfd, (off_t)w->pos) != 0)
+    if (ftruncate(w->wfd, (off_t)wlen) != 0)
         path = w->wpath;
-    else if (ftruncate(w->jfd, (off_t)w->jpos) != 0)
+    else if (ftruncate(w->jfd, (off_t)jlen) != 0)
         path = w->jpath;
     if (path)
         snprintf(w->errmsg + n, sizeof(w->errmsg) - n,
@@ -279,8 +292,32 @@ static int write_page(struct warc_writer *w, const void *rec, size_t rec_len,
     if (!e)
         return DC_OK;
     fail(w, DC_EIO, path, e);
-    cut_back(w);
+    cut_back(w, w->pos, w->jpos);
     return w->err;
+}
+
+int warc_writer_flush(struct warc_writer *w)
+{
+    int e = 0;
+    const char *path = NULL;
+
+    if (!w || w->err || !w->buffered || w->wfd < 0)
+        return w ? w->err : DC_OK;
+    if (w->wb.len && (e = write_full(w->wfd, w->wb.p, w->wb.len)) != 0)
+        path = w->wpath;
+    else if (w->jb.len && (e = write_full(w->jfd, w->jb.p, w->jb.len)) != 0)
+        path = w->jpath;
+    w->wb.len = w->jb.len = 0;
+    if (path) {
+        fail(w, DC_EIO, path, e);
+        cut_back(w, w->wdone, w->jdone);
+        w->pos = w->wdone;
+        w->jpos = w->jdone;
+        return w->err;
+    }
+    w->wdone = w->pos;
+    w->jdone = w->jpos;
+    return DC_OK;
 }
 
 static int append_page(struct warc_writer *w, const struct warc_page *p,
@@ -304,7 +341,15 @@ static int append_page(struct warc_writer *w, const struct warc_page *p,
      */
     warc__page_line(&j, p, b, node_id ? node_id : w->node, w->rel, off,
                     meta.len);
-    rc = write_page(w, rec_len ? b->data : NULL, rec_len, &meta, &j);
+    if (w->buffered) {
+        if (rec_len)
+            warc_buf_add(&w->wb, b->data, rec_len);
+        if (meta.len)
+            warc_buf_add(&w->wb, meta.p, meta.len);
+        warc_buf_add(&w->jb, j.p, j.len);
+    } else {
+        rc = write_page(w, rec_len ? b->data : NULL, rec_len, &meta, &j);
+    }
     if (rc == DC_OK) {
         w->pos += (int64_t)(rec_len + meta.len);
         w->total += rec_len + meta.len;
@@ -342,9 +387,15 @@ int warc_writer_append(struct warc_writer *w, const struct warc_page *p,
     rc = append_page(w, p, b, node_id);
     if (rc)
         return rc;
-    if (w->max_bytes > 0 && w->pos >= w->max_bytes)
-        pair_close(w, 0); /* the page is written; an error here is the next
-                             append's */
+    if (w->buffered && w->wb.len + w->jb.len >= WARC_WRITER_BUF &&
+        (rc = warc_writer_flush(w)) != DC_OK)
+        return rc;
+    if (w->max_bytes > 0 && w->pos >= w->max_bytes) {
+        /* the page is written; an error here is the next append's (or
+         * flush's) */
+        if (warc_writer_flush(w) == DC_OK)
+            pair_close(w, 0);
+    }
     return DC_OK;
 }
 
@@ -352,6 +403,7 @@ int warc_writer_end(struct warc_writer *w)
 {
     if (!w)
         return DC_OK;
+    (void)warc_writer_flush(w);
     pair_close(w, 0);
     return w->err;
 }
@@ -364,8 +416,11 @@ int warc_writer_close(struct warc_writer **w)
     if (!w || !*w)
         return DC_OK;
     x = *w;
+    (void)warc_writer_flush(x);
     pair_close(x, 0);
     rc = x->err;
+    free(x->wb.p);
+    free(x->jb.p);
     free(x->dir);
     free(x->node);
     free(x->software);

@@ -18,7 +18,11 @@
  * Rows: the warcinfo record does not fit; a page's records do not fit
  * (WARC file fills first); the JSON line does not fit (pages with many
  * outlinks: the line outgrows the compressed records); and caps drawn
- * from a fixed seed.
+ * from a fixed seed. Every row runs twice: unbuffered (each append
+ * writes), and buffered as the node writes (warc_writer_flush after
+ * every FLUSH_EVERY pages: the refusal comes at a flush, and the files
+ * end with the pages of the last flush that succeeded, none of the batch
+ * that failed).
  */
 #include <errno.h>
 #include <signal.h>
@@ -37,6 +41,7 @@
 #define NPAGES 40
 #define BODY 3000
 #define MAXLINKS 1500
+#define FLUSH_EVERY 3
 
 struct row {
     const char *what;
@@ -66,7 +71,7 @@ static uint64_t rnd(void)
 
 static char last_errmsg[1024];
 
-static const struct warc_writer_opts wopts = { "dcrawl/test", "test", 0, 6 };
+static struct warc_writer_opts wopts = { "dcrawl/test", "test", 0, 6, 0 };
 
 /* Page i with nl outlinks, its records built into *b. */
 static void page_make(int i, int nl, struct warc_page *p, char *url,
@@ -100,20 +105,28 @@ static void set_cap(rlim_t cap)
     CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0, "setrlimit: %s", strerror(errno));
 }
 
-/* Append pages [from, NPAGES) until one is refused; their count. */
+/* Append pages [from, NPAGES) until one is refused; the count of pages
+ * written. Buffered: a flush after every FLUSH_EVERY pages and at the end;
+ * the pages count once their flush succeeded. */
 static int append_until(struct warc_writer *w, int from, int nl, int *rc)
 {
     struct warc_page p;
     struct warc_built b;
     char url[64], body[BODY];
-    int n = 0;
+    int n = 0, held = 0;
 
     *rc = DC_OK;
     for (int i = from; i < NPAGES && !*rc; i++) {
         page_make(i, nl, &p, url, body, &b);
         *rc = warc_writer_append(w, &p, &b, "n1");
-        n += *rc == DC_OK;
+        held += *rc == DC_OK;
         warc_built_release(&b);
+        if (!*rc && wopts.buffered && (held == FLUSH_EVERY || i == NPAGES - 1))
+            *rc = warc_writer_flush(w);
+        if (!*rc && (!wopts.buffered || held == FLUSH_EVERY || i == NPAGES - 1)) {
+            n += held;
+            held = 0;
+        }
     }
     return n;
 }
@@ -166,8 +179,8 @@ static void run_row(const struct row *r, const char *tmp, int idx)
     int rc, n, n2, first;
 
     snprintf(dir, sizeof(dir), "%s/row-%d", tmp, idx);
-    snprintf(what, sizeof(what), "%s (cap %ld, %d links)", r->what, r->cap,
-             r->links);
+    snprintf(what, sizeof(what), "%s (cap %ld, %d links%s)", r->what, r->cap,
+             r->links, wopts.buffered ? ", buffered" : "");
     CHECK(warc_writer_open(&w, dir, 2, "n1", &wopts) == DC_OK, "%s: open",
           what);
     set_cap((rlim_t)r->cap);
@@ -219,13 +232,15 @@ int main(void)
                  (unsigned long long)(rnd() % 1000000));
         links[i] = links_buf[i];
     }
-    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-        run_row(&rows[i], tmp, idx++);
-    for (int i = 0; i < 8; i++) { /* caps from a fixed seed */
-        struct row r = { "seeded cap", 0, 0, NULL, 0 };
-        r.cap = 2000 + (long)(rnd() % 90000);
-        r.links = (int)(rnd() % 3) * 700;
-        run_row(&r, tmp, idx++);
+    for (wopts.buffered = 0; wopts.buffered < 2; wopts.buffered++) {
+        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+            run_row(&rows[i], tmp, idx++);
+        for (int i = 0; i < 8; i++) { /* caps from a fixed seed */
+            struct row r = { "seeded cap", 0, 0, NULL, 0 };
+            r.cap = 2000 + (long)(rnd() % 90000);
+            r.links = (int)(rnd() % 3) * 700;
+            run_row(&r, tmp, idx++);
+        }
     }
     rm_rf(tmp);
     return t_done("u-warc-full");
