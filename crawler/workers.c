@@ -40,7 +40,7 @@
  * until it does, one wake-up covers the jobs that follow).
  *
  * With two threads or more, the last one is a spare: it takes jobs only
- * while SPARE_QUEUED or more wait unstarted. A crawl the other threads
+ * while SPARE_QUEUED or more wait unstarted, or SPARE_BYTES of bodies. A crawl the other threads
  * keep up with (one host, one connection: the pages come one at a time)
  * then leaves a core to the node's main thread and Redis, whose round
  * trips bound it (on 2 cores the spare's share of them cost the
@@ -73,8 +73,9 @@
  * system when freed (see workers_new). */
 #define MMAP_THRESHOLD (256 * 1024)
 
-/* Unstarted jobs that call the spare thread in. */
+/* Unstarted jobs, or their body bytes, that call the spare thread in. */
 #define SPARE_QUEUED 16
+#define SPARE_BYTES ((size_t)256 << 10)
 
 struct workers {
     pthread_mutex_t mu;
@@ -82,6 +83,7 @@ struct workers {
     pthread_cond_t cv_spare; /* SPARE_QUEUED jobs wait */
     struct work_job *in_head, *in_tail, *done;
     size_t queued;           /* jobs in in_head..in_tail */
+    size_t queued_bytes;     /* ... their bodies' bytes */
     size_t pending;
     size_t pending_bytes; /* bodies of the jobs submitted, not yet taken */
     int stopping;
@@ -366,6 +368,12 @@ static void process(struct work_job *j, struct parser *p, const struct conf *c)
     free(dec);
 }
 
+/* Enough parsing waits for the spare thread (w->mu held). */
+static int spare_due(const struct workers *w)
+{
+    return w->queued >= SPARE_QUEUED || w->queued_bytes >= SPARE_BYTES;
+}
+
 static void *worker_main(void *arg)
 {
     struct workers *w = arg;
@@ -390,7 +398,7 @@ static void *worker_main(void *arg)
         int first;
         pthread_mutex_lock(&w->mu);
         if (spare)
-            while (w->queued < SPARE_QUEUED && !w->stopping)
+            while (!spare_due(w) && !w->stopping)
                 pthread_cond_wait(&w->cv_spare, &w->mu);
         else
             while (!w->in_head && !w->stopping)
@@ -404,6 +412,7 @@ static void *worker_main(void *arg)
         if (!w->in_head)
             w->in_tail = NULL;
         w->queued--;
+        w->queued_bytes -= j->held_bytes;
         pthread_mutex_unlock(&w->mu);
 
         process(j, p, w->c);
@@ -460,8 +469,9 @@ void workers_submit(struct workers *w, struct work_job *j)
     w->pending++;
     j->held_bytes = j->res ? j->res->body_cap : 0;
     w->pending_bytes += j->held_bytes;
+    w->queued_bytes += j->held_bytes;
     pthread_cond_signal(&w->cv);
-    if (w->queued >= SPARE_QUEUED)
+    if (spare_due(w))
         pthread_cond_signal(&w->cv_spare);
     pthread_mutex_unlock(&w->mu);
 }
