@@ -6,7 +6,7 @@
  *   build-rel/bench/frontier_bench [--sizes 100000,1000000,10000000,30000000]
  *        [--hosts 1000000] [--window 50000] [--rounds 5] [--ref 100000]
  *        [--batch 512] [--fill-batch 8192] [--pop 512] [--delay-ms 1000]
- *        [--max-gb 12] [--module PATH]
+ *        [--max-gb 12] [--module PATH] [--cmdstats 0]
  *
  * Servers: started as the crawl's embedded one (bench/redis-priv.h), with
  * the dcrawl-seen module, so the seen-set layout is mod-u64 as a crawl's by
@@ -38,6 +38,13 @@
  * so far, popped ones included); the seen-set's own MEMORY USAGE is printed
  * apart, and the rest per queued URL. Before each fill the memory it would
  * take is estimated from the last bytes/URL; beyond --max-gb the run stops.
+ *
+ * --cmdstats 1: where the server's time goes. Each server's statistics
+ * are reset before the window (CONFIG RESETSTAT) and its INFO
+ * commandstats printed after it, per window URL: calls, microseconds and
+ * microseconds per call of each command. Commands run by the scripts are
+ * counted under their own names and again inside EVALSHA, so EVALSHA's
+ * time minus theirs is the Lua interpreter's own part.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -67,6 +74,7 @@ struct opts {
     int64_t delay_ms;
     double max_gb;
     const char *module;
+    int cmdstats;                  /* print INFO commandstats per window */
 };
 
 /* One redis-server, the frontier on it and the window's sums. */
@@ -243,6 +251,40 @@ static void measure_memory(struct target *t, struct row *w)
     w->rest_url = w->bytes_url - w->seen_url;
 }
 
+static void stats_reset(struct target *t)
+{
+    redisReply *rp = redisCommand(t->r, "CONFIG RESETSTAT");
+
+    if (!rp)
+        die("CONFIG RESETSTAT", t->f);
+    freeReplyObject(rp);
+}
+
+/* The window's commands on t, from INFO commandstats: calls and server
+ * microseconds per window URL (scripts' inner commands included, so an
+ * EVALSHA line holds its commands' time too). */
+static void stats_print(const char *name, struct target *t, size_t window)
+{
+    redisReply *rp = redisCommand(t->r, "INFO commandstats");
+    const char *s;
+
+    if (!rp || rp->type != REDIS_REPLY_STRING)
+        die("INFO commandstats", t->f);
+    printf("  %s: command calls/URL us/URL us/call\n", name);
+    for (s = rp->str; (s = strstr(s, "cmdstat_")) != NULL; s++) {
+        char cmd[64];
+        unsigned long long calls, usec;
+        if (sscanf(s, "cmdstat_%63[^:]:calls=%llu,usec=%llu", cmd, &calls,
+                   &usec) == 3 && strcmp(cmd, "info") &&
+            strcmp(cmd, "config|resetstat"))
+            printf("    %-18s %8.3f %8.3f %8.3f\n", cmd,
+                   (double)calls / (double)window,
+                   (double)usec / (double)window,
+                   calls ? (double)usec / (double)calls : 0);
+    }
+    freeReplyObject(rp);
+}
+
 /* Fill big to w->size, then the window. */
 static void run_size(const struct opts *o, struct target *big,
                      struct target *ref, struct urlbuf *b, struct row *w)
@@ -250,7 +292,18 @@ static void run_size(const struct opts *o, struct target *big,
     double w_n = (double)o->window;
 
     fill(o, big, b, w->size, &w->fill_rate);
+    if (o->cmdstats) {
+        stats_reset(big);
+        if (ref)
+            stats_reset(ref);
+    }
     run_window(o, big, ref, b);
+    if (o->cmdstats) {
+        printf("window commands at %" PRIu64 ":\n", w->size);
+        stats_print("big", big, o->window);
+        if (ref)
+            stats_print("ref", ref, o->window);
+    }
     w->admit_rate = w_n / big->admit_s;
     w->pop_rate = w_n / big->pop_s;
     w->complete_rate = w_n / big->complete_s;
@@ -332,7 +385,7 @@ static void usage(void)
     fprintf(stderr, "usage: frontier_bench [--sizes N,N,...] [--hosts N] "
             "[--window N] [--rounds N] [--ref N] [--batch N] "
             "[--fill-batch N] [--pop N] [--delay-ms MS] [--max-gb G] "
-            "[--module PATH]\n");
+            "[--module PATH] [--cmdstats 0|1]\n");
     exit(2);
 }
 
@@ -367,6 +420,10 @@ static void parse_opts(int argc, char **argv, struct opts *o)
         }
         if (!strcmp(a, "--max-gb")) {
             o->max_gb = atof(v);
+            continue;
+        }
+        if (!strcmp(a, "--cmdstats")) {
+            o->cmdstats = atoi(v);
             continue;
         }
         if (!strcmp(a, "--module")) {
