@@ -462,6 +462,13 @@ static int phase_fetch(struct node *n, int64_t now)
     pw = polite_wait_ms(n->polite, now);
     if (pw < w)
         w = pw;
+    /* Transfers that ended during the last turn's round trips (the reply
+     * hook took them) are handled below, after the wait: no waiting then.
+     * A robots.txt that ended there holds its host's URLs until it is
+     * handled, and with nothing else in flight the wait ran its full
+     * IDLE_WAIT_MS (100 ms at the start of every crawl). */
+    if (n->nended)
+        w = 0;
     rc = pump(n, (int)w);
     for (size_t i = 0; i < n->nended; i++)
         node__on_fetched(n, n->ended[i]);
