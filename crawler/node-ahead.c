@@ -94,13 +94,7 @@ int node__ahead_hold_job(struct node *n, struct work_job *j)
         give_back_job(n, j);
         return 1;
     }
-    renew_schedule(n);
-    if (j->built.len && j->built.digest[0] && j->res) {
-        /* its records are built: the body is needed no more (a revisit
-         * record takes the built digest) */
-        free(j->res->body);
-        j->res->body = NULL;
-    }
+    renew_schedule(n); /* its body went when its records were built */
     j->next = NULL;
     if (n->ahead.tail)
         n->ahead.tail->next = j;

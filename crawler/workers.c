@@ -21,6 +21,9 @@
  *      per-host block rule and cluster stage run on the node's main
  *      thread).
  *      Links found only past the DOM have no block: they count as content.
+ *   4. frees the body once the records are built (release_body): the
+ *      page then waits for the node's results phase holding only its
+ *      records and links.
  *
  * A 3xx with a Location is not parsed: its one "link" is the target,
  * canonicalized, flagged j->redirect (the node admits it at the same
@@ -340,7 +343,21 @@ static void to_utf8(const struct fetch_result *r, const struct conf *c,
     *len = n;
 }
 
-static void process(struct work_job *j, struct parser *p, const struct conf *c)
+/* Once its records are built and its links taken, a page's body is read
+ * no more: the node writes the records, and a revisit record is built from
+ * the digest (node-write.c). It goes at once, not when the results phase
+ * gets to the page: pages wait there behind a batch, or held until their
+ * level ends (node-ahead.c). */
+static void release_body(struct work_job *j)
+{
+    if (j->built.len && j->built.digest[0] && j->res) {
+        free(j->res->body);
+        j->res->body = NULL;
+    }
+}
+
+static void parse_page(struct work_job *j, struct parser *p,
+                       const struct conf *c)
 {
     struct fetch_result *r = j->res;
     struct warc_page pg;
@@ -366,6 +383,12 @@ static void process(struct work_job *j, struct parser *p, const struct conf *c)
     }
     free(u8);
     free(dec);
+}
+
+static void process(struct work_job *j, struct parser *p, const struct conf *c)
+{
+    parse_page(j, p, c);
+    release_body(j);
 }
 
 /* Enough parsing waits for the spare thread (w->mu held). */
