@@ -33,6 +33,11 @@
  * complete the same way), so "x ref" compares the two under the same load
  * of the machine at the same moment.
  *
+ * As a node, each handle calls frontier_reclaim every 5 s (between the
+ * calls, not timed): it also drops politeness clocks already past from
+ * the host hashes, which would otherwise hold every host ever completed
+ * and make each host lookup slower as the run ages, at every size.
+ *
  * Memory: INFO used_memory minus that of the empty database, per queued
  * URL (URL text, queues, ready sets and the seen-set of every URL admitted
  * so far, popped ones included); the seen-set's own MEMORY USAGE is printed
@@ -83,6 +88,7 @@ struct target {
     redisContext *r;
     struct frontier *f;
     uint64_t next;                 /* next URL id */
+    double reclaim_at;             /* now_s() of the next frontier_reclaim */
     long long mem0;                /* used_memory of the empty database */
     double admit_s, pop_s, complete_s, cpu_admit, cpu_popc;
 };
@@ -139,6 +145,23 @@ static void die(const char *what, struct frontier *f)
     exit(1);
 }
 
+/* A node calls frontier_reclaim every RECLAIM_S (crawler/node.c
+ * RECLAIM_MS): expired leases back, and a sample of politeness clocks
+ * already past dropped from the host hashes. Done here at that pace
+ * between calls, outside the timed ones. */
+#define RECLAIM_S 5.0
+
+static void reclaim_due(struct target *t)
+{
+    size_t k;
+
+    if (now_s() < t->reclaim_at)
+        return;
+    if (frontier_reclaim(t->f, dc_now_ms(), 0, &k))
+        die("reclaim", t->f);
+    t->reclaim_at = now_s() + RECLAIM_S;
+}
+
 /* Admit n new URLs in batches of `batch`; returns the seconds spent inside
  * frontier_admit. */
 static double admit_ids(const struct opts *o, struct target *t,
@@ -157,6 +180,7 @@ static double admit_ids(const struct opts *o, struct target *t,
         secs += now_s() - t0;
         t->next += k;
         n -= k;
+        reclaim_due(t);
     }
     return secs;
 }
@@ -184,6 +208,7 @@ static void pop_complete(const struct opts *o, struct target *t, size_t n)
             die("complete", t->f);
         t->complete_s += now_s() - t1;
         frontier_leases_free(l, nl);
+        reclaim_due(t);
         done += nl;
         empty = nl ? 0 : empty + 1;
         if (!nl)
