@@ -276,13 +276,23 @@ static void measure_memory(struct target *t, struct row *w)
     w->rest_url = w->bytes_url - w->seen_url;
 }
 
+/* A plain command on t's own connection, or exit with hiredis's error. */
+static redisReply *command(struct target *t, const char *cmd, int type)
+{
+    redisReply *rp = redisCommand(t->r, cmd);
+
+    if (!rp || rp->type != type) {
+        fprintf(stderr, "frontier_bench: %s: %s\n", cmd,
+                rp ? (rp->type == REDIS_REPLY_ERROR ? rp->str : "bad reply")
+                   : t->r->errstr);
+        exit(1);
+    }
+    return rp;
+}
+
 static void stats_reset(struct target *t)
 {
-    redisReply *rp = redisCommand(t->r, "CONFIG RESETSTAT");
-
-    if (!rp)
-        die("CONFIG RESETSTAT", t->f);
-    freeReplyObject(rp);
+    freeReplyObject(command(t, "CONFIG RESETSTAT", REDIS_REPLY_STATUS));
 }
 
 /* The window's commands on t, from INFO commandstats: calls and server
@@ -290,11 +300,9 @@ static void stats_reset(struct target *t)
  * EVALSHA line holds its commands' time too). */
 static void stats_print(const char *name, struct target *t, size_t window)
 {
-    redisReply *rp = redisCommand(t->r, "INFO commandstats");
+    redisReply *rp = command(t, "INFO commandstats", REDIS_REPLY_STRING);
     const char *s;
 
-    if (!rp || rp->type != REDIS_REPLY_STRING)
-        die("INFO commandstats", t->f);
     printf("  %s: command calls/URL us/URL us/call\n", name);
     for (s = rp->str; (s = strstr(s, "cmdstat_")) != NULL; s++) {
         char cmd[64];

@@ -86,6 +86,8 @@ void node__ahead_hold_lease(struct node *n, struct frontier_lease *l)
     renew_schedule(n);
 }
 
+/* A held page keeps its records and links; its body went when its records
+ * were built (workers.c release_body). */
 int node__ahead_hold_job(struct node *n, struct work_job *j)
 {
     if (j->depth <= n->level || j->links.n == 0 || j->redirect)
@@ -94,7 +96,7 @@ int node__ahead_hold_job(struct node *n, struct work_job *j)
         give_back_job(n, j);
         return 1;
     }
-    renew_schedule(n); /* its body went when its records were built */
+    renew_schedule(n);
     j->next = NULL;
     if (n->ahead.tail)
         n->ahead.tail->next = j;

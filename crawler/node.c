@@ -363,13 +363,18 @@ static int timers_run(struct node *n, int64_t now)
 
 /* How long libcurl may wait this turn: until the pop or tick timer is due
  * (not at all when pop is due now), or the level timer when a pop left it
- * something to check, at most IDLE_WAIT_MS. */
+ * something to check, at most IDLE_WAIT_MS. Not at all while transfers
+ * that ended during the last turn's round trips (the reply hook took
+ * them) are unhandled: phase_fetch handles them after the wait, and a
+ * robots.txt among them holds its host's URLs until then. */
 static int64_t wait_ms(const struct node *n, int64_t now)
 {
     int64_t pop = n->loop.timers[TIMER_POP].due;
     int64_t tick = n->loop.timers[TIMER_TICK].due;
     int64_t level = n->loop.timers[TIMER_LEVEL].due;
     int64_t w = IDLE_WAIT_MS;
+    if (n->nended)
+        return 0;
     if (pop > now && pop - now < w)
         w = pop - now;
     if (tick > now && tick - now < w)
@@ -462,13 +467,6 @@ static int phase_fetch(struct node *n, int64_t now)
     pw = polite_wait_ms(n->polite, now);
     if (pw < w)
         w = pw;
-    /* Transfers that ended during the last turn's round trips (the reply
-     * hook took them) are handled below, after the wait: no waiting then.
-     * A robots.txt that ended there holds its host's URLs until it is
-     * handled, and with nothing else in flight the wait ran its full
-     * IDLE_WAIT_MS (100 ms at the start of every crawl). */
-    if (n->nended)
-        w = 0;
     rc = pump(n, (int)w);
     for (size_t i = 0; i < n->nended; i++)
         node__on_fetched(n, n->ended[i]);

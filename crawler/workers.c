@@ -356,8 +356,7 @@ static void release_body(struct work_job *j)
     }
 }
 
-static void parse_page(struct work_job *j, struct parser *p,
-                       const struct conf *c)
+static void process(struct work_job *j, struct parser *p, const struct conf *c)
 {
     struct fetch_result *r = j->res;
     struct warc_page pg;
@@ -383,12 +382,6 @@ static void parse_page(struct work_job *j, struct parser *p,
     }
     free(u8);
     free(dec);
-}
-
-static void process(struct work_job *j, struct parser *p, const struct conf *c)
-{
-    parse_page(j, p, c);
-    release_body(j);
 }
 
 /* Enough parsing waits for the spare thread (w->mu held). */
@@ -439,6 +432,7 @@ static void *worker_main(void *arg)
         pthread_mutex_unlock(&w->mu);
 
         process(j, p, w->c);
+        release_body(j);
 
         pthread_mutex_lock(&w->mu);
         j->next = w->done;

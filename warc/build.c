@@ -270,11 +270,8 @@ int warc_record_build(const struct warc_page *p, int gzip_level,
      * of that and wait for the writer with every page finished before
      * them (the 40 x 500 bench crawl's peak held 18 MB of such buffers),
      * so only what they use is kept. */
-    if (data.len && data.cap - data.len >= BUILT_SLACK) {
-        void *t = realloc(data.p, data.len);
-        if (t)
-            data.p = t;
-    }
+    if (data.len && data.cap - data.len >= BUILT_SLACK)
+        data.p = xrealloc(data.p, data.len);
     out->data = (unsigned char *)data.p;
     out->len = data.len;
     return DC_OK;
