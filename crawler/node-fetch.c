@@ -62,7 +62,8 @@ static void start_page(struct node *n, struct frontier_lease *l)
     if (n->c->robots_obey)
         e = robots_cache_get(n->robots, in->lease.url);
     in->queued_ms = dc_now_ms();
-    polite_queue(n->polite, in->lease.host, robots_entry_delay_ms(e, n->c), in);
+    polite_queue(n->polite, in->lease.host, robots_entry_delay_ms(e, n->c),
+                 in->lease.depth > n->level, in);
 }
 
 static void start_robots(struct node *n, struct robots_entry *e, int depth)
@@ -78,7 +79,7 @@ static void start_robots(struct node *n, struct robots_entry *e, int depth)
     if (e->sm_depth < 0 || depth + 1 < e->sm_depth)
         e->sm_depth = depth + 1;
     n->st->robots_fetches++;
-    polite_queue(n->polite, e->host, robots_entry_delay_ms(NULL, n->c), in);
+    polite_queue(n->polite, e->host, robots_entry_delay_ms(NULL, n->c), 0, in);
 }
 
 /* A transfer that could not start (or is given up before it starts). */

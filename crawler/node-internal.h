@@ -232,9 +232,13 @@ struct polite;
 struct polite *polite_new(const struct conf *c);
 void polite_free(struct polite **p);
 /* Queue a transfer of host (a host key, "host[:port]"); it may start
- * gap_ms after the end of the host's last transfer. ud is the caller's. */
+ * gap_ms after the end of the host's last transfer. later: it yields to
+ * the host's transfers queued with later 0 (starts only while none of
+ * them waits), for a page of the next level fetched while the current
+ * one drains (node-ahead.c): the host's pages of the current level are
+ * what the level waits for. ud is the caller's. */
 void polite_queue(struct polite *p, const char *host, int64_t gap_ms,
-                  void *ud);
+                  int later, void *ud);
 /* The next queued transfer that may start at now, its address slot taken
  * (ipkey, cap bytes: the address counted, "" when none; give it back to
  * polite_ended), or NULL. It goes on from where the previous call stopped

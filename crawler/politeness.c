@@ -28,7 +28,11 @@
  *     a busy host.
  *
  * Transfers wait in a list scanned in order, so the first queued transfer
- * of an address is the first to get its free slot; one round
+ * of an address is the first to get its free slot, except that a transfer
+ * queued "later" (a page of the next level, leased while the current one
+ * drains) lets the host's other queued transfers go first: the level waits
+ * for those, and a slow host's pages of the next level would otherwise
+ * lengthen every level; one round
  * (polite_rewind, then polite_next until NULL) passes over the list once,
  * which is exact because slots are only taken during a round. Nothing here spins: the
  * node sleeps until polite_wait_ms() or until a transfer ends.
@@ -66,6 +70,7 @@ struct polite_host {
     unsigned fails;     /* consecutive transient failures */
     int active;         /* transfers in flight */
     size_t queued;      /* transfers waiting in the list */
+    size_t queued_later; /* of them, those queued with later set */
     char ip[POLITE_IP_MAX];
     struct polite_host *next;
 };
@@ -81,6 +86,7 @@ struct polite_wait {
     struct polite_host *h; /* kept while queued (never pruned) */
     int64_t gap_ms;        /* after the end of h's last transfer */
     int64_t queued_ms;     /* when it was queued */
+    int later;             /* yields to h's others (polite_queue) */
     struct polite_wait *next;
 };
 
@@ -264,12 +270,14 @@ static void address_of(struct polite *p, const char *host, char *out,
 }
 
 void polite_queue(struct polite *p, const char *host, int64_t gap_ms,
-                  void *ud)
+                  int later, void *ud)
 {
     struct polite_wait *w = xcalloc(1, sizeof(*w));
     w->ud = ud;
     w->queued_ms = dc_now_ms();
     w->h = host_get(p, host, 1, w->queued_ms);
+    w->later = later != 0;
+    w->h->queued_later += (size_t)w->later;
     if (w->h->queued++ == 0)
         p->hosts_waiting++;
     w->gap_ms = gap_ms;
@@ -309,6 +317,8 @@ void *polite_next(struct polite *p, int64_t now, char *ipkey, size_t cap)
         void *ud;
         if (not_before(p, w) > now)
             continue;
+        if (w->later && w->h->queued > w->h->queued_later)
+            continue; /* one of the host's others is in this round */
         address_of(p, w->h->host, ipkey, cap);
         e = ipkey[0] ? ip_get(p, ipkey, 1) : NULL;
         if (e && e->active >= p->ip_limit)
@@ -316,6 +326,7 @@ void *polite_next(struct polite *p, int64_t now, char *ipkey, size_t cap)
         if (e)
             e->active++;
         w->h->active++;
+        w->h->queued_later -= (size_t)w->later;
         if (--w->h->queued == 0)
             p->hosts_waiting--;
         if (now > w->queued_ms) {
@@ -454,6 +465,7 @@ void *polite_take(struct polite *p)
     p->head = w->next;
     if (!p->head)
         p->tail = &p->head;
+    w->h->queued_later -= (size_t)w->later;
     if (--w->h->queued == 0)
         p->hosts_waiting--;
     ud = w->ud;

@@ -78,7 +78,7 @@ static void sitemap_next(struct node *n, struct robots_entry *e)
     in->url = url;
     in->queued_ms = dc_now_ms();
     e->sm_busy = 1;
-    polite_queue(n->polite, e->host, robots_entry_delay_ms(e, n->c), in);
+    polite_queue(n->polite, e->host, robots_entry_delay_ms(e, n->c), 0, in);
 }
 
 /* Queue a sitemap URL found at base (canonicalised) at nesting level. */

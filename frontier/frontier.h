@@ -36,13 +36,15 @@
  *                                      frontier/lua/lib/common.lua)
  *   <prefix>:{p}:h:<d>           ZSET  host -> ms when it may be fetched next
  *                                      (hosts with URLs queued at depth d)
- *   <prefix>:{p}:host            HASH  host -> "<act> <next>[ <marks>]":
- *                                      its URLs leased (in flight), its
- *                                      politeness clock in ms (0: none)
- *                                      and the depths whose h:<d> holds it
- *                                      at the busy score (freed together,
- *                                      common.lua); one field so a host is
- *                                      one lookup
+ *   <prefix>:{p}:host            HASH  host -> "<act>[@<td>[:<tn>]]
+ *                                      <next>[ <marks>]": its URLs leased
+ *                                      (in flight), of them tn (act when
+ *                                      left out) at its deepest leased
+ *                                      depth td, its politeness clock in
+ *                                      ms (0: none) and the depths whose
+ *                                      h:<d> holds it at the busy score
+ *                                      (common.lua); one field so a host
+ *                                      is one lookup
  *   <prefix>:{p}:lease           ZSET  "<node>\t<d>\t<host>\t<url>" -> lease
  *                                      deadline (ms)
  *   <prefix>:{p}:pend            HASH  d -> URLs queued or in flight at d

@@ -18,9 +18,10 @@
  *
  * Invariants the scripts keep:
  *   - a host is in h:<d> exactly when q:<d>:<host> is non-empty;
- *   - its score is max(now, next), or BUSY while act is at
- *     host_connections (complete and reclaim lower it again), act and next
- *     being the host's field "<act> <next>" of the host HASH;
+ *   - its score is max(now, next), or BUSY while its leases at depth d
+ *     or below are at host_connections (complete and reclaim lower it
+ *     again; leases of a deeper depth never hold d back), from the host's
+ *     field "<act>[@<td>[:<tn>]] <next>" of the host HASH;
  *   - pend[d] = URLs of depth d queued + leased; a URL leaves pend once,
  *     when its lease completes (or, for a lease reclaimed meanwhile, when
  *     its requeued copy is removed);

@@ -44,8 +44,9 @@ for i = 0, n - 1 do
   local outcome, d = tonumber(ARGV[a + 1]), ARGV[a + 3]
   local host, url = ARGV[a + 4], ARGV[a + 5]
   local counted = held[i + 1]
-  local act, cur, m = hget_st(KEYS[2], host)
-  if counted then act = act - 1 end
+  local act, cur, m, td, tn = hget_st(KEYS[2], host)
+  local dn = tonumber(d)
+  if counted then act, td, tn = lease_end(act, td, tn, dn) end
   if outcome == 3 then
     if counted then redis.call('RPUSH', q, qenc(url, host)) end
     counted = false
@@ -71,14 +72,19 @@ for i = 0, n - 1 do
   end
   local nx = math.max(cur, now + gap)
   local score = math.max(nx, now)
-  if act >= conns then
+  local score1 = score
+  if low(act, td, tn, dn) >= conns then
     score = busy
     m = mark(m, d)
-    if exists(h1) then m = mark(m, tonumber(d) + 1) end
-  elseif m ~= '' then
-    m = free_marks(pfx, host, m, score)
   end
-  hset_st(KEYS[2], host, act, nx > now and nx or 0, m)
+  if low(act, td, tn, dn + 1) >= conns and exists(h1) then
+    score1 = busy
+    m = mark(m, dn + 1)
+  end
+  if m ~= '' then
+    m = free_marks(pfx, host, m, math.max(nx, now), act, td, tn, conns)
+  end
+  hset_st(KEYS[2], host, act, nx > now and nx or 0, m, td, tn)
   if not queued then
     redis.call('ZADD', h, 'XX', str(score), host)
   elseif queued > 0 then
@@ -88,7 +94,7 @@ for i = 0, n - 1 do
     redis.call('ZREM', h, host)
     has[h] = nil
   end
-  if exists(h1) then redis.call('ZADD', h1, 'XX', str(score), host) end
+  if exists(h1) then redis.call('ZADD', h1, 'XX', str(score1), host) end
 end
 for d, c in pairs(pend) do
   if redis.call('HINCRBY', KEYS[3], d, -c) <= 0 then

@@ -12,7 +12,8 @@
 -- one LPOP (fewer than asked: the queue is empty, no LLEN needed); the
 -- lease entries go into the lease ZSET in one ZADD. Returns { next ready
 -- ms at d or -1, lease entry... }, or { -2 } when the partition is not
--- ours.
+-- ours. A host's leases of deeper depths do not count against its limit
+-- here (low, common.lua).
 --#include common
 --#include ready
 if ARGV[7] == '1' and redis.call('GET', KEYS[5]) ~= ARGV[6] then
@@ -37,41 +38,46 @@ local function take(host, n)
   end
   return #urls, #urls < n
 end
+local d = tonumber(ARGV[2])
 local hosts = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1],
                          'LIMIT', 0, max)
 local open = {}
 for _, host in ipairs(hosts) do
   if #out > max then break end
-  local act, nx, m = hget_st(KEYS[2], host)
+  local act, nx, m, td, tn = hget_st(KEYS[2], host)
+  local lo = low(act, td, tn, d)
   local limit = nx > 0 and math.min(window, conns + 1) or window
-  if act >= limit then
+  if lo >= limit then
     redis.call('ZADD', KEYS[1], str(busy), host)
     local m2 = mark(m, ARGV[2])
-    if m2 ~= m then hset_st(KEYS[2], host, act, nx, m2) end
+    if m2 ~= m then hset_st(KEYS[2], host, act, nx, m2, td, tn) end
   elseif nx > now then
     redis.call('ZADD', KEYS[1], str(nx), host)
   else
-    local got, empty = take(host, math.min(conns - act, max + 1 - #out))
-    open[#open + 1] = { host, act, act + got, nx, limit, empty, m }
+    local got, empty = take(host, math.min(conns - lo, max + 1 - #out))
+    open[#open + 1] = { host, act, lo, got, nx, limit, empty, m, td, tn }
   end
 end
 for _, o in ipairs(open) do
-  local host, act0, act, nx, limit, empty, m = unpack(o)
+  local host, act, lo, got, nx, limit, empty, m, td, tn = unpack(o)
   local m2 = m
-  if act < limit and not empty then
-    local got
-    got, empty = take(host, math.min(limit - act, max + 1 - #out))
-    act = act + got
+  if lo + got < limit and not empty then
+    local more
+    more, empty = take(host, math.min(limit - lo - got, max + 1 - #out))
+    got = got + more
   end
   if empty or redis.call('LLEN', KEYS[4] .. host) == 0 then
     redis.call('ZREM', KEYS[1], host)
-  elseif act >= limit then
+  elseif lo + got >= limit then
     redis.call('ZADD', KEYS[1], str(busy), host)
     m2 = mark(m, ARGV[2])
   else
     redis.call('ZADD', KEYS[1], ARGV[1], host)
   end
-  if act ~= act0 or m2 ~= m then hset_st(KEYS[2], host, act, nx, m2) end
+  if got > 0 or m2 ~= m then
+    act, td, tn = lease_add(act, td, tn, d, got)
+    hset_st(KEYS[2], host, act, nx, m2, td, tn)
+  end
 end
 for s = 1, #lz, 1000 do
   redis.call('ZADD', KEYS[3], unpack(lz, s, math.min(s + 999, #lz)))

@@ -22,9 +22,9 @@ local count = 0
 for _, e in ipairs(list) do count = count + requeue(e) end
 local r = redis.call('HRANDFIELD', KEYS[2], 64, 'WITHVALUES')
 for i = 1, #r, 2 do
-  local a, nx, m = parse_st(r[i + 1])
+  local a, nx, m, td, tn = parse_st(r[i + 1])
   if nx > 0 and nx <= math.min(now, tonumber(rn)) then
-    hset_st(KEYS[2], r[i], a, 0, m)
+    hset_st(KEYS[2], r[i], a, 0, m, td, tn)
   end
 end
 return count

@@ -49,8 +49,8 @@ static long long raw_int(const char *fmt, const char *arg)
     return v;
 }
 
-/* Host state fields ("<act> <next>", frontier/lua/lib/common.lua) with a
- * URL in flight, over every partition. */
+/* Host state fields ("<act>[@<td>] <next>",
+ * frontier/lua/lib/common.lua) with a URL in flight, over every partition. */
 static long long in_flight(void)
 {
     return raw_int("EVAL %s 0",
@@ -314,12 +314,18 @@ static void t_host_conns_3(void)
 }
 
 /* How many URLs of depth 0 a pop leases at now (the leases dropped). */
-static size_t pop_count(struct frontier *f, int64_t now, size_t max)
+/* How many URLs of depth a pop leases (the leases are not kept). */
+static size_t pop_at(struct frontier *f, int depth, int64_t now, size_t max)
 {
     struct frontier_lease *l;
-    size_t n = pop(f, 0, now, max, &l, NULL);
+    size_t n = pop(f, depth, now, max, &l, NULL);
     frontier_leases_free(l, n);
     return n;
+}
+
+static size_t pop_count(struct frontier *f, int64_t now, size_t max)
+{
+    return pop_at(f, 0, now, max);
 }
 
 static void t_lease_ahead(void)
@@ -1296,48 +1302,104 @@ static void t_host_budget(void)
 }
 
 /* A host at its connection limit with leases of one depth, and URLs of
- * it queued at another depth meanwhile (a lower one: URLs admitted again
- * after a Redis failover, or from a sitemap read again): that depth's
- * ready set gives the host the busy score. Completing the leases (or
- * their expiry) must free the host there too, not only at the leases'
- * depth and the next; else its URLs wait forever (seen in the compose
- * cluster after a failover: 64 URLs of 2 hosts stuck "busy"). */
+ * it queued at a deeper depth meanwhile (links of the pages in flight, a
+ * sitemap read again): that depth's ready set gives the host the busy
+ * score. Completing the leases (or their expiry) must free the host there
+ * too, not only at the leases' depth and the next; else its URLs wait
+ * forever (seen in the compose cluster after a failover: 64 URLs of 2
+ * hosts stuck "busy"). */
 static void t_busy_other_depth(void)
 {
     struct frontier *f = open_f(1, 2, 60, "n1");
-    const char *deep[] = { "http://a.test/d3-1", "http://a.test/d3-2",
-                           "http://a.test/d3-3" };
-    const char *low[] = { "http://a.test/d1-1", "http://a.test/d1-2" };
-    const char *low2[] = { "http://a.test/d1-3" };
+    const char *low[] = { "http://a.test/d1-1", "http://a.test/d1-2",
+                          "http://a.test/d1-3" };
+    const char *deep[] = { "http://a.test/d3-1", "http://a.test/d3-2" };
+    const char *deep2[] = { "http://a.test/d3-3" };
     struct frontier_lease *l, *l2;
     size_t n, n2, back = 0;
 
-    admit(f, deep, 3, 3, 1000, NULL);
-    n = pop(f, 3, 1000, 10, &l, NULL);
-    CHECK(n == 2, "2 leases at depth 3 (host_connections 2): %zu", n);
-    admit(f, low, 2, 1, 1000, NULL); /* queued busy at depth 1 */
-    n2 = pop(f, 1, 1000, 10, &l2, NULL);
-    CHECK(n2 == 0, "depth 1 waits while the host is at its limit: %zu", n2);
+    admit(f, low, 3, 1, 1000, NULL);
+    n = pop(f, 1, 1000, 10, &l, NULL);
+    CHECK(n == 2, "2 leases at depth 1 (host_connections 2): %zu", n);
+    admit(f, deep, 2, 3, 1000, NULL); /* queued busy at depth 3 */
+    n2 = pop(f, 3, 1000, 10, &l2, NULL);
+    CHECK(n2 == 0, "depth 3 waits while the host is at its limit: %zu", n2);
     frontier_leases_free(l2, n2);
     complete(f, l, n, FRONTIER_DONE, 0, 1000);
     frontier_leases_free(l, n);
-    n2 = pop(f, 1, 1001, 10, &l2, NULL);
-    CHECK(n2 == 2, "depth 1 served once the depth-3 leases completed: %zu", n2);
+    n2 = pop(f, 3, 1001, 10, &l2, NULL);
+    CHECK(n2 == 2, "depth 3 served once the depth-1 leases completed: %zu",
+          n2);
     frontier_leases_free(l2, n2);
 
     /* the same freed by lease expiry (requeue) instead of a completion */
-    n = pop(f, 3, 2000, 10, &l, NULL); /* the 3rd depth-3 URL, with 2 out */
-    frontier_leases_free(l, n);
     flush();
-    admit(f, deep, 3, 3, 3000, NULL);
-    n = pop(f, 3, 3000, 10, &l, NULL);
-    CHECK(n == 2, "2 leases at depth 3 again: %zu", n);
-    admit(f, low2, 1, 1, 3000, NULL);
+    admit(f, low, 3, 1, 3000, NULL);
+    n = pop(f, 1, 3000, 10, &l, NULL);
+    CHECK(n == 2, "2 leases at depth 1 again: %zu", n);
+    admit(f, deep2, 1, 3, 3000, NULL);
+    CHECK(pop_at(f, 1, 3000, 10) == 0 && pop_at(f, 3, 3000, 10) == 0,
+          "busy at depths 1 and 3");
     leases_expire();
     CHECK(frontier_reclaim(f, 3001, 0, &back) == DC_OK && back == 2,
           "reclaim: %zu", back);
-    n2 = pop(f, 1, 3002, 10, &l2, NULL);
-    CHECK(n2 == 1, "depth 1 served once the depth-3 leases expired: %zu", n2);
+    n2 = pop(f, 3, 3002, 10, &l2, NULL);
+    CHECK(n2 == 1, "depth 3 served once the depth-1 leases expired: %zu", n2);
+    frontier_leases_free(l2, n2);
+    frontier_leases_free(l, n);
+    frontier_close(&f);
+}
+
+/* Leases of a deeper depth never hold back a lower one. A node leases
+ * depth d + 1 while level d drains and holds those pages until level d
+ * ends (crawler/node-ahead.c); a URL of d that comes back meanwhile (a
+ * retry, an expired lease) must still be leased, or level d waits for the
+ * held leases to expire and they are renewed while held: a crawl stalled
+ * at a level barrier (politeness bench, 1 run in 13). */
+static void t_deep_leases_apart(void)
+{
+    struct frontier *f = open_f(1, 1, 60, "n1");
+    const char *d1[] = { "http://a.test/1" };
+    const char *d2[] = { "http://a.test/2a", "http://a.test/2b",
+                         "http://a.test/2c", "http://a.test/2d" };
+    const char *d1b[] = { "http://a.test/1b" };
+    struct frontier_lease *l, *l2, *l3;
+    size_t n, n2, n3, back = 0;
+
+    frontier_set_lease_ahead(f, 4);
+    admit(f, d1, 1, 1, 1000, NULL);
+    admit(f, d2, 4, 2, 1000, NULL);
+    n = pop(f, 1, 1000, 10, &l, NULL);
+    CHECK(n == 1, "the depth-1 URL: %zu", n);
+    n2 = pop(f, 2, 1000, 10, &l2, NULL);
+    CHECK(n2 == 4, "depth 2 ahead, up to the window: %zu", n2);
+    /* the depth-1 URL comes back as a retry, no gap */
+    complete(f, l, n, FRONTIER_RETRY, 0, 1000);
+    frontier_leases_free(l, n);
+    n = pop(f, 1, 1001, 10, &l, NULL);
+    CHECK(n == 1 && l[0].depth == 1,
+          "the retry is leased with 4 depth-2 leases out: %zu", n);
+    /* with a politeness clock, the same */
+    complete(f, l, n, FRONTIER_RETRY, 100, 1001);
+    frontier_leases_free(l, n);
+    CHECK(pop_at(f, 1, 1050, 10) == 0, "clock holds depth 1");
+    n = pop(f, 1, 1101, 10, &l, NULL);
+    CHECK(n == 1 && l[0].depth == 1, "depth 1 after the clock: %zu", n);
+    /* a depth-1 URL admitted with the depth-2 leases out is not busy */
+    admit(f, d1b, 1, 1, 1101, NULL);
+    complete(f, l, n, FRONTIER_DONE, 0, 1102);
+    frontier_leases_free(l, n);
+    n = pop(f, 1, 1102, 10, &l, NULL);
+    CHECK(n == 1 && strcmp(l[0].url, d1b[0]) == 0, "admitted depth 1: %zu",
+          n);
+    /* and a reclaimed depth-1 lease comes back the same way */
+    leases_expire();
+    CHECK(frontier_reclaim(f, 1103, 0, &back) == DC_OK && back == 5,
+          "reclaim: %zu", back);
+    n3 = pop(f, 1, 1104, 10, &l3, NULL);
+    CHECK(n3 == 1, "reclaimed depth 1 leased again: %zu", n3);
+    CHECK(in_flight() == 1, "host state: %lld", in_flight());
+    frontier_leases_free(l3, n3);
     frontier_leases_free(l2, n2);
     frontier_leases_free(l, n);
     frontier_close(&f);
@@ -1353,6 +1415,7 @@ static const struct {
     { "host connections 1", t_host_conns_1 },
     { "host connections 3", t_host_conns_3 },
     { "busy at another depth", t_busy_other_depth },
+    { "deeper leases do not hold a depth", t_deep_leases_apart },
     { "lease ahead", t_lease_ahead },
     { "retry back-off", t_retry_backoff },
     { "depth separation", t_depths },

@@ -48,9 +48,9 @@ static void test_ip_slots(void)
     struct polite *p = mk(1, 300);
     char ip[POLITE_IP_MAX];
     CHECK(polite_wait_ms(p, 0) == INT64_MAX, "empty queue never wakes");
-    polite_queue(p, "127.0.0.9:81", 500, &tag[0]);
-    polite_queue(p, "127.0.0.9:82", 500, &tag[1]);
-    polite_queue(p, "127.0.0.10:81", 500, &tag[2]);
+    polite_queue(p, "127.0.0.9:81", 500, 0, &tag[0]);
+    polite_queue(p, "127.0.0.9:82", 500, 0, &tag[1]);
+    polite_queue(p, "127.0.0.10:81", 500, 0, &tag[2]);
     CHECK(polite_waiting(p) == 3, "3 waiting");
     CHECK(polite_next(p, 1000, ip, sizeof(ip)) == &tag[0] &&
               !strcmp(ip, "127.0.0.9"), "first: slot of 127.0.0.9");
@@ -76,8 +76,8 @@ static void test_gap(void)
     struct polite *p = mk(4, 300);
     char ip[POLITE_IP_MAX];
     polite_ended(p, "a.test", "", "", 10000); /* e.g. its robots.txt */
-    polite_queue(p, "a.test", 500, &tag[0]);
-    polite_queue(p, "b.test", 500, &tag[1]); /* never fetched: no gap */
+    polite_queue(p, "a.test", 500, 0, &tag[0]);
+    polite_queue(p, "b.test", 500, 0, &tag[1]); /* never fetched: no gap */
     CHECK(polite_next(p, 10100, ip, sizeof(ip)) == &tag[1], "b first");
     CHECK(polite_next(p, 10100, ip, sizeof(ip)) == NULL, "a not yet");
     CHECK(polite_wait_ms(p, 10100) == 400, "a in 400 ms, got %lld",
@@ -95,14 +95,14 @@ static void test_learnt(void)
 {
     struct polite *p = mk(1, 300);
     char ip[POLITE_IP_MAX];
-    polite_queue(p, "x.test", 0, &tag[0]);
-    polite_queue(p, "y.test", 0, &tag[1]);
+    polite_queue(p, "x.test", 0, 0, &tag[0]);
+    polite_queue(p, "y.test", 0, 0, &tag[1]);
     CHECK(polite_next(p, 0, ip, sizeof(ip)) == &tag[0] && !ip[0], "x unknown");
     CHECK(polite_next(p, 0, ip, sizeof(ip)) == &tag[1] && !ip[0], "y unknown");
     polite_ended(p, "x.test", "", "10.0.0.1", 100);
     polite_ended(p, "y.test", "", "10.0.0.1", 100);
-    polite_queue(p, "x.test", 0, &tag[2]);
-    polite_queue(p, "y.test", 0, &tag[3]);
+    polite_queue(p, "x.test", 0, 0, &tag[2]);
+    polite_queue(p, "y.test", 0, 0, &tag[3]);
     polite_rewind(p);
     CHECK(polite_next(p, 200, ip, sizeof(ip)) == &tag[2] &&
               !strcmp(ip, "10.0.0.1"), "x counted on 10.0.0.1");
@@ -156,9 +156,9 @@ static void test_host_conns(void)
 {
     struct polite *p = mk(2, 300);
     char ip[POLITE_IP_MAX];
-    polite_queue(p, "h.test", 100, &tag[0]);
-    polite_queue(p, "h.test", 100, &tag[1]);
-    polite_queue(p, "h.test", 100, &tag[2]);
+    polite_queue(p, "h.test", 100, 0, &tag[0]);
+    polite_queue(p, "h.test", 100, 0, &tag[1]);
+    polite_queue(p, "h.test", 100, 0, &tag[2]);
     CHECK(polite_next(p, 1000, ip, sizeof(ip)) == &tag[0], "first goes");
     CHECK(polite_next(p, 1000, ip, sizeof(ip)) == NULL, "one at a time");
     CHECK(polite_wait_ms(p, 1000) == INT64_MAX, "wait for the end");
@@ -179,8 +179,31 @@ static void test_host_conns(void)
     polite_rewind(p);
     CHECK(polite_next(p, 9000, ip, sizeof(ip)) == &tag[2], "then the third");
     polite_release(p, "h.test", ip); /* not started after all */
-    polite_queue(p, "h.test", 0, &tag[3]);
+    polite_queue(p, "h.test", 0, 0, &tag[3]);
     CHECK(polite_next(p, 9000, ip, sizeof(ip)) == &tag[3], "slot given back");
+    polite_free(&p);
+}
+
+/* A transfer queued "later" (a page of the next level) yields to the
+ * host's others, whichever was queued first; other hosts are not held. */
+static void test_later(void)
+{
+    struct polite *p = mk(1, 300);
+    char ip[POLITE_IP_MAX];
+    polite_queue(p, "h.test", 0, 1, &tag[0]);
+    polite_queue(p, "g.test", 0, 1, &tag[1]);
+    polite_queue(p, "h.test", 0, 0, &tag[2]);
+    polite_rewind(p);
+    CHECK(polite_next(p, 1000, ip, sizeof(ip)) == &tag[1],
+          "another host's later one goes");
+    CHECK(polite_next(p, 1000, ip, sizeof(ip)) == &tag[2],
+          "the host's current-level one before its later one");
+    CHECK(polite_next(p, 1000, ip, sizeof(ip)) == NULL, "one at a time");
+    polite_ended(p, "h.test", ip, "", 2000);
+    polite_rewind(p);
+    CHECK(polite_next(p, 2000, ip, sizeof(ip)) == &tag[0],
+          "then the later one");
+    CHECK(polite_waiting(p) == 0, "none waiting");
     polite_free(&p);
 }
 
@@ -189,11 +212,11 @@ static void test_take(void)
 {
     struct polite *p = mk(1, 300);
     polite_ended(p, "a.test", "", "", 0);
-    polite_queue(p, "a.test", 100000, &tag[0]);
-    polite_queue(p, "a.test", 100000, &tag[1]);
+    polite_queue(p, "a.test", 100000, 0, &tag[0]);
+    polite_queue(p, "a.test", 100000, 0, &tag[1]);
     CHECK(polite_take(p) == &tag[0] && polite_take(p) == &tag[1] &&
               polite_take(p) == NULL && polite_waiting(p) == 0, "take order");
-    polite_queue(p, "b.test", 0, &tag[2]); /* tail still valid */
+    polite_queue(p, "b.test", 0, 0, &tag[2]); /* tail still valid */
     CHECK(polite_take(p) == &tag[2], "queue after take");
     polite_free(&p);
 }
@@ -208,5 +231,6 @@ int main(void)
     test_backoff();
     test_page_error();
     test_take();
+    test_later();
     return t_done("u-polite");
 }

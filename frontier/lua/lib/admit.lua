@@ -11,12 +11,12 @@ local pend = {}
 local function enqueue(q, h, url, host, d)
   pend[d] = (pend[d] or 0) + 1
   if redis.call('RPUSH', q, qenc(url, host)) == 1 then
-    local act, nx, m = hget_st(KEYS[3], host)
+    local act, nx, m, td, tn = hget_st(KEYS[3], host)
     local score = math.max(now, nx)
-    if act >= conns then
+    if low(act, td, tn, tonumber(d)) >= conns then
       score = busy
       local m2 = mark(m, d)
-      if m2 ~= m then hset_st(KEYS[3], host, act, nx, m2) end
+      if m2 ~= m then hset_st(KEYS[3], host, act, nx, m2, td, tn) end
     end
     redis.call('ZADD', h, str(score), host)
   end

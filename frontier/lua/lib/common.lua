@@ -33,35 +33,66 @@ local function qdec(s, host)
   if b == 2 then return 'https://' .. host .. string.sub(s, 2) end
   return s
 end
--- A host's state is one field of the partition's host HASH: "<act>
--- <next>[ <marks>]", act = its URLs leased (in flight), next = its
--- politeness clock in ms (0: none), marks = the depths ("1,3") whose
--- ready set h:<d> gave the host the busy score. act counts leases of every
--- depth, so a host may be marked busy at a depth it has no lease of (its
--- URLs queued at a lower depth while deeper ones are leased: admitted
--- again after a failover, a sitemap read again); the script that frees
--- the host re-scores it at every marked depth (free_marks), not only at
--- its lease's. One field, so a host costs one hash lookup, not two.
--- parse_st(v) reads a field's value (0, 0, '' when v is nil);
--- hget_st(k, host) reads the host's; hset_st writes it, or deletes the
--- field when act is 0 and neither clock nor mark is kept, so the hash
--- follows the live hosts.
+-- A host's state is one field of the partition's host HASH:
+-- "<act>[@<td>[:<tn>]] <next>[ <marks>]", act = its URLs leased (in
+-- flight, every depth), td = the deepest depth it has leases of and tn =
+-- how many of them (act when left out), next = its politeness clock in ms
+-- (0: none), marks = the depths ("1,3") whose ready set h:<d> gave the
+-- host the busy score. A depth is gated by the host's leases at it or
+-- below (low), never by deeper ones: leases of d + 1 taken while level d
+-- drains (and held by their node until it ends, crawler/node-ahead.c) must
+-- not hold back a URL of d that comes back (a retry, a reclaimed lease),
+-- or level d would wait for their lease to expire. Only the deepest depth
+-- is counted apart; leases of a third depth would count as lower ones (a
+-- host is gated more, never less). A host may be marked busy at a depth
+-- it has no lease of; the script that frees leases re-scores it at every
+-- marked depth no longer at the limit (free_marks). One field, so a host
+-- costs one hash lookup, not two. parse_st(v) reads a field's value
+-- (act, next, marks, td or nil, tn); hget_st(k, host) reads the host's;
+-- hset_st writes it, or deletes the field when act is 0 and neither clock
+-- nor mark is kept, so the hash follows the live hosts.
 local function parse_st(v)
-  if not v then return 0, 0, '' end
-  local a, n, m = string.match(v, '^(%-?%d+) (%d+) ?([%d,]*)$')
-  return tonumber(a) or 0, tonumber(n) or 0, m or ''
+  if not v then return 0, 0, '', nil, 0 end
+  local a, td, tn, n, m =
+    string.match(v, '^(%-?%d+)@?(%d*):?(%d*) (%d+) ?([%d,]*)$')
+  a = tonumber(a) or 0
+  td = tonumber(td)
+  return a, tonumber(n) or 0, m or '', td, td and (tonumber(tn) or a) or 0
 end
 local function hget_st(k, host)
   return parse_st(redis.call('HGET', k, host))
 end
-local function hset_st(k, host, act, nx, m)
+local function hset_st(k, host, act, nx, m, td, tn)
   m = m or ''
   if act <= 0 and nx <= 0 and m == '' then
     redis.call('HDEL', k, host)
-  else
-    redis.call('HSET', k, host, str(math.max(act, 0)) .. ' ' .. str(nx) ..
-               (m ~= '' and ' ' .. m or ''))
+    return
   end
+  local a = str(math.max(act, 0))
+  if act > 0 and td and tn > 0 then
+    a = a .. '@' .. td .. (tn ~= act and ':' .. tn or '')
+  end
+  redis.call('HSET', k, host,
+             a .. ' ' .. str(nx) .. (m ~= '' and ' ' .. m or ''))
+end
+-- low(act, td, tn, d): the host's leases at depth d or below (at most)
+local function low(act, td, tn, d)
+  if td and d < td then return act - tn end
+  return act
+end
+-- lease_add(act, td, tn, d, k): the state after k leases of depth d
+local function lease_add(act, td, tn, d, k)
+  if k <= 0 then return act, td, tn end
+  if td == d then return act + k, td, tn + k end
+  if not td or d > td then return act + k, d, k end
+  return act + k, td, tn
+end
+-- lease_end(act, td, tn, d): the state after a lease of depth d ended
+local function lease_end(act, td, tn, d)
+  act = act - 1
+  if td == d then tn = tn - 1 end
+  if act <= 0 or tn <= 0 then return act, nil, 0 end
+  return act, td, tn
 end
 -- mark(m, d): marks m with depth d added
 local function mark(m, d)
@@ -70,12 +101,18 @@ local function mark(m, d)
   if m == '' then return d end
   return m .. ',' .. d
 end
--- free_marks(pfx, host, m, score): the host, no longer at its limit, gets
+-- free_marks(pfx, host, m, score, act, td, tn, conns): the host gets
 -- score in every marked h:<d> (key prefix pfx "<prefix>:{p}:") that still
--- holds it; returns the marks left (none)
-local function free_marks(pfx, host, m, score)
+-- holds it, where its leases at or below d are under conns; returns the
+-- marks left (the depths still at the limit)
+local function free_marks(pfx, host, m, score, act, td, tn, conns)
+  local left = ''
   for d in string.gmatch(m, '%d+') do
-    redis.call('ZADD', pfx .. 'h:' .. d, 'XX', str(score), host)
+    if low(act, td, tn, tonumber(d)) >= conns then
+      left = mark(left, d)
+    else
+      redis.call('ZADD', pfx .. 'h:' .. d, 'XX', str(score), host)
+    end
   end
-  return ''
+  return left
 end

@@ -7,18 +7,18 @@ local function requeue(e)
     string.match(e, '^([^\t]*)\t(%d+)\t([^\t]+)\t(.*)$')
   if redis.call('ZREM', KEYS[1], e) == 0 or not url then return 0 end
   redis.call('LPUSH', KEYS[3] .. 'q:' .. d .. ':' .. host, qenc(url, host))
-  local act, nx, m = hget_st(KEYS[2], host)
-  act = act - 1
+  local dn = tonumber(d)
+  local act, nx, m, td, tn = hget_st(KEYS[2], host)
+  act, td, tn = lease_end(act, td, tn, dn)
   local score = math.max(now, nx)
-  if act >= conns then
-    score = busy
-    m = mark(mark(m, d), tonumber(d) + 1)
-  else
-    m = free_marks(KEYS[3], host, m, score)
+  local s0, s1 = score, score
+  if low(act, td, tn, dn) >= conns then s0, m = busy, mark(m, d) end
+  if low(act, td, tn, dn + 1) >= conns then s1, m = busy, mark(m, dn + 1) end
+  if m ~= '' then
+    m = free_marks(KEYS[3], host, m, score, act, td, tn, conns)
   end
-  hset_st(KEYS[2], host, act, nx, m)
-  redis.call('ZADD', KEYS[3] .. 'h:' .. d, str(score), host)
-  redis.call('ZADD', KEYS[3] .. 'h:' .. (tonumber(d) + 1), 'XX', str(score),
-             host)
+  hset_st(KEYS[2], host, act, nx, m, td, tn)
+  redis.call('ZADD', KEYS[3] .. 'h:' .. d, str(s0), host)
+  redis.call('ZADD', KEYS[3] .. 'h:' .. (dn + 1), 'XX', str(s1), host)
   return 1
 end
