@@ -29,7 +29,11 @@
 # response of depth d to the first of depth d+1, which holds the level
 # change and one request's latency; also the gap before the first response
 # (robots.txt of every host and one latency) and per depth how much longer
-# the depth took than its slowest host's ideal.
+# the depth took than its slowest host's ideal. Then, per depth, the host
+# whose response ended it: its pages there, its responses of other depths
+# inside the depth's span, and its excess wait (intervals between its
+# responses beyond delay + latency); and the crawl summary's politeness,
+# HTTP status and error lines (retries and back-offs show there).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SHARED=${SHARED:-$ROOT/../shared}
@@ -93,14 +97,19 @@ m = re.search(r"crawled (\d+) pages in ([\d.]+) s of crawling", summary)
 pages, loop_s = int(m.group(1)), float(m.group(2))
 def ms(s):
     return datetime.datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").timestamp()
-first, last = {}, {}
+first, last, ender = {}, {}, {}
+by_host = collections.defaultdict(list)
 for p in glob.glob(w + "/out/depth-*/*.jsonl"):
     for line in open(p):
         r = json.loads(line)
         if r.get("skipped") or not r.get("fetched_at"):
             continue
         t, d = ms(r["fetched_at"]), r["depth"]
+        h = urlsplit(r["url"]).netloc
+        by_host[h].append((t, d))
         first[d] = min(first.get(d, t), t)
+        if t >= last.get(d, t):
+            ender[d] = h
         last[d] = max(last.get(d, t), t)
 print("polite bench: %s, site %s (%d URLs within depth %d), delay %.3f s, "
       "latency %.0f ms" % (binary, site, len(within[str(depth)]), depth, delay,
@@ -116,6 +125,26 @@ for d in range(depth + 1):
     # latency after the depth starts)
     print("%5d %7d %10s %6d %9.2f %9.2f %9.2f %10.3f" % (d, cnt, host, n, i,
           span, span - max(i - (delay + lat), 0), gap))
+# The host whose last response ended each depth: its pages at the depth,
+# its responses of other depths within the depth's span (fetched in
+# between: they take the host's turns), and its wait beyond the ideal pace
+# (sum over its consecutive responses within the span of the interval less
+# delay + latency, when positive: pop latency, back-off, retries).
+print("%5s %16s %6s %7s %9s" % ("depth", "ended by", "pages", "others",
+                                 "excess s"))
+for d in range(depth + 1):
+    if d not in ender:
+        continue
+    ts = sorted(by_host[ender[d]])
+    inside = [x for x in ts if first[d] <= x[0] <= last[d]]
+    excess = sum(max(b[0] - a[0] - (delay + lat), 0)
+                 for a, b in zip(inside, inside[1:]))
+    print("%5d %16s %6d %7d %9.2f" % (d, ender[d],
+          sum(1 for x in ts if x[1] == d),
+          sum(1 for x in inside if x[1] != d), excess))
+for line in summary.splitlines():
+    if line.lstrip().startswith(("politeness:", "HTTP status:", "errors:")):
+        print("crawl " + line.strip())
 gaps = sum(first[d + 1] - last[d] for d in range(depth) if d + 1 in first)
 print("ideal %.2f s; measured %.2f s (node loop, %d pages; whole command "
       "%.2f s); efficiency %.3f" % (ideal, loop_s, pages,
