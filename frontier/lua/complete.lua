@@ -71,19 +71,9 @@ for i = 0, n - 1 do
     gap = math.max(gap, tonumber(ARGV[a + 6]))
   end
   local nx = math.max(cur, now + gap)
-  local score = math.max(nx, now)
-  local score1 = score
-  if low(act, td, tn, dn) >= conns then
-    score = busy
-    m = mark(m, d)
-  end
-  if low(act, td, tn, dn + 1) >= conns and exists(h1) then
-    score1 = busy
-    m = mark(m, dn + 1)
-  end
-  if m ~= '' then
-    m = free_marks(pfx, host, m, math.max(nx, now), act, td, tn, conns)
-  end
+  local score, score1
+  score, score1, m = after_end(pfx, host, act, td, tn, m, dn,
+                               math.max(nx, now), conns, exists(h1))
   hset_st(KEYS[2], host, act, nx > now and nx or 0, m, td, tn)
   if not queued then
     redis.call('ZADD', h, 'XX', str(score), host)

@@ -116,3 +116,17 @@ local function free_marks(pfx, host, m, score, act, td, tn, conns)
   end
   return left
 end
+-- after_end(pfx, host, act, td, tn, m, d, score, conns, nxt): once a
+-- lease of depth d ended (act, td, tn after it), the host's scores for
+-- h:<d> and h:<d+1> (busy while its leases at or below that depth are at
+-- conns; d + 1 is marked only when nxt, its set existing) and its marks,
+-- every other marked depth no longer at the limit freed (free_marks)
+local function after_end(pfx, host, act, td, tn, m, d, score, conns, nxt)
+  local s0, s1 = score, score
+  if low(act, td, tn, d) >= conns then s0, m = busy, mark(m, d) end
+  if nxt and low(act, td, tn, d + 1) >= conns then
+    s1, m = busy, mark(m, d + 1)
+  end
+  if m ~= '' then m = free_marks(pfx, host, m, score, act, td, tn, conns) end
+  return s0, s1, m
+end

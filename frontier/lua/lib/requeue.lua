@@ -10,13 +10,9 @@ local function requeue(e)
   local dn = tonumber(d)
   local act, nx, m, td, tn = hget_st(KEYS[2], host)
   act, td, tn = lease_end(act, td, tn, dn)
-  local score = math.max(now, nx)
-  local s0, s1 = score, score
-  if low(act, td, tn, dn) >= conns then s0, m = busy, mark(m, d) end
-  if low(act, td, tn, dn + 1) >= conns then s1, m = busy, mark(m, dn + 1) end
-  if m ~= '' then
-    m = free_marks(KEYS[3], host, m, score, act, td, tn, conns)
-  end
+  local s0, s1
+  s0, s1, m = after_end(KEYS[3], host, act, td, tn, m, dn,
+                        math.max(now, nx), conns, true)
   hset_st(KEYS[2], host, act, nx, m, td, tn)
   redis.call('ZADD', KEYS[3] .. 'h:' .. d, str(s0), host)
   redis.call('ZADD', KEYS[3] .. 'h:' .. (dn + 1), 'XX', str(s1), host)
