@@ -4,6 +4,9 @@
 #   flock /tmp/dcrawl-nginx.lock bash bench/polite-bench.sh [--hosts 200]
 #       [--pages 100] [--delay 0.25] [--latency 50] [--depth 3] [BIN]
 #
+# KEEP=1 keeps the work directory (the crawl's output and summary) and
+# prints its path at the end.
+#
 # Site: gen_site.py (../shared/bench) with HOSTS x PAGES pages of uneven
 # size (--min-kb 2 --max-kb 120, seed 1), generated once into
 # /tmp/bench-site-polite-<hosts>x<pages>, served by the harness's serve.sh
@@ -67,7 +70,7 @@ sed -i 's/open_file_cache max=100000/open_file_cache max=4000/' "$W/harness/serv
 grep -q 'open_file_cache max=4000' "$W/harness/serve.sh" ||
     { echo "polite-bench: serve.sh's open_file_cache line not found" >&2; exit 1; }
 SERVE=$W/harness/serve.sh
-trap '"$SERVE" stop >/dev/null 2>&1; rm -rf "$W"' EXIT
+trap '"$SERVE" stop >/dev/null 2>&1; [ -n "${KEEP:-}" ] && echo "kept $W" || rm -rf "$W"' EXIT
 "$SERVE" start "$SITE" --latency "$LAT" >/dev/null
 
 t0=$EPOCHREALTIME
@@ -142,6 +145,15 @@ for d in range(depth + 1):
     print("%5d %16s %6d %7d %9.2f" % (d, ender[d],
           sum(1 for x in ts if x[1] == d),
           sum(1 for x in inside if x[1] != d), excess))
+    # how the excess is spread: its largest intervals (excess, seconds
+    # into the depth) and how many intervals were over by 10 ms or more
+    over = sorted(((b[0] - a[0] - (delay + lat), b[0] - first[d])
+                   for a, b in zip(inside, inside[1:])), reverse=True)
+    if over and over[0][0] >= 0.01:
+        print("      largest: %s; %d of %d intervals over by >= 10 ms" % (
+              ", ".join("+%.0f ms at %.1f s" % (e * 1000, at)
+                        for e, at in over[:4] if e >= 0.01),
+              sum(1 for e, _ in over if e >= 0.01), len(over)))
 for line in summary.splitlines():
     if line.lstrip().startswith(("politeness:", "HTTP status:", "errors:")):
         print("crawl " + line.strip())
