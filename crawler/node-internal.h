@@ -51,6 +51,7 @@ struct fetch_result {
     int os_errno;       /* CURLINFO_OS_ERRNO of a failed connect, 0 none */
     char error[256];    /* "" when none */
     int64_t started_ms;
+    int64_t ended_ms;   /* when the node saw it end (node-fetch.c), 0 not yet */
     void *ud;           /* caller's */
     char *location;     /* a 3xx's Location, resolved (pages only), or NULL */
     /* scope.private_addresses: the last address refused (reason text
@@ -532,7 +533,13 @@ void retry_release(struct retry *t);
 /* URLs of a host leased beyond politeness.host_connections (hosts without
  * a politeness gap): the next transfer starts the moment one ends, while
  * the page before is still parsed and admitted; the politeness queue keeps
- * the host's transfers to host_connections. */
+ * the host's transfers to host_connections. With politeness.delay > 0 one
+ * (node.c): a host fetches one URL a gap, and a host that has no clock in
+ * the frontier yet (nothing of it completed, as every host at depth 0 and
+ * while the node leases the next level ahead) would otherwise take 16
+ * leases that it holds for 16 gaps, filling the node's room (node-pop.c:
+ * twice fetch.concurrency) so that hosts with one URL left wait for a
+ * slot after their gap. */
 #define NODE_LEASE_AHEAD 16
 /* A step of the loop longer than cluster.node_timeout / NODE_STALL_PART
  * is reported (node.c): nothing on the loop may wait on the network
@@ -587,6 +594,7 @@ struct node_done {
     struct frontier_lease lease;
     int outcome;   /* enum frontier_outcome */
     int64_t delay; /* politeness gap before the host's next transfer */
+    int64_t from;  /* the gap runs from then (ms, the node's clock) */
     uint64_t epoch; /* frontier_epoch its links were admitted in, or
                      * NODE_ANY_EPOCH (node-failover.c) */
 };
@@ -831,6 +839,8 @@ int node__admit_links(struct node *n, struct work_job **jobs, size_t nj);
 void node__lease_clear(struct frontier_lease *l);
 void node__complete(struct node *n, struct frontier_lease *l, int outcome,
                     int64_t delay_ms);
+void node__complete_from(struct node *n, struct frontier_lease *l,
+                         int outcome, int64_t delay_ms, int64_t from_ms);
 int node__flush_completions(struct node *n);
 void node__done_release(struct node *n);
 void node__skip_url(struct node *n, struct frontier_lease *l, const char *why,

@@ -236,7 +236,7 @@ static int node_setup(struct node *n, struct frontier *f, const struct conf *c,
     if (rc)
         return rc;
     parser_agent_token(c->crawl_user_agent, n->agent, sizeof(n->agent));
-    frontier_set_lease_ahead(f, NODE_LEASE_AHEAD);
+    frontier_set_lease_ahead(f, c->politeness_delay > 0 ? 1 : NODE_LEASE_AHEAD);
     n->maxd = node_max_depth(f, c->crawl_depth);
     st->max_depth = n->maxd;
     (void)node__ranges_refresh(n, NETCLASS_PUBLIC); /* none: refuse */

@@ -17,6 +17,9 @@
 #     CPU time (utime + stime from /proc/PID/stat) grows by < 0.15 s over
 #     2 s that start 0.3 s after its robots.txt request was logged (2.7 s
 #     of margin; a request in the window fails the check, not passes it).
+#  4. lease ahead with a delay: a host with no politeness clock yet (its
+#     first URL still in flight) is leased host_connections + 1 URLs, not
+#     16 more (the node would hold them for 16 gaps).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/polite-lib.sh"
 SLACK=0.005
@@ -144,4 +147,35 @@ for r in reqs:
 if len(reqs) != 3: print('requests', [r['path'] for r in reqs])"
 low_cpu() { [ -n "$c0" ] && [ -n "$c1" ] && [ $(( (c1 - c0) * 100 )) -lt $((15 * hz)) ]; }
 check "CPU time while waiting < 0.15 s over 2 s" low_cpu
+
+# ---- 4. a host with a delay is leased one URL ahead, even without a clock ----
+# a's root links to 12 pages of b, whose root answers after 2 s: while it
+# runs (depth 0 not done), the node leases depth 1 ahead, all of it b's,
+# and b has no politeness clock yet (nothing of it completed). With
+# politeness.delay > 0 b gets host_connections + 1 leases at most (its root
+# and one page), not the 16 ahead a host without a delay gets: those would
+# sit in the node for 16 gaps and fill its room for other hosts.
+links='"{b}/p1"'
+for i in $(seq 2 12); do links+=", \"{b}/p$i\""; done
+pages='"/": {"delay": 2}'
+for i in $(seq 1 12); do pages+=", \"/p$i\": {}"; done
+site="{\"origins\": {\"a\": {\"ip\": \"127.0.0.65\", \"pages\": {\"/\": {\"links\": [$links]}}},
+ \"b\": {\"ip\": \"127.0.0.66\", \"pages\": {$pages}}}}"
+pserve ahead "$site" || exit 1
+printf 'http://%s/\nhttp://%s/\n' "$(origin a)" "$(origin b)" >"$SDIR/seeds.txt"
+timeout 120 "$DCRAWL" crawl --seeds "$SDIR/seeds.txt" --depth 1 --out "$SDIR/out" "${COMMON[@]}" \
+    --set politeness.delay=0.3 --set politeness.host_connections=1 >"$SDIR/crawl.log" 2>&1
+rc=$?
+pstop
+check "lease ahead: crawl exits 0" [ $rc -eq 0 ] || cat "$SDIR/crawl.log"
+pycheck "lease ahead: b's root and 12 pages requested once each, gaps >= 0.3 s" "
+if sorted(paths('b')) != sorted(['/robots.txt', '/'] + ['/p%d' % i for i in range(1, 13)]):
+    print('b', sorted(paths('b')))
+rs = by('b')
+for x, y in zip(rs, rs[1:]):
+    if y['start'] - x['end'] < 0.3 - $SLACK:
+        print(x['path'], '->', y['path'], 'gap %.4f s' % (y['start'] - x['end']))"
+ahead=$(sed -n 's/.*(\([0-9]*\) URLs leased while the level before drained.*/\1/p' "$SDIR/crawl.log")
+echo "    URLs of depth 1 leased while depth 0 drained: ${ahead:-?}"
+check "lease ahead: 1 URL of b leased while depth 0 drained (not 12)" [ "${ahead:-x}" = 1 ]
 finish
