@@ -357,6 +357,7 @@ void node__transfer_ended(struct node *n, struct fetch_result *r,
         b++;
     n->st->dur_bins[b]++;
     n->st->dur_ms += ms > 0 ? (uint64_t)ms : 0;
+    r->ended_ms = now;
     polite_ended(n->polite, node__inflight_host(in), in->ipkey, r->ip, now);
     if (in->kind == INFLIGHT_PAGE && !r->private_refused)
         in->backoff_ms = page_outcome(n, in->lease.host, r, now);

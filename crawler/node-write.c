@@ -43,9 +43,16 @@ void node__lease_clear(struct frontier_lease *l)
     memset(l, 0, sizeof(*l));
 }
 
-/* Queue l's completion (the lease is moved out of l). */
-void node__complete(struct node *n, struct frontier_lease *l, int outcome,
-                    int64_t delay_ms)
+/* Queue l's completion (the lease is moved out of l); its host's gap of
+ * delay_ms runs from from_ms, the end of its transfer. The frontier's
+ * clock for the host is set from the end, not from the completion: the
+ * page is parsed and written in between (tens to hundreds of ms when the
+ * workers have a backlog), and a clock that started then would make the
+ * host ready that much later than its gap asks, so its next URL would not
+ * be at hand when the gap ends (politeness.c waits out the gap from the
+ * end anyway). */
+void node__complete_from(struct node *n, struct frontier_lease *l,
+                         int outcome, int64_t delay_ms, int64_t from_ms)
 {
     struct node_done *d;
     xgrow((void **)&n->done.v, &n->done.cap, n->done.n + 1,
@@ -55,7 +62,25 @@ void node__complete(struct node *n, struct frontier_lease *l, int outcome,
     memset(l, 0, sizeof(*l));
     d->outcome = outcome;
     d->delay = delay_ms;
+    d->from = from_ms;
     d->epoch = n->batch_epoch;
+}
+
+/* Queue l's completion, its host's gap running from now. */
+void node__complete(struct node *n, struct frontier_lease *l, int outcome,
+                    int64_t delay_ms)
+{
+    node__complete_from(n, l, outcome, delay_ms, dc_now_ms());
+}
+
+/* The gap left of d's at now: at least 1 ms when it had one (a host with a
+ * clock is leased only host_connections + 1 ahead, frontier.h). */
+static int64_t gap_left(const struct node_done *d, int64_t now)
+{
+    int64_t left = d->from + d->delay - now;
+    if (d->delay <= 0)
+        return d->delay;
+    return left > 0 ? left : 1;
 }
 
 /* The first output error: its message (the file and the system's
@@ -97,12 +122,14 @@ int node__flush_completions(struct node *n)
     int *outcome;
     int64_t *delay;
     uint64_t *epoch;
+    int64_t now;
     int rc;
     if (!k)
         return DC_OK;
     if ((rc = writers_flush(n)) != DC_OK)
         return rc;
     n->loop.kick = 1;
+    now = dc_now_ms();
     l = xmalloc(k * sizeof(*l));
     outcome = xmalloc(k * sizeof(*outcome));
     delay = xmalloc(k * sizeof(*delay));
@@ -110,7 +137,7 @@ int node__flush_completions(struct node *n)
     for (i = 0; i < k; i++) {
         l[i] = n->done.v[i].lease;
         outcome[i] = n->done.v[i].outcome;
-        delay[i] = n->done.v[i].delay;
+        delay[i] = gap_left(&n->done.v[i], now);
         epoch[i] = n->done.v[i].epoch;
     }
     rc = node__complete_epoch(n, l, outcome, delay, epoch, k);
@@ -322,7 +349,7 @@ int node__finish_job(struct node *n, struct work_job *j)
     int transient = status == 0 || status >= 500 || status == 429;
     uint64_t fp = 0; /* the retry table's key, only needed when it is used */
     unsigned attempt = 0;
-    int64_t delay;
+    int64_t delay, end = j->res->ended_ms ? j->res->ended_ms : dc_now_ms();
     if (node__job_lapsed(n, j)) /* lost during this batch's round trips */
         return DC_OK;
     delay = job_delay(n, j, transient);
@@ -331,7 +358,7 @@ int node__finish_job(struct node *n, struct work_job *j)
     if (transient && retry_again(&n->retry, fp, n->c->fetch_retries, &attempt)) {
         n->st->retries++;
         j->lease.retry_ms = polite_url_backoff(n->polite, attempt);
-        node__complete(n, &j->lease, FRONTIER_RETRY, delay);
+        node__complete_from(n, &j->lease, FRONTIER_RETRY, delay, end);
         return DC_OK;
     }
     if (n->retry.n)
@@ -340,8 +367,9 @@ int node__finish_job(struct node *n, struct work_job *j)
     if (transient && !rc)
         n->st->failed++;
     if (!rc) /* not written: the lease goes back as the node stops */
-        node__complete(n, &j->lease,
-                       transient || j->res->error[0] ? FRONTIER_FAILED : FRONTIER_DONE,
-                       delay);
+        node__complete_from(n, &j->lease,
+                            transient || j->res->error[0] ? FRONTIER_FAILED
+                                                          : FRONTIER_DONE,
+                            delay, end);
     return rc;
 }

@@ -20,6 +20,9 @@
 #  4. lease ahead with a delay: a host with no politeness clock yet (its
 #     first URL still in flight) is leased host_connections + 1 URLs, not
 #     16 more (the node would hold them for 16 gaps).
+#  5. the frontier's clock for a host runs from the end of its transfer:
+#     pages fetched ahead and completed seconds later (when their level
+#     comes) do not hold the host's next URL for another gap.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/polite-lib.sh"
 SLACK=0.005
@@ -178,4 +181,40 @@ for x, y in zip(rs, rs[1:]):
 ahead=$(sed -n 's/.*(\([0-9]*\) URLs leased while the level before drained.*/\1/p' "$SDIR/crawl.log")
 echo "    URLs of depth 1 leased while depth 0 drained: ${ahead:-?}"
 check "lease ahead: 1 URL of b leased while depth 0 drained (not 12)" [ "${ahead:-x}" = 1 ]
+
+# ---- 5. a host's clock runs from the end of its transfer ----
+# Gap 2 s. c's root answers 9 s after it starts (at ~2 s, after c's
+# robots.txt); meanwhile b's p1 and p2 (depth 1, linked from a; b's root
+# is a seed, so its robots.txt is known and b may be fetched ahead) are
+# fetched ahead, at ~4 and ~6 s, and held (they link to b's q, at depth 2)
+# until depth 0 ends (~11 s), b at its limit of 2 leases. Their
+# leases complete then, 5 s after p2's transfer ended: b's gap is long
+# over, so p3 starts as soon as depth 1 starts. A clock that ran from the
+# completion would hold p3 back until ~13 s.
+site='{"origins": {"a": {"ip": "127.0.0.67", "pages": {"/": {"links": ["{b}/p1", "{b}/p2", "{b}/p3"]}}},
+ "b": {"ip": "127.0.0.68", "pages": {"/": {}, "/p1": {"links": ["/q"]}, "/p2": {"links": ["/q"]}, "/p3": {}, "/q": {}}},
+ "c": {"ip": "127.0.0.69", "pages": {"/": {"delay": 9}}}}}'
+pserve clock "$site" || exit 1
+for h in a b c; do echo "http://$(origin $h)/"; done >"$SDIR/seeds.txt"
+timeout 120 "$DCRAWL" crawl --seeds "$SDIR/seeds.txt" --depth 2 --out "$SDIR/out" "${COMMON[@]}" \
+    --set politeness.delay=2 --set politeness.host_connections=1 >"$SDIR/crawl.log" 2>&1
+rc=$?
+pstop
+check "clock from the end: crawl exits 0" [ $rc -eq 0 ] || cat "$SDIR/crawl.log"
+pycheck "clock from the end: p1 and p2 before c's root ended, p3 within 1 s after it (not 2 s), gaps >= 2 s" "
+b, c = {r['path']: r for r in by('b')}, {r['path']: r for r in by('c')}
+if sorted(b) != ['/', '/p1', '/p2', '/p3', '/q', '/robots.txt'] or '/' not in c:
+    print('requests', sorted(b), sorted(c))
+else:
+    sys.stderr.write('      p2 started %.2f s and p3 %.2f s after c/ started; it ended at %.2f s\\n' % (
+        b['/p2']['start'] - c['/']['start'], b['/p3']['start'] - c['/']['start'],
+        c['/']['end'] - c['/']['start']))
+    if b['/p2']['start'] > c['/']['end']:
+        print('p2 was not fetched ahead')
+    if not 0 <= b['/p3']['start'] - c['/']['end'] <= 1.0:
+        print('p3 %.2f s after c/ ended' % (b['/p3']['start'] - c['/']['end']))
+    rs = by('b')
+    for x, y in zip(rs, rs[1:]):
+        if y['start'] - x['end'] < 2 - $SLACK:
+            print(x['path'], '->', y['path'], 'gap %.4f s' % (y['start'] - x['end']))"
 finish
