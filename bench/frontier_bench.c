@@ -30,8 +30,11 @@
  * Reference: a second redis-server holds a frontier of --ref queued URLs
  * (0: none) and gets the same window, in --rounds slices interleaved with
  * the big one's (admit slice big, admit slice reference, ..., then pop and
- * complete the same way), so "x ref" compares the two under the same load
- * of the machine at the same moment.
+ * complete the same way), so "x ref" (the /rf columns, and the last line
+ * for the largest size) compares the two under the same load of the
+ * machine at the same moment. Across rows the machine's state differs
+ * (rows minutes apart, the big server's memory grown): the same binary
+ * gave pop/s x0.67 to x0.90 between 100 k and 10 M on an idle machine.
  *
  * As a node, each handle calls frontier_reclaim every 5 s (between the
  * calls, not timed): it also drops politeness clocks already past from
@@ -96,7 +99,7 @@ struct target {
 struct row {
     uint64_t size, queued;
     double fill_rate, admit_rate, pop_rate, complete_rate, popc_rate;
-    double ref_admit, ref_popc;    /* x the reference's rates, 0: none */
+    double ref_admit, ref_pop, ref_popc; /* x the reference's, 0: none */
     double redis_us_admit, redis_us_popc;
     double bytes_url, seen_url, rest_url, used_mb;
 };
@@ -345,6 +348,7 @@ static void run_size(const struct opts *o, struct target *big,
     w->redis_us_popc = big->cpu_popc * 1e6 / w_n;
     if (ref) {
         w->ref_admit = ref->admit_s / big->admit_s;
+        w->ref_pop = ref->pop_s / big->pop_s;
         w->ref_popc = (ref->pop_s + ref->complete_s) /
                       (big->pop_s + big->complete_s);
     }
@@ -355,9 +359,10 @@ static void run_size(const struct opts *o, struct target *big,
 static void print_row(const struct row *w)
 {
     printf("%10" PRIu64 " %10" PRIu64 " %8.0f %8.0f %8.0f %8.0f %8.0f "
-           "%6.2f %6.2f %6.1f %6.1f %6.1f %5.1f %6.1f %7.0f\n",
+           "%6.2f %6.2f %6.2f %6.1f %6.1f %6.1f %5.1f %6.1f %7.0f\n",
            w->size, w->queued, w->fill_rate, w->admit_rate, w->pop_rate,
-           w->complete_rate, w->popc_rate, w->ref_admit, w->ref_popc,
+           w->complete_rate, w->popc_rate, w->ref_admit, w->ref_pop,
+           w->ref_popc,
            w->redis_us_admit, w->redis_us_popc, w->bytes_url, w->seen_url,
            w->rest_url, w->used_mb);
     fflush(stdout);
@@ -374,9 +379,9 @@ static void print_head(const struct opts *o, struct frontier *f)
            "%s\n", o->hosts, o->window, o->rounds, o->batch, o->pop,
            (long long)o->delay_ms, o->fill_batch, o->ref,
            frontier_partitions(f), layout);
-    printf("%10s %10s %8s %8s %8s %8s %8s %6s %6s %6s %6s %6s %5s %6s %7s\n",
-           "size", "queued", "fill/s", "admit/s", "pop/s", "compl/s",
-           "pop+c/s", "adm/rf", "p+c/rf", "rUs/a", "rUs/pc", "B/URL", "seen",
+    printf("%10s %10s %8s %8s %8s %8s %8s %6s %6s %6s %6s %6s %6s %5s %6s "
+           "%7s\n", "size", "queued", "fill/s", "admit/s", "pop/s", "compl/s",
+           "pop+c/s", "adm/rf", "pop/rf", "p+c/rf", "rUs/a", "rUs/pc", "B/URL", "seen",
            "rest", "usedMB");
 }
 
@@ -384,8 +389,8 @@ static void print_notes(const struct opts *o, const struct row *rows, int n)
 {
     printf("\nfill/s: admits/s while filling (batch %zu); admit/s, pop/s, "
            "compl/s: URLs per second inside the calls over the window; "
-           "pop+c/s: URLs per second popped and completed; adm/rf, p+c/rf: "
-           "those rates over the reference frontier's (%" PRIu64 " queued) "
+           "pop+c/s: URLs per second popped and completed; adm/rf, pop/rf, "
+           "p+c/rf: those rates over the reference frontier's (%" PRIu64 " queued) "
            "in the same interleaved window; rUs/a, rUs/pc: redis-server "
            "CPU us per URL; B/URL: used_memory growth per queued URL (seen: "
            "the seen-set's MEMORY USAGE per queued URL; rest: the rest, URL "
@@ -399,6 +404,11 @@ static void print_notes(const struct opts *o, const struct row *rows, int n)
            rows[n - 1].pop_rate / rows[0].pop_rate,
            rows[n - 1].complete_rate / rows[0].complete_rate,
            rows[n - 1].popc_rate / rows[0].popc_rate);
+    if (o->ref)
+        printf("largest (%" PRIu64 ") / reference (%" PRIu64 ") in the same "
+               "window: admit/s x%.3f, pop/s x%.3f, pop+complete/s x%.3f\n",
+               rows[n - 1].size, o->ref, rows[n - 1].ref_admit,
+               rows[n - 1].ref_pop, rows[n - 1].ref_popc);
 }
 
 static void parse_sizes(struct opts *o, const char *s)
