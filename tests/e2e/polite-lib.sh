@@ -32,8 +32,23 @@ pstop() {
     unset "SERVER_PIDS[$last]"
 }
 
+# pcrawl WHAT DEPTH [SETTING...]: crawl $SDIR/seeds.txt to DEPTH with
+# COMMON and each SETTING (--set), stop the last server and check that the
+# crawl exited 0 (its log shown when not)
+pcrawl() {
+    local what=$1 depth=$2 rc sets=()
+    shift 2
+    for s in "$@"; do sets+=(--set "$s"); done
+    timeout 120 "$DCRAWL" crawl --seeds "$SDIR/seeds.txt" --depth "$depth" --out "$SDIR/out" \
+        "${COMMON[@]}" "${sets[@]}" >"$SDIR/crawl.log" 2>&1
+    rc=$?
+    pstop
+    check "$what: crawl exits 0" [ $rc -eq 0 ] || cat "$SDIR/crawl.log"
+}
+
 # pycheck DESCRIPTION PYTHON: run PYTHON with `reqs` (the request log, a
-# list of dicts sorted by start) and `org` (name -> "IP:PORT"); the check
+# list of dicts sorted by start), `org` (name -> "IP:PORT") and the
+# helpers by, paths, gaps and overlap; the check
 # passes when it prints nothing and exits 0; what it prints is shown.
 pycheck() {
     local what=$1 out
@@ -43,6 +58,11 @@ reqs = sorted((json.loads(l) for l in open(sys.argv[1])), key=lambda r: r["start
 org = json.load(open(sys.argv[2]))
 def by(name): return [r for r in reqs if r["origin"] == name]
 def paths(name): return [r["path"] for r in by(name)]
+def gaps(name, least):  # prints each gap (end -> next start) under least s
+    rs = by(name)
+    for a, b in zip(rs, rs[1:]):
+        if b["start"] - a["end"] < least:
+            print(name, a["path"], "->", b["path"], "gap %.4f s" % (b["start"] - a["end"]))
 def overlap(rs):
     ev = sorted([(r["start"], 1) for r in rs] + [(r["end"], -1) for r in rs])
     cur = best = 0

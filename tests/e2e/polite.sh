@@ -38,12 +38,8 @@ site=${site%,}'}}'
 for conns in 2 3; do
     pserve "ip$conns" "$site" || exit 1
     for h in h1 h2 h3; do echo "http://$(origin $h)/"; done >"$SDIR/seeds.txt"
-    timeout 120 "$DCRAWL" crawl --seeds "$SDIR/seeds.txt" --depth 1 --out "$SDIR/out" "${COMMON[@]}" \
-        --set politeness.delay=0.5 --set politeness.host_connections=1 \
-        --set politeness.ip_connections=$conns >"$SDIR/crawl.log" 2>&1
-    rc=$?
-    pstop
-    check "ip_connections=$conns: crawl exits 0" [ $rc -eq 0 ] || cat "$SDIR/crawl.log"
+    pcrawl "ip_connections=$conns" 1 politeness.delay=0.5 politeness.host_connections=1 \
+        politeness.ip_connections=$conns
     pycheck "ip_connections=$conns: each host got robots.txt, / and 4 pages, once each" '
 for h in ("h1", "h2", "h3"):
     if sorted(paths(h)) != sorted(["/robots.txt", "/", "/p1", "/p2", "/p3", "/p4"]):
@@ -72,11 +68,7 @@ done
 site=${site%,}'}}'
 pserve named "$site" || exit 1
 for h in n1 n2 n3; do echo "http://localhost:$(origin $h | cut -d: -f2)/"; done >"$SDIR/seeds.txt"
-timeout 120 "$DCRAWL" crawl --seeds "$SDIR/seeds.txt" --depth 1 --out "$SDIR/out" "${COMMON[@]}" \
-    --set politeness.delay=0.5 --set politeness.ip_connections=2 >"$SDIR/crawl.log" 2>&1
-rc=$?
-pstop
-check "named hosts: crawl exits 0" [ $rc -eq 0 ] || cat "$SDIR/crawl.log"
+pcrawl "named hosts" 1 politeness.delay=0.5 politeness.ip_connections=2
 pycheck "named hosts: each got robots.txt, / and 3 pages; gaps >= 0.5 s" "
 for h in ('n1', 'n2', 'n3'):
     if sorted(paths(h)) != sorted(['/robots.txt', '/', '/p1', '/p2', '/p3']): print(h, paths(h))
@@ -95,11 +87,7 @@ site='{"origins": {
  "fail": {"ip": "127.0.0.63", "pages": {"/": {"status": 500}}}}}'
 pserve retry "$site" || exit 1
 printf 'http://%s/\nhttp://%s/\n' "$(origin ra)" "$(origin fail)" >"$SDIR/seeds.txt"
-timeout 120 "$DCRAWL" crawl --seeds "$SDIR/seeds.txt" --depth 1 --out "$SDIR/out" "${COMMON[@]}" \
-    --set politeness.delay=0.1 --set fetch.retries=2 >"$SDIR/crawl.log" 2>&1
-rc=$?
-pstop
-check "retry crawl exits 0" [ $rc -eq 0 ] || cat "$SDIR/crawl.log"
+pcrawl retry 1 politeness.delay=0.1 fetch.retries=2
 pycheck "503 + Retry-After: 2: / requested twice, the second >= 2 s after the first ended" "
 rs = [r for r in by('ra') if r['path'] == '/']
 if [r['status'] for r in rs] != [503, 200]: print('statuses', [r['status'] for r in rs])
@@ -166,18 +154,11 @@ site="{\"origins\": {\"a\": {\"ip\": \"127.0.0.65\", \"pages\": {\"/\": {\"links
  \"b\": {\"ip\": \"127.0.0.66\", \"pages\": {$pages}}}}"
 pserve ahead "$site" || exit 1
 printf 'http://%s/\nhttp://%s/\n' "$(origin a)" "$(origin b)" >"$SDIR/seeds.txt"
-timeout 120 "$DCRAWL" crawl --seeds "$SDIR/seeds.txt" --depth 1 --out "$SDIR/out" "${COMMON[@]}" \
-    --set politeness.delay=0.3 --set politeness.host_connections=1 >"$SDIR/crawl.log" 2>&1
-rc=$?
-pstop
-check "lease ahead: crawl exits 0" [ $rc -eq 0 ] || cat "$SDIR/crawl.log"
+pcrawl "lease ahead" 1 politeness.delay=0.3 politeness.host_connections=1
 pycheck "lease ahead: b's root and 12 pages requested once each, gaps >= 0.3 s" "
 if sorted(paths('b')) != sorted(['/robots.txt', '/'] + ['/p%d' % i for i in range(1, 13)]):
     print('b', sorted(paths('b')))
-rs = by('b')
-for x, y in zip(rs, rs[1:]):
-    if y['start'] - x['end'] < 0.3 - $SLACK:
-        print(x['path'], '->', y['path'], 'gap %.4f s' % (y['start'] - x['end']))"
+gaps('b', 0.3 - $SLACK)"
 ahead=$(sed -n 's/.*(\([0-9]*\) URLs leased while the level before drained.*/\1/p' "$SDIR/crawl.log")
 echo "    URLs of depth 1 leased while depth 0 drained: ${ahead:-?}"
 check "lease ahead: 1 URL of b leased while depth 0 drained (not 12)" [ "${ahead:-x}" = 1 ]
@@ -196,11 +177,7 @@ site='{"origins": {"a": {"ip": "127.0.0.67", "pages": {"/": {"links": ["{b}/p1",
  "c": {"ip": "127.0.0.69", "pages": {"/": {"delay": 9}}}}}'
 pserve clock "$site" || exit 1
 for h in a b c; do echo "http://$(origin $h)/"; done >"$SDIR/seeds.txt"
-timeout 120 "$DCRAWL" crawl --seeds "$SDIR/seeds.txt" --depth 2 --out "$SDIR/out" "${COMMON[@]}" \
-    --set politeness.delay=2 --set politeness.host_connections=1 >"$SDIR/crawl.log" 2>&1
-rc=$?
-pstop
-check "clock from the end: crawl exits 0" [ $rc -eq 0 ] || cat "$SDIR/crawl.log"
+pcrawl "clock from the end" 2 politeness.delay=2 politeness.host_connections=1
 pycheck "clock from the end: p1 and p2 before c's root ended, p3 within 1 s after it (not 2 s), gaps >= 2 s" "
 b, c = {r['path']: r for r in by('b')}, {r['path']: r for r in by('c')}
 if sorted(b) != ['/', '/p1', '/p2', '/p3', '/q', '/robots.txt'] or '/' not in c:
@@ -213,8 +190,5 @@ else:
         print('p2 was not fetched ahead')
     if not 0 <= b['/p3']['start'] - c['/']['end'] <= 1.0:
         print('p3 %.2f s after c/ ended' % (b['/p3']['start'] - c['/']['end']))
-    rs = by('b')
-    for x, y in zip(rs, rs[1:]):
-        if y['start'] - x['end'] < 2 - $SLACK:
-            print(x['path'], '->', y['path'], 'gap %.4f s' % (y['start'] - x['end']))"
+    gaps('b', 2 - $SLACK)"
 finish
