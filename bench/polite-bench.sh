@@ -36,7 +36,9 @@
 # whose response ended it: its pages there, its responses of other depths
 # inside the depth's span, and its excess wait (intervals between its
 # responses beyond delay + latency); and the crawl summary's politeness,
-# HTTP status and error lines (retries and back-offs show there).
+# HTTP status, transfer times and error lines (retries and back-offs show
+# there; a transfer far over LATENCY is the server side, which shares the
+# machine's 2 cores with the crawler, answering late).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SHARED=${SHARED:-$ROOT/../shared}
@@ -155,7 +157,8 @@ for d in range(depth + 1):
                         for e, at in over[:4] if e >= 0.01),
               sum(1 for e, _ in over if e >= 0.01), len(over)))
 for line in summary.splitlines():
-    if line.lstrip().startswith(("politeness:", "HTTP status:", "errors:")):
+    if line.lstrip().startswith(("politeness:", "HTTP status:", "errors:",
+                                 "transfer times:")):
         print("crawl " + line.strip())
 gaps = sum(first[d + 1] - last[d] for d in range(depth) if d + 1 in first)
 print("ideal %.2f s; measured %.2f s (node loop, %d pages; whole command "

@@ -189,6 +189,45 @@ static void print_pages(FILE *out, const struct node_stats *st)
                 (double)st->command_us / 1e6);
 }
 
+/* The bin of the histogram st->dur_bins that holds the q-quantile of the
+ * transfer times, as "<= N ms" (or "> N ms" for the last) into buf. */
+static const char *dur_quantile(const struct node_stats *st, uint64_t n,
+                                double q, char *buf, size_t cap)
+{
+    uint64_t cum = 0;
+    int i;
+    for (i = 0; i < NODE_DUR_BINS - 1; i++) {
+        cum += st->dur_bins[i];
+        if ((double)cum >= q * (double)n)
+            break;
+    }
+    if (i < NODE_DUR_BINS - 1)
+        snprintf(buf, cap, "<= %lld ms", (long long)node_dur_le_ms[i]);
+    else
+        snprintf(buf, cap, "> %lld ms", (long long)node_dur_le_ms[i - 1]);
+    return buf;
+}
+
+/* Transfer times (start to end, robots.txt and sitemaps included), from
+ * the histogram the metrics export: a crawl slower than its politeness
+ * allows shows here whether the servers were slow to answer. */
+static void print_durations(FILE *out, const struct node_stats *st)
+{
+    char a[32], b[32], c[32], m[32];
+    uint64_t n = 0;
+    for (int i = 0; i < NODE_DUR_BINS; i++)
+        n += st->dur_bins[i];
+    if (!n)
+        return;
+    fprintf(out, "  transfer times: %llu transfers, median %s, p90 %s, p99 "
+                 "%s, max %s; mean %.1f ms\n", U(n),
+            dur_quantile(st, n, 0.5, a, sizeof(a)),
+            dur_quantile(st, n, 0.9, b, sizeof(b)),
+            dur_quantile(st, n, 0.99, c, sizeof(c)),
+            dur_quantile(st, n, 1.0, m, sizeof(m)),
+            (double)st->dur_ms / (double)n);
+}
+
 void node_print_summary(FILE *out, const struct node_stats *st,
                         const char *out_dir)
 {
@@ -206,6 +245,7 @@ void node_print_summary(FILE *out, const struct node_stats *st,
             U(st->status[2]), U(st->status[3]),
             U(st->status[4]), U(st->status[5]),
             U(st->status[0]), U(st->retries));
+    print_durations(out, st);
     fprintf(out, "  links: %llu found, %llu new; duplicates dropped: %llu "
                  "(%llu by the in-process cache, %llu by Redis)\n",
             U(st->links_found), U(st->links_new),
