@@ -381,6 +381,9 @@ void node_print_summary(FILE *out, const struct node_stats *st,
 /* Pages that got an HTTP response (any status; robots.txt and sitemaps
  * not counted). */
 uint64_t node_responses(const struct node_stats *st);
+/* Transfers ended, robots.txt and sitemaps included (the count of the
+ * dur_bins histogram; metrics.c). */
+uint64_t node_transfers(const struct node_stats *st);
 /* msg with what varies between hosts taken out, so one kind of failure
  * groups together: host (from the "host[:port]" key) -> "HOST", other
  * IPv4 addresses -> "ADDR", numbers -> "N" (not an "HTTP 503" status). */

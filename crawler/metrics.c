@@ -30,6 +30,14 @@ const int64_t node_dur_le_ms[NODE_DUR_BINS - 1] = {
     5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000
 };
 
+uint64_t node_transfers(const struct node_stats *st)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < NODE_DUR_BINS; i++)
+        n += st->dur_bins[i];
+    return n;
+}
+
 /* ------------------------------------------------------------- render */
 
 struct text {
@@ -106,8 +114,7 @@ static void render_fetch(struct text *t, const struct node_snapshot *s)
         "Response body bytes of pages, as transferred.", U(st->bytes));
     head(t, "dcrawl_fetch_duration_seconds", "histogram",
          "Transfer time from start to end (robots.txt and sitemaps included).");
-    for (i = 0; i < NODE_DUR_BINS; i++)
-        n += st->dur_bins[i];
+    n = node_transfers(st);
     for (i = 0; i < NODE_DUR_BINS - 1; i++) {
         cum += st->dur_bins[i];
         tprintf(t, "dcrawl_fetch_duration_seconds_bucket{le=\"%g\"} %llu\n",

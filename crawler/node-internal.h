@@ -593,8 +593,8 @@ enum node_timer_id {
 struct node_done {
     struct frontier_lease lease;
     int outcome;   /* enum frontier_outcome */
-    int64_t delay; /* politeness gap before the host's next transfer */
-    int64_t from;  /* the gap runs from then (ms, the node's clock) */
+    int64_t until; /* the host's politeness gap ends then (ms, the node's
+                    * clock), 0: no gap */
     uint64_t epoch; /* frontier_epoch its links were admitted in, or
                      * NODE_ANY_EPOCH (node-failover.c) */
 };

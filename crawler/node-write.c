@@ -61,8 +61,7 @@ void node__complete_from(struct node *n, struct frontier_lease *l,
     d->lease = *l;
     memset(l, 0, sizeof(*l));
     d->outcome = outcome;
-    d->delay = delay_ms;
-    d->from = from_ms;
+    d->until = delay_ms > 0 ? from_ms + delay_ms : 0;
     d->epoch = n->batch_epoch;
 }
 
@@ -77,10 +76,9 @@ void node__complete(struct node *n, struct frontier_lease *l, int outcome,
  * clock is leased only host_connections + 1 ahead, frontier.h). */
 static int64_t gap_left(const struct node_done *d, int64_t now)
 {
-    int64_t left = d->from + d->delay - now;
-    if (d->delay <= 0)
-        return d->delay;
-    return left > 0 ? left : 1;
+    if (!d->until)
+        return 0;
+    return d->until > now ? d->until - now : 1;
 }
 
 /* The first output error: its message (the file and the system's

@@ -214,9 +214,7 @@ static const char *dur_quantile(const struct node_stats *st, uint64_t n,
 static void print_durations(FILE *out, const struct node_stats *st)
 {
     char a[32], b[32], c[32], m[32];
-    uint64_t n = 0;
-    for (int i = 0; i < NODE_DUR_BINS; i++)
-        n += st->dur_bins[i];
+    uint64_t n = node_transfers(st);
     if (!n)
         return;
     fprintf(out, "  transfer times: %llu transfers, median %s, p90 %s, p99 "
