@@ -38,38 +38,16 @@ local function take(host, n)
   end
   return #urls, #urls < n
 end
-local d = tonumber(ARGV[2])
-local hosts = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1],
-                         'LIMIT', 0, max)
-local open = {}
-for _, host in ipairs(hosts) do
-  if #out > max then break end
-  local act, nx, m, td, tn = hget_st(KEYS[2], host)
-  local lo = low(act, td, tn, d)
-  local limit = nx > 0 and math.min(window, conns + 1) or window
-  if lo >= limit then
-    redis.call('ZADD', KEYS[1], str(busy), host)
-    local m2 = mark(m, ARGV[2])
-    if m2 ~= m then hset_st(KEYS[2], host, act, nx, m2, td, tn) end
-  elseif nx > now then
-    redis.call('ZADD', KEYS[1], str(nx), host)
-  else
-    local got, empty = take(host, math.min(conns - lo, max + 1 - #out))
-    open[#open + 1] = { host, act, lo, got, nx, limit, empty, m, td, tn }
-  end
-end
-for _, o in ipairs(open) do
-  local host, act, lo, got, nx, limit, empty, m, td, tn = unpack(o)
+local d, busy_s = tonumber(ARGV[2]), str(busy)
+-- finish(...): a host's score in h:<d> and its state once it got its
+-- leases (got, on top of lo) and its queue is empty or not (LLEN when
+-- the last LPOP does not tell)
+local function finish(host, act, lo, got, nx, limit, empty, m, td, tn)
   local m2 = m
-  if lo + got < limit and not empty then
-    local more
-    more, empty = take(host, math.min(limit - lo - got, max + 1 - #out))
-    got = got + more
-  end
   if empty or redis.call('LLEN', KEYS[4] .. host) == 0 then
     redis.call('ZREM', KEYS[1], host)
   elseif lo + got >= limit then
-    redis.call('ZADD', KEYS[1], str(busy), host)
+    redis.call('ZADD', KEYS[1], busy_s, host)
     m2 = mark(m, ARGV[2])
   else
     redis.call('ZADD', KEYS[1], ARGV[1], host)
@@ -78,6 +56,38 @@ for _, o in ipairs(open) do
     act, td, tn = lease_add(act, td, tn, d, got)
     hset_st(KEYS[2], host, act, nx, m2, td, tn)
   end
+end
+local hosts = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1],
+                         'LIMIT', 0, max)
+-- Every ready host gets its host_connections first; one that may take
+-- more (the window) waits in open for the room left, any other is
+-- finished at once.
+local open = {}
+for _, host in ipairs(hosts) do
+  if #out > max then break end
+  local act, nx, m, td, tn = hget_st(KEYS[2], host)
+  local lo = low(act, td, tn, d)
+  local limit = nx > 0 and math.min(window, conns + 1) or window
+  if lo >= limit then
+    redis.call('ZADD', KEYS[1], busy_s, host)
+    local m2 = mark(m, ARGV[2])
+    if m2 ~= m then hset_st(KEYS[2], host, act, nx, m2, td, tn) end
+  elseif nx > now then
+    redis.call('ZADD', KEYS[1], str(nx), host)
+  else
+    local got, empty = take(host, math.min(conns - lo, max + 1 - #out))
+    if lo + got < limit and not empty then
+      open[#open + 1] = { host, act, lo, got, nx, limit, m, td, tn }
+    else
+      finish(host, act, lo, got, nx, limit, empty, m, td, tn)
+    end
+  end
+end
+for _, o in ipairs(open) do
+  local host, act, lo, got, nx, limit, m, td, tn = unpack(o)
+  local more, empty = take(host, math.min(limit - lo - got,
+                                          max + 1 - #out))
+  finish(host, act, lo, got + more, nx, limit, empty, m, td, tn)
 end
 for s = 1, #lz, 1000 do
   redis.call('ZADD', KEYS[3], unpack(lz, s, math.min(s + 999, #lz)))

@@ -101,16 +101,18 @@ local function mark(m, d)
   if m == '' then return d end
   return m .. ',' .. d
 end
--- free_marks(pfx, host, m, score, act, td, tn, conns): the host gets
--- score in every marked h:<d> (key prefix pfx "<prefix>:{p}:") that still
--- holds it, where its leases at or below d are under conns; returns the
--- marks left (the depths still at the limit)
-local function free_marks(pfx, host, m, score, act, td, tn, conns)
+-- free_marks(pfx, host, m, score, act, td, tn, conns, s0, s1): the host
+-- gets score in every marked h:<d> (key prefix pfx "<prefix>:{p}:") that
+-- still holds it, where its leases at or below d are under conns, except
+-- at depths s0 and s1 (nil: none), which its caller scores anyway; returns
+-- the marks left (the depths still at the limit)
+local function free_marks(pfx, host, m, score, act, td, tn, conns, s0, s1)
   local left = ''
   for d in string.gmatch(m, '%d+') do
-    if low(act, td, tn, tonumber(d)) >= conns then
+    local dn = tonumber(d)
+    if low(act, td, tn, dn) >= conns then
       left = mark(left, d)
-    else
+    elseif dn ~= s0 and dn ~= s1 then
       redis.call('ZADD', pfx .. 'h:' .. d, 'XX', str(score), host)
     end
   end
@@ -120,13 +122,17 @@ end
 -- lease of depth d ended (act, td, tn after it), the host's scores for
 -- h:<d> and h:<d+1> (busy while its leases at or below that depth are at
 -- conns; d + 1 is marked only when nxt, its set existing) and its marks,
--- every other marked depth no longer at the limit freed (free_marks)
+-- every other marked depth no longer at the limit freed (free_marks). The
+-- caller writes the two scores: h:<d> always, h:<d+1> when nxt.
 local function after_end(pfx, host, act, td, tn, m, d, score, conns, nxt)
   local s0, s1 = score, score
   if low(act, td, tn, d) >= conns then s0, m = busy, mark(m, d) end
   if nxt and low(act, td, tn, d + 1) >= conns then
     s1, m = busy, mark(m, d + 1)
   end
-  if m ~= '' then m = free_marks(pfx, host, m, score, act, td, tn, conns) end
+  if m ~= '' then
+    m = free_marks(pfx, host, m, score, act, td, tn, conns, d,
+                   nxt and d + 1 or nil)
+  end
   return s0, s1, m
 end
