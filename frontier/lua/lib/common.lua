@@ -97,18 +97,19 @@ end
 -- mark(m, d): marks m with depth d added
 local function mark(m, d)
   d = tostring(d)
+  if m == '' or m == d then return d end
   if string.find(',' .. m .. ',', ',' .. d .. ',', 1, true) then return m end
-  if m == '' then return d end
   return m .. ',' .. d
 end
 -- free_marks(pfx, host, m, score, act, td, tn, conns, s0, s1): the host
 -- gets score in every marked h:<d> (key prefix pfx "<prefix>:{p}:") that
 -- still holds it, where its leases at or below d are under conns, except
 -- at depths s0 and s1 (nil: none), which its caller scores anyway; returns
--- the marks left (the depths still at the limit)
+-- the marks left (the depths still at the limit). One depth marked, the
+-- usual case, needs no pattern iterator.
 local function free_marks(pfx, host, m, score, act, td, tn, conns, s0, s1)
   local left = ''
-  for d in string.gmatch(m, '%d+') do
+  local function one(d)
     local dn = tonumber(d)
     if low(act, td, tn, dn) >= conns then
       left = mark(left, d)
@@ -116,6 +117,11 @@ local function free_marks(pfx, host, m, score, act, td, tn, conns, s0, s1)
       redis.call('ZADD', pfx .. 'h:' .. d, 'XX', str(score), host)
     end
   end
+  if not string.find(m, ',', 1, true) then
+    one(m)
+    return left
+  end
+  for d in string.gmatch(m, '%d+') do one(d) end
   return left
 end
 -- after_end(pfx, host, act, td, tn, m, d, score, conns, nxt): once a
