@@ -285,8 +285,10 @@ struct node_stats {
      * admits refused by scope.host_budget */
     uint64_t scope_dropped[PARSER_SCOPE_NREASONS], scope_budget;
     /* politeness: pages recorded as failed after their retries, 429/503
-     * responses whose Retry-After was honoured */
-    uint64_t failed, retry_after;
+     * responses whose Retry-After was honoured, leases handed back to the
+     * frontier unstarted because their host's Crawl-delay lets them wait
+     * there (node-fetch.c start_page) */
+    uint64_t failed, retry_after, gap_returned;
     /* cluster: leases handed back unstarted because their partition
      * moved, Redis reconnects, partitions taken / given up / lost */
     uint64_t handed_back, reconnects;

@@ -50,20 +50,45 @@ void node__result_drop(struct fetch_result *r)
     fetch_result_free(r);
 }
 
+/* A lease its host cannot use soon: without politeness.delay the
+ * frontier leases a host up to 16 URLs ahead until the host has a
+ * politeness clock there, and a robots.txt Crawl-delay is only known here.
+ * Such a host starts one transfer per gap, so past host_connections + 2
+ * transfers in flight or queued (one more for a robots.txt or sitemap
+ * fetch) a lease would hold a slot of the node's room for gaps on end.
+ * It goes back to its host queue instead, its completion carrying the
+ * gap: the frontier gives the host its clock, so from then on it leases
+ * host_connections + 1 at a time. */
+static int gap_surplus(struct node *n, const struct frontier_lease *l,
+                       int64_t gap)
+{
+    return gap > 0 && n->c->politeness_delay <= 0 &&
+           polite_host_load(n->polite, l->host) >=
+               (size_t)n->c->politeness_host_connections + 2;
+}
+
 /* Transfers wait in the politeness queue (host gap, address slots) and
  * start from launch_ready. */
 static void start_page(struct node *n, struct frontier_lease *l)
 {
-    struct inflight *in = xcalloc(1, sizeof(*in));
+    struct inflight *in;
     struct robots_entry *e = NULL;
+    int64_t gap;
+    if (n->c->robots_obey)
+        e = robots_cache_get(n->robots, l->url);
+    gap = robots_entry_delay_ms(e, n->c);
+    if (gap_surplus(n, l, gap)) {
+        n->st->gap_returned++;
+        node__complete(n, l, FRONTIER_RETRY, gap);
+        return;
+    }
+    in = xcalloc(1, sizeof(*in));
     in->kind = INFLIGHT_PAGE;
     in->lease = *l;
     memset(l, 0, sizeof(*l));
-    if (n->c->robots_obey)
-        e = robots_cache_get(n->robots, in->lease.url);
     in->queued_ms = dc_now_ms();
-    polite_queue(n->polite, in->lease.host, robots_entry_delay_ms(e, n->c),
-                 in->lease.depth > n->level, in);
+    polite_queue(n->polite, in->lease.host, gap, in->lease.depth > n->level,
+                 in);
 }
 
 static void start_robots(struct node *n, struct robots_entry *e, int depth)

@@ -272,6 +272,8 @@ void polite_hold(struct polite *p, const char *host, int64_t until);
  * ends. */
 void polite_success(struct polite *p, const char *host);
 size_t polite_waiting(const struct polite *p);
+/* Transfers of host in flight or queued (robots.txt and sitemaps too). */
+size_t polite_host_load(struct polite *p, const char *host);
 /* For progress and metrics: hosts with a transfer waiting now; transfers
  * that started later than they were queued (their host's gap or
  * connection limit, or their IP's) and the milliseconds they waited. */

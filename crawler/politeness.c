@@ -448,6 +448,12 @@ size_t polite_waiting(const struct polite *p)
     return p->nwaiting;
 }
 
+size_t polite_host_load(struct polite *p, const char *host)
+{
+    const struct polite_host *h = host_get(p, host, 0, 0);
+    return h ? (size_t)h->active + h->queued : 0;
+}
+
 void polite_counts(const struct polite *p, struct polite_counts *out)
 {
     out->hosts_waiting = p->hosts_waiting;

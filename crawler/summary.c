@@ -127,8 +127,9 @@ static void print_scope(FILE *out, const struct node_stats *st)
                 U(st->scope_dropped[r]));
     fprintf(out, "host budget %llu)\n", U(st->scope_budget));
     fprintf(out, "  politeness: %llu pages failed after retries, %llu "
-                 "Retry-After honoured\n",
-            U(st->failed), U(st->retry_after));
+                 "Retry-After honoured, %llu leases handed back to wait out "
+                 "their host's Crawl-delay in the frontier\n",
+            U(st->failed), U(st->retry_after), U(st->gap_returned));
 }
 
 /* The most frequent reasons URLs were given up (failures.c). */

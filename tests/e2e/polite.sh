@@ -23,6 +23,11 @@
 #  5. the frontier's clock for a host runs from the end of its transfer:
 #     pages fetched ahead and completed seconds later (when their level
 #     comes) do not hold the host's next URL for another gap.
+#  6. a robots.txt Crawl-delay with politeness.delay=0: the 12 URLs of a
+#     host first leased together (16 ahead, no clock yet) are not all
+#     held by the node for a gap each; past host_connections + 2 they go
+#     back to the frontier (the summary counts them) and come back one gap
+#     at a time; every page is still fetched once, the Crawl-delay apart.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/polite-lib.sh"
 SLACK=0.005
@@ -191,4 +196,30 @@ else:
     if not 0 <= b['/p3']['start'] - c['/']['end'] <= 1.0:
         print('p3 %.2f s after c/ ended' % (b['/p3']['start'] - c['/']['end']))
     gaps('b', 2 - $SLACK)"
+
+# ---- 6. a Crawl-delay host does not hold the node's room ----
+# a's root links to 12 pages of b, whose robots.txt says Crawl-delay: 0.5.
+# With politeness.delay=0 the frontier leases b's 12 URLs at once (b has
+# no clock yet); they wait for b's robots.txt, then b can start one per
+# 0.5 s. The node keeps host_connections + 2 = 3 and hands 9 back with
+# b's gap (the frontier then leases b 2 at a time).
+links='"{b}/p1"'
+for i in $(seq 2 12); do links+=", \"{b}/p$i\""; done
+pages='"/robots.txt": {"text": "User-agent: *\nCrawl-delay: 0.5\n"}'
+for i in $(seq 1 12); do pages+=", \"/p$i\": {}"; done
+site="{\"origins\": {\"a\": {\"ip\": \"127.0.0.70\", \"pages\": {\"/\": {\"links\": [$links]}}},
+ \"b\": {\"ip\": \"127.0.0.71\", \"pages\": {$pages}}}}"
+pserve crawldelay "$site" || exit 1
+printf 'http://%s/\n' "$(origin a)" >"$SDIR/seeds.txt"
+pcrawl "crawl-delay" 1 politeness.delay=0 politeness.host_connections=1
+pycheck "crawl-delay: b's 12 pages requested once each, gaps >= 0.5 s" "
+if sorted(paths('b')) != sorted(['/robots.txt'] + ['/p%d' % i for i in range(1, 13)]):
+    print('b', sorted(paths('b')))
+rs = by('b')
+g = [y['start'] - x['end'] for x, y in zip(rs, rs[1:])]
+sys.stderr.write('      b: %d requests, gaps %.3f to %.3f s\\n' % (len(rs), min(g), max(g)))
+gaps('b', 0.5 - $SLACK)"
+back=$(sed -n 's/.* \([0-9]*\) leases handed back to wait out.*/\1/p' "$SDIR/crawl.log")
+echo "    leases handed back to wait out b's Crawl-delay: ${back:-?}"
+check "crawl-delay: 9 of b's 12 leases handed back (3 kept)" [ "${back:-x}" = 9 ]
 finish

@@ -16,7 +16,9 @@ Each origin binds IP:0 (a free port). "{NAME}" in a link becomes
 "http://IP:PORT" of that origin. A page answers "status" (default 200)
 with "headers"; with "seq", the n-th request of the path gets the n-th
 entry (the last one repeats). "delay" (origin or page) is slept before
-answering. Unknown paths (robots.txt included, unless listed) are 404.
+answering. A page with "text" answers that text as text/plain (a
+robots.txt) instead of HTML. Unknown paths (robots.txt included, unless
+listed) are 404.
 
 Writes WORKDIR/origins.json ({"NAME": "IP:PORT"}) once every listener is
 up, and WORKDIR/requests.jsonl: one line per request, {"origin": NAME,
@@ -86,7 +88,10 @@ def main():
                                  'to be content: <a href="%s">%s</a></p>' % (l, l))
                 body = ("<html><head><title>%s</title></head><body><h1>%s%s</h1>"
                         "%s</body></html>" % (path, name, path, "".join(hrefs))).encode()
-                head = "HTTP/1.0 %d X\r\nContent-Type: text/html\r\n" % status
+                ctype = "text/html"
+                if page is not None and "text" in page:
+                    body, ctype = page["text"].encode(), "text/plain"
+                head = "HTTP/1.0 %d X\r\nContent-Type: %s\r\n" % (status, ctype)
                 for k, v in headers.items():
                     head += "%s: %s\r\n" % (k, v)
                 head += "Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
