@@ -101,27 +101,31 @@ local function mark(m, d)
   if string.find(',' .. m .. ',', ',' .. d .. ',', 1, true) then return m end
   return m .. ',' .. d
 end
--- free_marks(pfx, host, m, score, act, td, tn, conns, s0, s1): the host
--- gets score in every marked h:<d> (key prefix pfx "<prefix>:{p}:") that
--- still holds it, where its leases at or below d are under conns, except
--- at depths s0 and s1 (nil: none), which its caller scores anyway; returns
--- the marks left (the depths still at the limit). One depth marked, the
--- usual case, needs no pattern iterator.
-local function free_marks(pfx, host, m, score, act, td, tn, conns, s0, s1)
-  local left = ''
-  local function one(d)
-    local dn = tonumber(d)
-    if low(act, td, tn, dn) >= conns then
-      left = mark(left, d)
-    elseif dn ~= s0 and dn ~= s1 then
-      redis.call('ZADD', pfx .. 'h:' .. d, 'XX', str(score), host)
-    end
+-- free_one(pfx, host, d, score, act, td, tn, conns, k0, k1, left): the
+-- host gets score in h:<d> (key prefix pfx "<prefix>:{p}:") if it still
+-- holds it and its leases at or below d are under conns, except at depths
+-- k0 and k1 (nil: none), which the caller scores anyway; returns the marks
+-- left with d added when it is still at the limit
+local function free_one(pfx, host, d, score, act, td, tn, conns, k0, k1,
+                        left)
+  local dn = tonumber(d)
+  if low(act, td, tn, dn) >= conns then return mark(left, d) end
+  if dn ~= k0 and dn ~= k1 then
+    redis.call('ZADD', pfx .. 'h:' .. d, 'XX', str(score), host)
   end
+  return left
+end
+-- free_marks(pfx, host, m, score, act, td, tn, conns, k0, k1): free_one
+-- for every depth marked in m; returns the marks left (the depths still
+-- at the limit). One depth marked, the usual case, needs no iterator.
+local function free_marks(pfx, host, m, score, act, td, tn, conns, k0, k1)
   if not string.find(m, ',', 1, true) then
-    one(m)
-    return left
+    return free_one(pfx, host, m, score, act, td, tn, conns, k0, k1, '')
   end
-  for d in string.gmatch(m, '%d+') do one(d) end
+  local left = ''
+  for d in string.gmatch(m, '%d+') do
+    left = free_one(pfx, host, d, score, act, td, tn, conns, k0, k1, left)
+  end
   return left
 end
 -- after_end(pfx, host, act, td, tn, m, d, score, conns, nxt): once a
