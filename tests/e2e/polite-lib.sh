@@ -21,6 +21,17 @@ pserve() {
     [ -s "$SDIR/origins.json" ] || { cat "$SDIR/server.log" >&2; return 1; }
 }
 
+# fanout_site IP_A IP_B B_PAGE: the JSON of a site of two origins: a's
+# root links to b's /p1 ... /p12; b serves those 12 pages and B_PAGE (one
+# more page, '"PATH": {...}')
+fanout_site() {
+    local links='"{b}/p1"' pages=$3 i
+    for i in $(seq 2 12); do links+=", \"{b}/p$i\""; done
+    for i in $(seq 1 12); do pages+=", \"/p$i\": {}"; done
+    printf '{"origins": {"a": {"ip": "%s", "pages": {"/": {"links": [%s]}}},\n "b": {"ip": "%s", "pages": {%s}}}}' \
+        "$1" "$links" "$2" "$pages"
+}
+
 # origin NAME: "IP:PORT" of an origin of the server in $SDIR
 origin() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$SDIR/origins.json" "$1"; }
 

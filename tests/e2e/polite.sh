@@ -151,12 +151,7 @@ check "CPU time while waiting < 0.15 s over 2 s" low_cpu
 # politeness.delay > 0 b gets host_connections + 1 leases at most (its root
 # and one page), not the 16 ahead a host without a delay gets: those would
 # sit in the node for 16 gaps and fill its room for other hosts.
-links='"{b}/p1"'
-for i in $(seq 2 12); do links+=", \"{b}/p$i\""; done
-pages='"/": {"delay": 2}'
-for i in $(seq 1 12); do pages+=", \"/p$i\": {}"; done
-site="{\"origins\": {\"a\": {\"ip\": \"127.0.0.65\", \"pages\": {\"/\": {\"links\": [$links]}}},
- \"b\": {\"ip\": \"127.0.0.66\", \"pages\": {$pages}}}}"
+site=$(fanout_site 127.0.0.65 127.0.0.66 '"/": {"delay": 2}')
 pserve ahead "$site" || exit 1
 printf 'http://%s/\nhttp://%s/\n' "$(origin a)" "$(origin b)" >"$SDIR/seeds.txt"
 pcrawl "lease ahead" 1 politeness.delay=0.3 politeness.host_connections=1
@@ -203,12 +198,7 @@ else:
 # no clock yet); they wait for b's robots.txt, then b can start one per
 # 0.5 s. The node keeps host_connections + 2 = 3 and hands 9 back with
 # b's gap (the frontier then leases b 2 at a time).
-links='"{b}/p1"'
-for i in $(seq 2 12); do links+=", \"{b}/p$i\""; done
-pages='"/robots.txt": {"text": "User-agent: *\nCrawl-delay: 0.5\n"}'
-for i in $(seq 1 12); do pages+=", \"/p$i\": {}"; done
-site="{\"origins\": {\"a\": {\"ip\": \"127.0.0.70\", \"pages\": {\"/\": {\"links\": [$links]}}},
- \"b\": {\"ip\": \"127.0.0.71\", \"pages\": {$pages}}}}"
+site=$(fanout_site 127.0.0.70 127.0.0.71 '"/robots.txt": {"text": "User-agent: *\nCrawl-delay: 0.5\n"}')
 pserve crawldelay "$site" || exit 1
 printf 'http://%s/\n' "$(origin a)" >"$SDIR/seeds.txt"
 pcrawl "crawl-delay" 1 politeness.delay=0 politeness.host_connections=1
