@@ -50,19 +50,20 @@ void node__result_drop(struct fetch_result *r)
     fetch_result_free(r);
 }
 
-/* A lease its host cannot use soon: without politeness.delay the
- * frontier leases a host up to 16 URLs ahead until the host has a
- * politeness clock there, and a robots.txt Crawl-delay is only known here.
- * Such a host starts one transfer per gap, so past host_connections + 2
- * transfers in flight or queued (one more for a robots.txt or sitemap
- * fetch) a lease would hold a slot of the node's room for gaps on end.
- * It goes back to its host queue instead, its completion carrying the
- * gap: the frontier gives the host its clock, so from then on it leases
- * host_connections + 1 at a time. */
+/* A lease its host cannot use soon: when the node leases more than one
+ * ahead (node__lease_ahead: no politeness.delay) the frontier leases a
+ * host that many URLs ahead until the host has a politeness clock there,
+ * and a robots.txt Crawl-delay is only known here. Such a host starts one
+ * transfer per gap, so past host_connections + 2 transfers in flight or
+ * queued (one more for a robots.txt or sitemap fetch) a lease would hold
+ * a slot of the node's room for gaps on end. It goes back to its host
+ * queue instead, its completion carrying the gap: the frontier gives the
+ * host its clock, so while that lasts it leases host_connections + 1 at a
+ * time. */
 static int gap_surplus(struct node *n, const struct frontier_lease *l,
                        int64_t gap)
 {
-    return gap > 0 && n->c->politeness_delay <= 0 &&
+    return gap > 0 && node__lease_ahead(n->c) > 1 &&
            polite_host_load(n->polite, l->host) >=
                (size_t)n->c->politeness_host_connections + 2;
 }

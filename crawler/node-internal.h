@@ -543,6 +543,9 @@ void retry_release(struct retry *t);
  * twice fetch.concurrency) so that hosts with one URL left wait for a
  * slot after their gap. */
 #define NODE_LEASE_AHEAD 16
+/* The lease-ahead a node asks of the frontier: 1 with politeness.delay > 0,
+ * else NODE_LEASE_AHEAD (node.c). */
+int node__lease_ahead(const struct conf *c);
 /* A step of the loop longer than cluster.node_timeout / NODE_STALL_PART
  * is reported (node.c): nothing on the loop may wait on the network
  * (name lookups run on libcurl's resolver threads, fetch.c) */

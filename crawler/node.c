@@ -218,6 +218,11 @@ static int node_parts(struct node *n, const struct conf *c)
     return parser_scope_new(&n->scope, &sc, n->errmsg, sizeof(n->errmsg));
 }
 
+int node__lease_ahead(const struct conf *c)
+{
+    return c->politeness_delay > 0 ? 1 : NODE_LEASE_AHEAD;
+}
+
 static int node_setup(struct node *n, struct frontier *f, const struct conf *c,
                       const char *id, const struct node_opts *o,
                       struct node_stats *st)
@@ -236,7 +241,7 @@ static int node_setup(struct node *n, struct frontier *f, const struct conf *c,
     if (rc)
         return rc;
     parser_agent_token(c->crawl_user_agent, n->agent, sizeof(n->agent));
-    frontier_set_lease_ahead(f, c->politeness_delay > 0 ? 1 : NODE_LEASE_AHEAD);
+    frontier_set_lease_ahead(f, node__lease_ahead(c));
     n->maxd = node_max_depth(f, c->crawl_depth);
     st->max_depth = n->maxd;
     (void)node__ranges_refresh(n, NETCLASS_PUBLIC); /* none: refuse */
