@@ -116,11 +116,9 @@ static size_t block_stage(const struct parser_result *pr, double ratio,
 
     for (i = 0; i < pr->nlinks; i++) {
         const struct parser_block *b = &pr->blocks[pr->links[i].block];
-        nav[i] = noise_block_is_nav(ratio, b->text, b->link_text)
-                     ? NOISE_SIG_RATIO
-                     : 0;
-        nav[i] |= (b->flags & PARSER_BLOCK_NAV) ? NOISE_SIG_NAV : 0;
-        nav[i] |= (b->flags & PARSER_BLOCK_MAIN) ? NOISE_SIG_MAIN : 0;
+        nav[i] = (unsigned char)noise_block_signals(
+            ratio, b->text, b->link_text, (b->flags & PARSER_BLOCK_NAV) != 0,
+            (b->flags & PARSER_BLOCK_MAIN) != 0, b->nlinks, b->nsect);
         blk[i] = pr->links[i].block;
     }
     return pr->blocks[0].text - pr->blocks[0].link_text;

@@ -22,9 +22,11 @@
 # Javadoc 17), doxygen (libsdl2-doc, Doxygen; seeded at its file list, as
 # its main page builds its menus in JavaScript and holds one link), glib
 # (libglib2.0-doc, gtk-doc), rustdoc (cargo-doc, rustdoc: the syn crate),
-# mkdocs (mkdocs-doc, MkDocs), git (git-doc, AsciiDoc).
+# mkdocs (mkdocs-doc, MkDocs), git (git-doc, AsciiDoc), erlang (erlang-doc,
+# erl_docgen: guides and chapters linked only from side menus).
 REAL_SITES_PKGS=(python3.11-doc postgresql-doc-15 libcommons-lang3-java-doc
-    libsdl2-doc libglib2.0-doc cargo-doc mkdocs-doc git-doc nginx-light)
+    libsdl2-doc libglib2.0-doc cargo-doc mkdocs-doc git-doc erlang-doc
+    nginx-light)
 # name ip root seed-path
 REAL_SITES_TABLE="
 python 127.0.3.1 /usr/share/doc/python3.11/html /
@@ -35,6 +37,7 @@ glib 127.0.3.5 /usr/share/gtk-doc/html/glib /
 rustdoc 127.0.3.6 /usr/share/doc/cargo/doc /syn/index.html
 mkdocs 127.0.3.7 /usr/share/doc/mkdocs/html /
 git 127.0.3.8 /usr/share/doc/git-doc /
+erlang 127.0.3.9 /usr/share/doc/erlang-doc /doc/index.html
 "
 REAL_SITES_PORT=8090
 REAL_SITES=$(echo "$REAL_SITES_TABLE" | awk -v p=$REAL_SITES_PORT \

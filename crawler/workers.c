@@ -222,12 +222,11 @@ static void extract_links(struct work_job *j, struct parser *p,
             continue;
         if (pr->blocks && pr->links[i].block != PARSER_BLOCK_NONE) {
             const struct parser_block *b = &pr->blocks[pr->links[i].block];
-            nav = noise_block_is_nav(c->noise_link_ratio, b->text,
-                                     b->link_text)
-                      ? NOISE_SIG_RATIO
-                      : 0;
-            nav |= (b->flags & PARSER_BLOCK_NAV) ? NOISE_SIG_NAV : 0;
-            nav |= (b->flags & PARSER_BLOCK_MAIN) ? NOISE_SIG_MAIN : 0;
+            nav = noise_block_signals(c->noise_link_ratio, b->text,
+                                      b->link_text,
+                                      (b->flags & PARSER_BLOCK_NAV) != 0,
+                                      (b->flags & PARSER_BLOCK_MAIN) != 0,
+                                      b->nlinks, b->nsect);
         }
         links_add(&j->links, pr->links[i].url, pr->links[i].len, host,
                   hostlen, nav, pr->links[i].block);

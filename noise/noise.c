@@ -91,6 +91,20 @@ int noise_block_is_nav(double link_ratio, size_t text, size_t link_text)
     return (double)link_text > link_ratio * (double)text;
 }
 
+unsigned noise_block_signals(double link_ratio, size_t text, size_t link_text,
+                             int snav, int main, size_t nlinks, size_t nsect)
+{
+    unsigned sig = noise_block_is_nav(link_ratio, text, link_text)
+                       ? NOISE_SIG_RATIO
+                       : 0;
+    sig |= snav ? NOISE_SIG_NAV : 0;
+    sig |= main ? NOISE_SIG_MAIN : 0;
+    if (nsect >= NOISE_OUTLINE_MIN &&
+        (double)nsect >= NOISE_OUTLINE_SHARE * (double)nlinks)
+        sig |= NOISE_SIG_OUTLINE;
+    return sig;
+}
+
 int noise_rule_parse(const char *s, int *rule)
 {
     if (s && strcmp(s, "signals") == 0)
@@ -256,10 +270,16 @@ static void signals_block(const struct host *h, noise_url_fn url, void *ud,
                           struct noise_stats *st)
 {
     size_t j, seen = 0, hist = 0;
-    int snav = sig_snav(e[0].sig), repeated, context, known;
+    int snav = sig_snav(e[0].sig), repeated, context, known, toc;
     unsigned char v;
     const char *u;
 
+    if (e[0].sig & NOISE_SIG_OUTLINE) { /* O: content, not recorded */
+        for (j = 0; j < k; j++)
+            nav[e[j].i] = 0;
+        st->kept_unrepeated += k;
+        return;
+    }
     for (j = 0; j < k; j++) {
         u = url(ud, e[j].i);
         e[j].fp = noise__fp(u, strlen(u));
@@ -275,10 +295,14 @@ static void signals_block(const struct host *h, noise_url_fn url, void *ud,
     context = snav && h->pages >= NOISE_CONTEXT_PAGES &&
               k >= NOISE_JUDGE_MIN &&
               (double)hist >= NOISE_CONTEXT_SHARE * (double)k;
+    /* T: the host's first page; a menu this big is its table of contents */
+    toc = snav && h->pages == 0 && k >= NOISE_TOC_MIN;
     for (j = 0; j < k; j++) {
         if (snav) {
             known = noise__seen_has(h, nav_fp(e[j].fp));
-            v = context && !known ? 0 : known ? 1 : NOISE_NAV_QUIET;
+            v = toc || (context && !known) ? 0
+                : known                    ? 1
+                                           : NOISE_NAV_QUIET;
         } else {
             v = repeated && noise__seen_has(h, e[j].fp) ? NOISE_NAV_QUIET : 0;
         }
@@ -318,6 +342,8 @@ static void signals_page(struct noise *nz, struct host *h, noise_url_fn url,
     for (i = 0; i < k; i = j) {
         for (j = i + 1; j < k && e[j].block == e[i].block; j++)
             ;
+        if (e[i].sig & NOISE_SIG_OUTLINE)
+            continue;
         if (sig_snav(e[i].sig)) {
             for (; i < j; i++)
                 noise__seen_put(h, nav_fp(e[i].fp));

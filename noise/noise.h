@@ -34,9 +34,21 @@
  *   M  B is inside main content: main, article, role main or article;
  *   P  the link repeats: B has NOISE_JUDGE_MIN or more links of which at
  *      least NOISE_REPEAT_SHARE were seen in over-ratio blocks (not S) of
- *      the host's earlier pages, and this link is one of them.
- * A link is navigation iff R and (M ? P : (S or P)): inside main content
- * only repetition makes noise. Links of S blocks are not recorded for P
+ *      the host's earlier pages, and this link is one of them;
+ *   O  B is an outline: NOISE_OUTLINE_MIN or more of its links, and at
+ *      least NOISE_OUTLINE_SHARE of them, name a section of a page
+ *      ("page.html#part"): a table of contents of documents, such as the
+ *      chapter menu of Erlang/OTP's guides, often the only way to their
+ *      chapters. Menus, pagers and traps link to pages, not to sections.
+ *   T  B is S, has NOISE_TOC_MIN or more links and is on the host's first
+ *      page judged (usually the seed): a menu that big is the site's
+ *      table of contents (Erlang/OTP's index lists every guide and
+ *      application only in its side menu). Its links are kept once; as
+ *      they enter the navigation history like any S link, the same menu
+ *      is dropped from the host's later pages.
+ * A link is navigation iff R and not O and not T and (M ? P : (S or P)):
+ * inside main content only repetition makes noise. Links of O blocks
+ * are not recorded. Links of S blocks are not recorded for P
  * (a table of contents in main whose entries also sit in a sidebar would
  * look repeated). A non-semantic header or menu built of divs is kept on
  * the host's first page and dropped from its recurrences on; a pager's
@@ -121,6 +133,10 @@ enum noise_block_rule {
 #define NOISE_SIG_RATIO 0x1u /* R: over noise.link_ratio */
 #define NOISE_SIG_NAV 0x2u   /* S: inside semantic navigation */
 #define NOISE_SIG_MAIN 0x4u  /* M: inside main content */
+#define NOISE_SIG_OUTLINE 0x8u /* O: an outline (signals rule only) */
+#define NOISE_OUTLINE_MIN 3      /* O: section links a block needs */
+#define NOISE_OUTLINE_SHARE 0.25 /* O: ... and their share of its links */
+#define NOISE_TOC_MIN 32         /* T: links of a first page's menu */
 
 struct noise;
 
@@ -153,6 +169,13 @@ enum noise_verdict {
 /* Block stage: is a block with these sums navigation? Ratio above
  * link_ratio, or links and no text. */
 int noise_block_is_nav(double link_ratio, size_t text, size_t link_text);
+
+/* A block's signals (NOISE_SIG_*, the input of noise_repeat) from its
+ * measures (struct parser_block): text and link_text (R), inside semantic
+ * navigation (snav: S) or main content (main: M), its links and how many
+ * of them name a section of a page (nsect: O). */
+unsigned noise_block_signals(double link_ratio, size_t text, size_t link_text,
+                             int snav, int main, size_t nlinks, size_t nsect);
 
 /* "signals", "ratio" or "repeated" into *rule; DC_EINVAL otherwise. */
 int noise_rule_parse(const char *s, int *rule);

@@ -233,6 +233,21 @@ static void directives(struct parser *p)
     p->res.nofollow = p->nofollow;
 }
 
+/* Does raw[0..len) name a section of a page: a fragment after a path
+ * ("page.html#part", not a bare "#part")? */
+static int names_section(const char *raw, size_t len)
+{
+    const char *hash;
+
+    while (len && (*raw == ' ' || *raw == '\t' || *raw == '\n' ||
+                   *raw == '\r' || *raw == '\f')) {
+        raw++;
+        len--;
+    }
+    hash = len ? memchr(raw, '#', len) : NULL;
+    return hash && hash > raw && hash + 1 < raw + len;
+}
+
 /* Resolve the collected raw values into unique links. A slice's links
  * (past the DOM) have no block: they count as content. */
 static void resolve_refs(struct parser *p, int slice)
@@ -249,8 +264,11 @@ static void resolve_refs(struct parser *p, int slice)
         k = add_link(p, n);
         if (slice)
             p->ents[k].block = PARSER_BLOCK_NONE;
-        else if (p->blocks_on)
+        else if (p->blocks_on) {
             note_block(p, k, p->refs[i].block);
+            if (names_section(p->refs[i].s, p->refs[i].len))
+                p->blocks[p->refs[i].block].nsect++;
+        }
     }
 }
 

@@ -85,7 +85,9 @@ struct parser;
  * trailing whitespace is dropped and an inner run counts as one; text
  * under script, style, noscript and template is left out. link_text is the
  * part of text inside <a> elements. nlinks counts the link occurrences
- * whose nearest block this is (resolved ones only). Blocks are in document
+ * whose nearest block this is (resolved ones only), nsect those of them
+ * whose href names a section of a page ("page.html#part": a path before
+ * the fragment; a bare "#part" is not counted). Blocks are in document
  * order, so parent < own index (block 0 has parent 0).
  *
  * flags: the block's context, inherited down the tree through any element
@@ -106,6 +108,7 @@ struct parser_block {
     size_t link_text;
     uint32_t parent;
     uint32_t nlinks;
+    uint32_t nsect;
     unsigned flags; /* PARSER_BLOCK_* */
 };
 

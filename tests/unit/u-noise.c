@@ -170,6 +170,19 @@ static void test_nearest(void)
                   r->nlinks == 1 && r->links[0].block == 2,
               "best occurrence");
     }
+    /* nsect: hrefs naming a section of a page ("x.html#s"); a bare "#s",
+     * an empty fragment or none do not count */
+    {
+        static const char h3[] =
+            "<nav><a href=a.html#s1>1</a><a href=' b.html#s2'>2</a>"
+            "<a href=a.html#s3>3</a><a href=#top>t</a><a href=c.html#>c</a>"
+            "<a href=d.html>d</a></nav>";
+        CHECK(parser_parse_html(p, PAGE, h3, sizeof(h3) - 1, &r) == DC_OK &&
+                  r->nblocks == 2 && r->blocks[1].nsect == 3 &&
+                  r->blocks[1].nlinks == 6,
+              "nsect %u of %u", r->nblocks == 2 ? r->blocks[1].nsect : 99,
+              r->nblocks == 2 ? r->blocks[1].nlinks : 99);
+    }
     /* blocks off: no block data, old API unchanged */
     parser_set_blocks(p, NULL);
     CHECK(parser_parse_html(p, PAGE, html, sizeof(html) - 1, &r) == DC_OK &&
@@ -646,11 +659,12 @@ static void sig_page(struct noise *nz, const char *name,
                      const struct sig_link *l, size_t n, size_t text,
                      int ratio_rule, struct noise_stats *st)
 {
-    unsigned char nav[16];
-    uint32_t blk[16];
+    unsigned char nav[64];
+    uint32_t blk[64];
     size_t i;
 
-    for (i = 0; i < n; i++) {
+    CHECK(n <= 64, "%s: %zu links", name, n);
+    for (i = 0; i < n && i < 64; i++) {
         nav[i] = l[i].sig;
         blk[i] = l[i].block;
     }
@@ -746,6 +760,70 @@ static void test_signals(void)
     }
 }
 
+/* O (an outline: links to sections of pages) and T (a big menu on the
+ * host's first page), signals rule. */
+static void test_outline_toc(void)
+{
+    enum { N = NOISE_TOC_MIN };
+    static struct sig_link big[N + 3], big2[N + 3], small[N - 1];
+    static char paths[N + 3][16];
+    /* an outline is content in navigation and in main content alike, and
+     * is not recorded: the plain block of page 2 is new, not P */
+    static const struct sig_link o1[] = {
+        {"/o1", 1, R | M | NOISE_SIG_OUTLINE, 0},
+        {"/o2", 1, R | M | NOISE_SIG_OUTLINE, 0},
+        {"/o3", 1, R | M | NOISE_SIG_OUTLINE, 0},
+        {"/o4", 2, R | S | NOISE_SIG_OUTLINE, 0},
+        {"/x1", 3, R | S, Q},
+        {"/x2", 3, R | S, Q},
+        {"/x3", 3, R | S, Q},
+    };
+    static const struct sig_link o2[] = {
+        {"/o1", 1, R, 0}, {"/o2", 1, R, 0}, {"/o3", 1, R, 0},
+        {"/p", 1, R, 0},  {"/x1", 2, R | S, 1},
+    };
+    struct noise_conf nc = {1, 0.25, 0.8, 64, 2, 0, NOISE_RULE_SIGNALS};
+    struct noise *nz;
+    size_t i;
+
+    /* the block signals */
+    CHECK(noise_block_signals(0.25, 100, 10, 1, 0, 12, 3) ==
+              (NOISE_SIG_NAV | NOISE_SIG_OUTLINE),
+          "3 of 12 section links: an outline");
+    CHECK(noise_block_signals(0.25, 100, 10, 1, 0, 12, 2) == NOISE_SIG_NAV,
+          "2 section links: none");
+    CHECK(noise_block_signals(0.25, 100, 10, 0, 1, 13, 3) == NOISE_SIG_MAIN,
+          "3 of 13: under the share");
+    CHECK(noise_block_signals(0.25, 0, 0, 0, 0, 4, 0) == NOISE_SIG_RATIO,
+          "no text: over the ratio");
+
+    nz = noise_new(&nc);
+    sig_page(nz, "outline 1", o1, sizeof(o1) / sizeof(o1[0]), 1000, 0, NULL);
+    sig_page(nz, "outline 2", o2, sizeof(o2) / sizeof(o2[0]), 1000, 0, NULL);
+    noise_free(&nz);
+
+    /* T: the first page's menu of N links is kept, a 3-link one is not;
+     * on the next page both are known navigation */
+    for (i = 0; i < N + 3; i++) {
+        snprintf(paths[i], sizeof(paths[i]), "/t%zu", i);
+        big[i].path = big2[i].path = paths[i];
+        big[i].block = big2[i].block = i < N ? 1 : 2;
+        big[i].sig = big2[i].sig = R | S;
+        big[i].want = i < N ? 0 : Q;
+        big2[i].want = 1;
+    }
+    nz = noise_new(&nc);
+    sig_page(nz, "toc page 1", big, N + 3, 1000, 0, NULL);
+    sig_page(nz, "toc page 2", big2, N + 3, 1000, 0, NULL);
+    noise_free(&nz);
+    /* a menu of N - 1 links on the first page is navigation */
+    for (i = 0; i < N - 1; i++)
+        small[i] = (struct sig_link){paths[i], 1, R | S, Q};
+    nz = noise_new(&nc);
+    sig_page(nz, "small menu", small, N - 1, 1000, 0, NULL);
+    noise_free(&nz);
+}
+
 /* The cluster stage under the signals rule: a noise cluster drops
  * look-alikes only once it was fed on two pages of the host. */
 static void test_signals_recurrence(void)
@@ -833,6 +911,7 @@ int main(void)
     test_repeated();
     test_repeated_memory();
     test_signals();
+    test_outline_toc();
     test_signals_recurrence();
     test_rule_parse();
     return t_done("u-noise");

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""toc_site.py OUT: a one-host documentation site (OUT/hosts/127.0.1.1/)
+built the way Erlang/OTP's documentation is: its guides and their chapters
+are linked only from side menus, never from the text.
+
+  /                 prose; a <header> with About and Contact; an <aside>
+                    <nav> menu of the GUIDES guides (the site's table of
+                    contents, GUIDES >= 32 links)
+  /gK/index.html    a guide's first page: prose, and an <aside><nav>
+                    outline of its chapters: per chapter "cN.html" and
+                    links to its sections "cN.html#sM"
+  /gK/cN.html       a chapter: prose and the same outline
+  /robots.txt       allows everything
+
+Every page carries the <header>. OUT/content.txt lists the URLs of every
+page but the two the header alone links to (all must be crawled);
+OUT/navonly.txt those two (about, contact), which the default noise rule
+still drops: a small menu is navigation on the host's first page too.
+"""
+import os
+import sys
+
+HOST = "127.0.1.1:8080"
+GUIDES = 36
+CHAPTERS = 3
+SECTIONS = 3
+PROSE = ("This page has a paragraph of ordinary prose, the kind of text a "
+         "reader comes for, long enough to be content on its own. ")
+
+
+def page(title, nav, body):
+    return ("<!doctype html><html><head><title>%s</title></head><body>\n"
+            "<header><a href=\"/about.html\">About</a> "
+            "<a href=\"/contact.html\">Contact</a></header>\n"
+            "<aside><nav>%s</nav></aside>\n"
+            "<div class=\"content\"><h1>%s</h1><p>%s</p></div>\n"
+            "</body></html>\n" % (title, nav, title, body))
+
+
+def outline(k):
+    items = []
+    for c in range(1, CHAPTERS + 1):
+        subs = "".join('<li><a href="c%d.html#s%d">Section %d</a></li>'
+                       % (c, s, s) for s in range(1, SECTIONS + 1))
+        items.append('<li><a href="c%d.html">Chapter %d</a><ul>%s</ul></li>'
+                     % (c, c, subs))
+    return '<p>Guide %d</p><ul>%s</ul>' % (k, "".join(items))
+
+
+def main():
+    out = sys.argv[1]
+    root = os.path.join(out, "hosts", "127.0.1.1")
+    files, content = {}, ["/"]
+    menu = "<ul>%s</ul>" % "".join(
+        '<li><a href="/g%d/index.html">Guide %d</a></li>' % (k, k)
+        for k in range(1, GUIDES + 1))
+    files["index.html"] = page("Documentation", menu, PROSE * 3)
+    for k in range(1, GUIDES + 1):
+        files["g%d/index.html" % k] = page("Guide %d" % k, outline(k),
+                                           PROSE * 2)
+        content.append("/g%d/" % k)  # url.strip_index_html
+        for c in range(1, CHAPTERS + 1):
+            files["g%d/c%d.html" % (k, c)] = page(
+                "Guide %d, chapter %d" % (k, c), outline(k), PROSE * 4)
+            content.append("/g%d/c%d.html" % (k, c))
+    for name in ("about", "contact"):
+        files[name + ".html"] = page(name.title(), "", PROSE)
+    files["robots.txt"] = "User-agent: *\nDisallow:\n"
+    for rel, text in files.items():
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+    with open(os.path.join(out, "content.txt"), "w") as f:
+        f.write("".join("http://%s%s\n" % (HOST, u) for u in content))
+    with open(os.path.join(out, "navonly.txt"), "w") as f:
+        f.write("http://%s/about.html\nhttp://%s/contact.html\n"
+                % (HOST, HOST))
+
+
+if __name__ == "__main__":
+    main()
