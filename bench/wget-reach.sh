@@ -5,7 +5,7 @@
 # Sites: the real documentation sites of bench/real-sites.sh, plus
 # "bigpages", tests/e2e/bigpages.py's site with a 3 MB and a 9 MB index
 # page whose links run to their last bytes (a private nginx on
-# 127.0.3.9:8090). Default: all of them; name some to run only those.
+# 127.0.3.20:8090). Default: all of them; name some to run only those.
 #
 # Per site, both crawls start at the site's seed, depth DEPTH (default 3):
 #   dcrawl crawl --depth N --set noise.enabled=false --set politeness.delay=0
@@ -40,7 +40,7 @@ if ! command -v wget >/dev/null; then
         { echo "wget-reach: cannot install wget" >&2; exit 1; }
 fi
 
-BIG_IP=127.0.3.9
+BIG_IP=127.0.3.20
 rm -rf "$WORK"
 mkdir -p "$WORK"
 trap 'real_sites_stop; bigpages_stop "$WORK/big"' EXIT INT TERM

@@ -43,7 +43,9 @@ static int pct_pending(const struct ubuf *o)
 }
 
 /* Write one input unit of s[i..n) with encoding and %XX normalization;
- * returns the bytes consumed. */
+ * returns the bytes consumed. A '%' that starts no %XX is written %25, as
+ * Nutch, crawler-commons and wget do: WHATWG keeps it bare, and servers
+ * answer a bare one 400 (Boost's docs link "operator%.html"). */
 static size_t put_enc(struct ubuf *o, const char *s, size_t n, size_t i,
                       int set)
 {
@@ -58,7 +60,7 @@ static size_t put_enc(struct ubuf *o, const char *s, size_t n, size_t i,
             put_pct(o, (unsigned char)v);
         return 3;
     }
-    if (must_encode(c, set))
+    if (c == '%' || must_encode(c, set)) /* a '%' that starts no %XX */
         put_pct(o, c);
     else
         put(o, (char)c);

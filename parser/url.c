@@ -22,7 +22,9 @@
  * Canonicalization happens while writing, so the output is the WHATWG
  * serialization with these changes:
  *  - no fragment;
- *  - every %XX kept is written with upper-case hex digits;
+ *  - every %XX kept is written with upper-case hex digits, and a '%' that
+ *    starts no %XX is written %25 (WHATWG keeps it bare; servers answer
+ *    that 400, and Nutch, crawler-commons and wget encode it too);
  *  - a %XX that decodes to an unreserved character (ALPHA DIGIT - . _ ~)
  *    is decoded, in userinfo, path and query alike. Two guards keep the
  *    output a fixed point of the function: (1) "%2e" is decoded before the
