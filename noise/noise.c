@@ -262,8 +262,9 @@ static int sig_snav(unsigned sig)
 
 /*
  * Signals rule: judge the over-ratio block e[0..k) (one block's links; they
- * share the block's signals). Sets e[j].fp and nav[]: 0 content, 1
- * navigation and a noise sample, NOISE_NAV_QUIET navigation only.
+ * share the block's signals). Sets nav[]: 0 content, 1 navigation and a
+ * noise sample, NOISE_NAV_QUIET navigation only; and e[j].fp, except for
+ * an outline (O), which is not recorded.
  */
 static void signals_block(const struct host *h, noise_url_fn url, void *ud,
                           struct rep_ent *e, size_t k, unsigned char *nav,
@@ -295,8 +296,10 @@ static void signals_block(const struct host *h, noise_url_fn url, void *ud,
     context = snav && h->pages >= NOISE_CONTEXT_PAGES &&
               k >= NOISE_JUDGE_MIN &&
               (double)hist >= NOISE_CONTEXT_SHARE * (double)k;
-    /* T: the host's first page; a menu this big is its table of contents */
-    toc = snav && h->pages == 0 && k >= NOISE_TOC_MIN;
+    /* T: a menu this big that the host's navigation has not shown yet is
+     * a table of contents (a book's chapters, a set's guides) */
+    toc = snav && k >= NOISE_TOC_MIN &&
+          (double)hist < NOISE_CONTEXT_SHARE * (double)k;
     for (j = 0; j < k; j++) {
         if (snav) {
             known = noise__seen_has(h, nav_fp(e[j].fp));

@@ -3,10 +3,10 @@
 # from side menus (tests/e2e/toc_site.py, built as Erlang/OTP's
 # documentation is), crawled with the default noise settings to depth 3:
 # every guide and chapter must be fetched, through the index's big menu
-# (a menu of noise.h's NOISE_TOC_MIN links or more on the host's first
-# page is its table of contents) and the guides' outlines (menus of links
-# to sections of pages), while the two pages only the small <header> menu
-# links to must not be. The same crawl under noise.block_rule=ratio (the
+# and a book's sidebar (a menu of noise.h's NOISE_TOC_MIN links or more
+# that the host's navigation has not shown yet is a table of contents)
+# and the guides' outlines (menus of links to sections of pages), while
+# the two pages only the small <header> menu links to must not be. The same crawl under noise.block_rule=ratio (the
 # rule as first written) must lose pages.
 . "$(dirname "$0")/lib.sh"
 S=$WORK/site
@@ -42,7 +42,7 @@ sys.exit(0 if miss else 1)  # "loses": the literal ratio rule cuts it off
 PY
 }
 check "default: crawl exits 0" grep -qx 0 "$WORK/rc-default"
-check "default: every guide and chapter fetched, header-only pages not" \
+check "default: every guide, chapter and book chapter fetched, header-only pages not" \
     compare default whole
 check "ratio: crawl exits 0" grep -qx 0 "$WORK/rc-ratio"
 check "ratio (the literal rule): pages are lost" compare ratio loses

@@ -10,6 +10,10 @@ are linked only from side menus, never from the text.
                     outline of its chapters: per chapter "cN.html" and
                     links to its sections "cN.html#sM"
   /gK/cN.html       a chapter: prose and the same outline
+  /book/            linked from the index's prose: a book whose <nav>
+                    sidebar lists its BOOK chapters (plain links, as
+                    mdBook writes them), not on the host's first page
+  /book/chN.html    a chapter: prose and the same sidebar
   /robots.txt       allows everything
 
 Every page carries the <header>. OUT/content.txt lists the URLs of every
@@ -23,6 +27,7 @@ import sys
 HOST = "127.0.1.1:8080"
 GUIDES = 36
 CHAPTERS = 3
+BOOK = 40
 SECTIONS = 3
 PROSE = ("This page has a paragraph of ordinary prose, the kind of text a "
          "reader comes for, long enough to be content on its own. ")
@@ -54,7 +59,18 @@ def main():
     menu = "<ul>%s</ul>" % "".join(
         '<li><a href="/g%d/index.html">Guide %d</a></li>' % (k, k)
         for k in range(1, GUIDES + 1))
-    files["index.html"] = page("Documentation", menu, PROSE * 3)
+    files["index.html"] = page(
+        "Documentation", menu,
+        PROSE * 3 + 'There is also <a href="/book/">a book</a>. ' + PROSE)
+    sidebar = "<ol>%s</ol>" % "".join(
+        '<li><a href="/book/ch%d.html">Chapter %d</a></li>' % (n, n)
+        for n in range(1, BOOK + 1))
+    files["book/index.html"] = page("The book", sidebar, PROSE * 2)
+    content.append("/book/")
+    for n in range(1, BOOK + 1):
+        files["book/ch%d.html" % n] = page("Chapter %d" % n, sidebar,
+                                          PROSE * 3)
+        content.append("/book/ch%d.html" % n)
     for k in range(1, GUIDES + 1):
         files["g%d/index.html" % k] = page("Guide %d" % k, outline(k),
                                            PROSE * 2)

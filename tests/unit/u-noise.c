@@ -765,8 +765,8 @@ static void test_signals(void)
 static void test_outline_toc(void)
 {
     enum { N = NOISE_TOC_MIN };
-    static struct sig_link big[N + 3], big2[N + 3], small[N - 1];
-    static char paths[N + 3][16];
+    static struct sig_link big[N + 3], big2[N + 3], small[N - 1], other[N];
+    static char paths[N + 3][16], opaths[N][16];
     /* an outline is content in navigation and in main content alike, and
      * is not recorded: the plain block of page 2 is new, not P */
     static const struct sig_link o1[] = {
@@ -803,7 +803,8 @@ static void test_outline_toc(void)
     noise_free(&nz);
 
     /* T: the first page's menu of N links is kept, a 3-link one is not;
-     * on the next page both are known navigation */
+     * on the next page both are known navigation; on a third page a new
+     * menu of N links (another book's chapters) is kept again */
     for (i = 0; i < N + 3; i++) {
         snprintf(paths[i], sizeof(paths[i]), "/t%zu", i);
         big[i].path = big2[i].path = paths[i];
@@ -815,6 +816,13 @@ static void test_outline_toc(void)
     nz = noise_new(&nc);
     sig_page(nz, "toc page 1", big, N + 3, 1000, 0, NULL);
     sig_page(nz, "toc page 2", big2, N + 3, 1000, 0, NULL);
+    for (i = 0; i < N; i++) {
+        snprintf(opaths[i], sizeof(opaths[i]), "/book/%zu", i);
+        /* a few links it shares with the first menu do not make it known */
+        other[i] = (struct sig_link){i < N / 4 ? paths[i] : opaths[i], 3,
+                                     R | S, 0};
+    }
+    sig_page(nz, "another toc", other, N, 1000, 0, NULL);
     noise_free(&nz);
     /* a menu of N - 1 links on the first page is navigation */
     for (i = 0; i < N - 1; i++)
