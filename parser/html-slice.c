@@ -33,6 +33,8 @@
  * pieces is at most len / 1 and in practice len / max + a few; each byte
  * is scanned at most twice.
  */
+#include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -220,9 +222,40 @@ static size_t skip_tag(const char *s, size_t len, size_t i)
     return i;
 }
 
+/* Visible length of the plain text run s[i..b) as the walker will count
+ * it once gumbo decoded it (parser__text_len): code points, a character
+ * reference ("&amp;", "&#x41;") as one, whitespace runs inside as one,
+ * none at the ends. */
+static size_t run_len(const char *s, size_t i, size_t b)
+{
+    size_t n = 0, pend = 0, k, e;
+
+    for (k = i; k < b; k++) {
+        unsigned char c = (unsigned char)s[k];
+        if ((c & 0xC0) == 0x80)
+            continue;
+        if (is_space(c)) {
+            pend = n > 0;
+            continue;
+        }
+        if (c == '&') { /* a reference: up to its ';' when near */
+            for (e = k + 1; e < b && e < k + 34 &&
+                            (isalnum((unsigned char)s[e]) || s[e] == '#');
+                 e++)
+                ;
+            if (e < b && s[e] == ';' && e > k + 1)
+                k = e;
+        }
+        n += pend + 1;
+        pend = 0;
+    }
+    return n;
+}
+
 /*
  * Copy the data s[i..b) (what lies between two tags) to out; with fold, a
- * run of plain text is folded to one "x". Plain text: no '<' in it (no
+ * run of plain text is folded to one "x" (PARSER_FOLD_X) or to a marker of
+ * its visible length (PARSER_FOLD_LEN). Plain text: no '<' in it (no
  * comment, doctype or stray '<', which are copied as they are), and its
  * first byte that is not HTML whitespace is an ordinary character (not
  * '&', which may be a whitespace character reference, nor NUL, which the
@@ -231,18 +264,30 @@ static size_t skip_tag(const char *s, size_t len, size_t i)
  * where there was one (what switches insertion modes, closes head, fosters
  * out of tables and clears frameset-ok) and the same formatting elements
  * reconstructed, so the same elements in the same order; only the text
- * nodes' content differs. Returns the length written.
+ * nodes' content differs. A marker replaces a run only when it is not
+ * longer (out holds as many bytes as the input). Returns the length
+ * written.
  */
 static size_t copy_data(const char *s, size_t i, size_t b, char *out, int fold)
 {
     size_t k = i;
+    char mark[PARSER_MARK_MAX + 1];
+    int m;
 
     while (fold && k < b && is_space((unsigned char)s[k]))
         k++;
     if (fold && k < b && s[k] != '&' && s[k] != '\0' &&
         !memchr(s + k, '<', b - k)) {
-        out[0] = 'x';
-        return 1;
+        if (fold == PARSER_FOLD_X) {
+            out[0] = 'x';
+            return 1;
+        }
+        m = snprintf(mark, sizeof(mark), PARSER_MARK_OPEN "%zu"
+                     PARSER_MARK_CLOSE, run_len(s, k, b));
+        if (m > 0 && (size_t)m <= b - i) {
+            memcpy(out, mark, (size_t)m);
+            return (size_t)m;
+        }
     }
     memcpy(out, s + i, b - i);
     return b - i;
@@ -258,11 +303,12 @@ static size_t copy_data(const char *s, size_t i, size_t b, char *out, int fold)
  * ordinary element with markup inside) and at frameset (script and style
  * are ignored tags there); a script whose content holds "<!--" (script
  * data's escape states, where "</script>" may not end it) is kept.
- * With fold_text (nobody counts text: blocks off), text between tags is
- * folded too (copy_data above): most of an ordinary page's bytes, each
- * one a token for gumbo. Returns the length written.
+ * With fold, text between tags is folded too (copy_data above): most of
+ * an ordinary page's bytes, each one a token for gumbo; PARSER_FOLD_X
+ * where nobody counts text (blocks off), PARSER_FOLD_LEN where the walker
+ * counts it (blocks on). Returns the length written.
  */
-size_t parser__raw_strip(const char *s, size_t len, char *out, int fold_text)
+size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
 {
     size_t i = 0, o = 0, b, e, r, n;
     char name[16];
@@ -277,7 +323,7 @@ size_t parser__raw_strip(const char *s, size_t len, char *out, int fold_text)
         r = e;
         if (!end && e < len && raw_text(name, n))
             r = raw_end(s, len, e, name, n);
-        o += copy_data(s, i, b, out + o, fold_text);
+        o += copy_data(s, i, b, out + o, fold);
         if (r > e && (name_is(name, n, "style") ||
                       (name_is(name, n, "script") &&
                        !memmem(s + e, r - e, "<!--", 4))))

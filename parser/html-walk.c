@@ -15,6 +15,7 @@
 
 #include "conf.h"
 #include "html-internal.h"
+#include "parser-internal.h"
 
 static const char *attr_value(const GumboElement *e, const char *name)
 {
@@ -64,19 +65,41 @@ uint32_t parser__block_open(struct parser *p, uint32_t parent, unsigned ctx)
     return (uint32_t)p->nblocks++;
 }
 
-/*
- * Visible length of a text node: UTF-8 code points, leading and trailing
- * whitespace dropped, each inner whitespace run counted as one.
- */
-static size_t text_len(const char *s)
+/* The length a marker at s carries (html-slice.c folded a run of text to
+ * it); *end past it. 0 when s holds no whole marker. */
+static size_t mark_len(const char *s, const char **end)
 {
-    size_t n = 0, pend = 0;
+    size_t n = 0, lo = sizeof(PARSER_MARK_OPEN) - 1;
+    const char *d = s + lo;
+
+    if (strncmp(s, PARSER_MARK_OPEN, lo) != 0 || *d < '0' || *d > '9')
+        return 0;
+    for (; *d >= '0' && *d <= '9' && d < s + lo + 20; d++)
+        n = n * 10 + (size_t)(*d - '0');
+    if (strncmp(d, PARSER_MARK_CLOSE, sizeof(PARSER_MARK_CLOSE) - 1) != 0)
+        return 0;
+    *end = d + sizeof(PARSER_MARK_CLOSE) - 1;
+    return n;
+}
+
+size_t parser__text_len(const char *s)
+{
+    size_t n = 0, pend = 0, m;
+    const char *e;
     int ws;
 
-    for (; *s; s++) {
+    while (*s) {
         unsigned char c = (unsigned char)*s;
-        if ((c & 0xC0) == 0x80)
+        if ((c & 0xC0) == 0x80) {
+            s++;
             continue;
+        }
+        if (c == 0xEE && (m = mark_len(s, &e)) > 0) {
+            n += pend + m;
+            pend = 0;
+            s = e;
+            continue;
+        }
         ws = c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
         if (ws) {
             pend = n > 0;
@@ -84,6 +107,7 @@ static size_t text_len(const char *s)
             n += pend + 1;
             pend = 0;
         }
+        s++;
     }
     return n;
 }
@@ -95,7 +119,7 @@ static void add_text(struct parser *p, const struct walk_ent *w,
 
     if (!p->blocks_on || (w->ctx & CTX_NOTEXT))
         return;
-    n = text_len(k->v.text.text);
+    n = parser__text_len(k->v.text.text);
     p->blocks[w->block].text += n;
     if (w->ctx & CTX_LINK)
         p->blocks[w->block].link_text += n;

@@ -74,10 +74,12 @@
  * never holds a link nor counted text, so gumbo is given a copy without it
  * (parser__raw_strip() in html-slice.c; the tags stay, and pages it cannot
  * scan exactly, with svg, math, frameset or an escaped script, keep it).
- * With blocks off nothing reads text at all, so each run of plain text
- * between two tags is folded to one character as well (the same elements
- * in the same order: see copy_data() in html-slice.c); on an ordinary
- * page that is most of its bytes, and gumbo's time falls ~7x.
+ * Each run of plain text between two tags is folded as well (the same
+ * elements in the same order: see copy_data() in html-slice.c): with
+ * blocks off, where nothing reads text, to one character; with blocks on
+ * to a marker that carries the run's visible length, which the walker
+ * counts instead of the text. On an ordinary page that is most of its
+ * bytes, and gumbo's time falls ~7x.
  *
  * Buffers that grew beyond their KEEP limit on a large page are released at
  * the start of the next parse. Nothing here allocates per link.
@@ -298,9 +300,9 @@ static void output(struct parser *p)
 }
 
 /* What gumbo parses of body[0..*len): nesting guarded, script and style
- * content left out, and with blocks off (no text is counted: slices, or
- * the noise filter off) text folded (html-slice.c); *len becomes its
- * length. */
+ * content left out, and text folded (html-slice.c): to one character with
+ * blocks off (no text is counted: slices, or the noise filter off), to a
+ * marker of its visible length with blocks on; *len becomes its length. */
 static const char *gumbo_input(struct parser *p, const char *body,
                                size_t *len)
 {
@@ -308,7 +310,8 @@ static const char *gumbo_input(struct parser *p, const char *body,
 
     body = parser__nest_guard(p, body, *len);
     xgrow((void **)&p->stripped, &p->stripped_cap, *len ? *len : 1, 1);
-    n = parser__raw_strip(body, *len, p->stripped, !p->blocks_on);
+    n = parser__raw_strip(body, *len, p->stripped,
+                          p->blocks_on ? PARSER_FOLD_LEN : PARSER_FOLD_X);
     if (n == *len)
         return body;
     *len = n;

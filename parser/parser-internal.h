@@ -39,9 +39,21 @@ struct parser__cut {
 };
 void parser__cut_init(struct parser__cut *c, const char *s, size_t len);
 /* html-slice.c: s[0..len) copied into out (len bytes) without the content
- * of script and style elements (their tags stay), with fold_text each run
- * of plain text between tags as one "x"; returns the length. */
-size_t parser__raw_strip(const char *s, size_t len, char *out, int fold_text);
+ * of script and style elements (their tags stay), and each run of plain
+ * text between tags folded: PARSER_FOLD_X to one "x", PARSER_FOLD_LEN to a
+ * marker that carries its visible length (parser__text_len reads it back;
+ * a run shorter than its marker is kept); returns the length. */
+enum { PARSER_FOLD_NONE = 0, PARSER_FOLD_X = 1, PARSER_FOLD_LEN = 2 };
+size_t parser__raw_strip(const char *s, size_t len, char *out, int fold);
+/* The marker of a folded run: U+E000, the visible length in decimal,
+ * U+E001 (private-use code points, which gumbo passes through). */
+#define PARSER_MARK_OPEN "\xEE\x80\x80"
+#define PARSER_MARK_CLOSE "\xEE\x80\x81"
+#define PARSER_MARK_MAX 26 /* both code points and 20 digits */
+/* Visible length of a text node's UTF-8 text: code points, leading and
+ * trailing whitespace dropped, each inner whitespace run counted as one;
+ * a marker counts as the length it carries. */
+size_t parser__text_len(const char *s);
 /* The next piece [*start, *end), at most max bytes; 0 when the body is
  * done. Bytes between *end and the next piece's start (only after a
  * single token longer than max) hold no tag. */

@@ -1151,7 +1151,7 @@ static void test_raw_strip(void)
         {"<plaintext><style>x</style>", "<plaintext><style>x</style>"},
     };
 
-    check_strip(t, sizeof t / sizeof t[0], 0);
+    check_strip(t, sizeof t / sizeof t[0], PARSER_FOLD_NONE);
 }
 
 /* With blocks off, plain text between tags is folded to one "x"; runs of
@@ -1185,7 +1185,7 @@ static void test_fold_text(void)
     char a[1024], b[1024];
     size_t i, k, n, o;
 
-    check_strip(t, sizeof t / sizeof t[0], 1);
+    check_strip(t, sizeof t / sizeof t[0], PARSER_FOLD_X);
     /* the same links, in the same order, folded or not */
     parser_set_blocks(on, "p td div");
     for (i = 0; i < sizeof pages / sizeof pages[0]; i++) {
@@ -1203,6 +1203,45 @@ static void test_fold_text(void)
     parser_free(&off);
 }
 
+/* With blocks on, plain text between tags is folded to a marker of its
+ * visible length (a run shorter than its marker stays), which the walker
+ * counts as that many characters: block sums equal those of the text. */
+static void test_fold_len(void)
+{
+#define MK(n) PARSER_MARK_OPEN n PARSER_MARK_CLOSE
+    static const struct strip_case t[] = {
+        {"<p>Some text here.</p>", "<p>" MK("15") "</p>"},
+        {"<p>short</p>", "<p>short</p>"},
+        {"<p>caf&eacute; &amp; more</p>", "<p>" MK("11") "</p>"},
+        {"<p>  two   spaces  </p>", "<p>" MK("10") "</p>"},
+        {"<p>&amp; first</p><p>a <!-- c --> b c d e</p>",
+         "<p>&amp; first</p><p>a <!-- c --> b c d e</p>"},
+    };
+    static const char page[] =
+        "<div>  Caf&eacute; au lait,   tr&egrave;s bien  <a href=/x>the link "
+        "text</a>  and more words </div>";
+    struct parser *p = parser_new(0, 0);
+    const struct parser_result *r;
+
+    check_strip(t, sizeof t / sizeof t[0], PARSER_FOLD_LEN);
+    CHECK(parser__text_len("a " MK("5") " b") == 9, "marker in text");
+    CHECK(parser__text_len(PARSER_MARK_OPEN "x") == 2 &&
+              parser__text_len(PARSER_MARK_OPEN "12") == 3,
+          "no whole marker: its characters count");
+    CHECK(parser__text_len(" x\t\n y ") == 3, "whitespace runs");
+    /* "Cafe au lait, tres bien" 23, "the link text" 13, "and more words"
+     * 14: what the unfolded text nodes give */
+    parser_set_blocks(p, "div");
+    CHECK(parser_parse_html(p, "http://h.test/", page, sizeof(page) - 1,
+                            &r) == DC_OK &&
+              r->nblocks == 2 && r->blocks[1].text == 50 &&
+              r->blocks[1].link_text == 13,
+          "folded sums: %zu %zu", r->nblocks == 2 ? r->blocks[1].text : 0,
+          r->nblocks == 2 ? r->blocks[1].link_text : 0);
+    parser_free(&p);
+#undef MK
+}
+
 int main(void)
 {
     test_block_flags();
@@ -1217,6 +1256,7 @@ int main(void)
     test_cut_soup();
     test_raw_strip();
     test_fold_text();
+    test_fold_len();
     test_big();
     test_big_hostile();
     test_site();
