@@ -66,7 +66,9 @@ uint32_t parser__block_open(struct parser *p, uint32_t parent, unsigned ctx)
 }
 
 /* The length a marker at s carries (html-slice.c folded a run of text to
- * it); *end past it. 0 when s holds no whole marker. */
+ * it); *end past it. 0 when s holds no whole marker of at most 10 digits
+ * (a page may hold the same code points: what it claims stays bounded,
+ * and only moves its own blocks' sums). */
 static size_t mark_len(const char *s, const char **end)
 {
     size_t n = 0, lo = sizeof(PARSER_MARK_OPEN) - 1;
@@ -74,8 +76,11 @@ static size_t mark_len(const char *s, const char **end)
 
     if (strncmp(s, PARSER_MARK_OPEN, lo) != 0 || *d < '0' || *d > '9')
         return 0;
-    for (; *d >= '0' && *d <= '9' && d < s + lo + 20; d++)
+    for (; *d >= '0' && *d <= '9'; d++) {
+        if (d >= s + lo + 10)
+            return 0;
         n = n * 10 + (size_t)(*d - '0');
+    }
     if (strncmp(d, PARSER_MARK_CLOSE, sizeof(PARSER_MARK_CLOSE) - 1) != 0)
         return 0;
     *end = d + sizeof(PARSER_MARK_CLOSE) - 1;

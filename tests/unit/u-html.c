@@ -1229,6 +1229,9 @@ static void test_fold_len(void)
               parser__text_len(PARSER_MARK_OPEN "12") == 3,
           "no whole marker: its characters count");
     CHECK(parser__text_len(" x\t\n y ") == 3, "whitespace runs");
+    CHECK(parser__text_len(MK("1234567890")) == 1234567890 &&
+              parser__text_len(MK("12345678901")) == 13,
+          "a marker carries at most 10 digits");
     /* "Cafe au lait, tres bien" 23, "the link text" 13, "and more words"
      * 14: what the unfolded text nodes give */
     parser_set_blocks(p, "div");
