@@ -23,10 +23,12 @@
 # its main page builds its menus in JavaScript and holds one link), glib
 # (libglib2.0-doc, gtk-doc), rustdoc (cargo-doc, rustdoc: the syn crate),
 # mkdocs (mkdocs-doc, MkDocs), git (git-doc, AsciiDoc), erlang (erlang-doc,
-# erl_docgen: guides and chapters linked only from side menus).
+# erl_docgen: guides and chapters linked only from side menus), mdbook
+# (rust-doc, mdBook: The Rust Programming Language, chapters linked only
+# from its sidebar; the package is 500 MB with the std docs).
 REAL_SITES_PKGS=(python3.11-doc postgresql-doc-15 libcommons-lang3-java-doc
     libsdl2-doc libglib2.0-doc cargo-doc mkdocs-doc git-doc erlang-doc
-    nginx-light)
+    rust-doc nginx-light)
 # name ip root seed-path
 REAL_SITES_TABLE="
 python 127.0.3.1 /usr/share/doc/python3.11/html /
@@ -38,6 +40,7 @@ rustdoc 127.0.3.6 /usr/share/doc/cargo/doc /syn/index.html
 mkdocs 127.0.3.7 /usr/share/doc/mkdocs/html /
 git 127.0.3.8 /usr/share/doc/git-doc /
 erlang 127.0.3.9 /usr/share/doc/erlang-doc /doc/index.html
+mdbook 127.0.3.10 /usr/share/doc/rust-doc/html/book /index.html
 "
 REAL_SITES_PORT=8090
 REAL_SITES=$(echo "$REAL_SITES_TABLE" | awk -v p=$REAL_SITES_PORT \
