@@ -270,7 +270,7 @@ static void signals_block(const struct host *h, noise_url_fn url, void *ud,
                           struct rep_ent *e, size_t k, unsigned char *nav,
                           struct noise_stats *st)
 {
-    size_t j, seen = 0, hist = 0;
+    size_t j, seen = 0, hist = 0, query = 0;
     int snav = sig_snav(e[0].sig), repeated, context, known, toc;
     unsigned char v;
     const char *u;
@@ -285,8 +285,10 @@ static void signals_block(const struct host *h, noise_url_fn url, void *ud,
         u = url(ud, e[j].i);
         e[j].fp = noise__fp(u, strlen(u));
         seen += (size_t)noise__seen_has(h, e[j].fp);
-        if (snav)
+        if (snav) {
             hist += (size_t)noise__seen_has(h, nav_fp(e[j].fp));
+            query += strchr(u, '?') != NULL;
+        }
     }
     /* P: a block of NOISE_JUDGE_MIN+ links, mostly seen before */
     repeated = k >= NOISE_JUDGE_MIN &&
@@ -297,9 +299,12 @@ static void signals_block(const struct host *h, noise_url_fn url, void *ud,
               k >= NOISE_JUDGE_MIN &&
               (double)hist >= NOISE_CONTEXT_SHARE * (double)k;
     /* T: a menu this big that the host's navigation has not shown yet is
-     * a table of contents (a book's chapters, a set's guides) */
+     * a table of contents (a book's chapters, a set's guides), when it
+     * links to documents, not to variations of one (facets, sort orders:
+     * queries) */
     toc = snav && k >= NOISE_TOC_MIN &&
-          (double)hist < NOISE_CONTEXT_SHARE * (double)k;
+          (double)hist < NOISE_CONTEXT_SHARE * (double)k &&
+          (double)query < NOISE_TOC_QUERY_SHARE * (double)k;
     for (j = 0; j < k; j++) {
         if (snav) {
             known = noise__seen_has(h, nav_fp(e[j].fp));

@@ -40,13 +40,15 @@
  *      ("page.html#part"): a table of contents of documents, such as the
  *      chapter menu of Erlang/OTP's guides, often the only way to their
  *      chapters. Menus, pagers and traps link to pages, not to sections.
- *   T  B is S, has NOISE_TOC_MIN or more links, and fewer than
- *      NOISE_CONTEXT_SHARE of them are in the host's navigation history:
- *      a menu that big, shown for the first time, is a table of contents
- *      (Erlang/OTP's index lists every guide only in its side menu; an
- *      mdBook book lists its chapters only in its sidebar). Its links are
- *      kept; as they enter the navigation history like any S link, the
- *      same menu is dropped from the pages that show it again.
+ *   T  B is S, has NOISE_TOC_MIN or more links, fewer than
+ *      NOISE_CONTEXT_SHARE of them in the host's navigation history and
+ *      fewer than NOISE_TOC_QUERY_SHARE with a query: a menu that big,
+ *      shown for the first time, that links to documents is a table of
+ *      contents (Erlang/OTP's index lists every guide only in its side
+ *      menu; an mdBook book lists its chapters only in its sidebar), while
+ *      facets and sort orders link to variations of one page (queries).
+ *      Its links are kept; as they enter the navigation history like any
+ *      S link, the same menu is dropped from the pages that show it again.
  * A link is navigation iff R and not O and not T and (M ? P : (S or P)):
  * inside main content only repetition makes noise. Links of O blocks
  * are not recorded. Links of S blocks are not recorded for P
@@ -138,6 +140,7 @@ enum noise_block_rule {
 #define NOISE_OUTLINE_MIN 3      /* O: section links a block needs */
 #define NOISE_OUTLINE_SHARE 0.25 /* O: ... and their share of its links */
 #define NOISE_TOC_MIN 32         /* T: links of a new big menu */
+#define NOISE_TOC_QUERY_SHARE 0.25 /* T: ... below this share with a query */
 
 struct noise;
 

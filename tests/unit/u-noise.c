@@ -765,8 +765,9 @@ static void test_signals(void)
 static void test_outline_toc(void)
 {
     enum { N = NOISE_TOC_MIN };
-    static struct sig_link big[N + 3], big2[N + 3], small[N - 1], other[N];
-    static char paths[N + 3][16], opaths[N][16];
+    static struct sig_link big[N + 3], big2[N + 3], small[N - 1], other[N],
+        facets[N];
+    static char paths[N + 3][16], opaths[N][16], fpaths[N][24];
     /* an outline is content in navigation and in main content alike, and
      * is not recorded: the plain block of page 2 is new, not P */
     static const struct sig_link o1[] = {
@@ -829,6 +830,16 @@ static void test_outline_toc(void)
         small[i] = (struct sig_link){paths[i], 1, R | S, Q};
     nz = noise_new(&nc);
     sig_page(nz, "small menu", small, N - 1, 1000, 0, NULL);
+    noise_free(&nz);
+    /* so is a big new menu of queries (facets): a quarter of them make
+     * it variations of a page, not a table of contents */
+    for (i = 0; i < N; i++) {
+        snprintf(fpaths[i], sizeof(fpaths[i]),
+                 i < N / 4 ? "/shop?color=%zu" : "/shop/item-%zu", i);
+        facets[i] = (struct sig_link){fpaths[i], 1, R | S, Q};
+    }
+    nz = noise_new(&nc);
+    sig_page(nz, "facets", facets, N, 1000, 0, NULL);
     noise_free(&nz);
 }
 
