@@ -26,22 +26,18 @@
 
 #include "conf.h"
 #include "parser.h"
+#include "parser-internal.h"
 
 #define PRESCAN_BYTES 1024
-
-static int is_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
-}
 
 /* Copy a label (trimmed, quotes dropped, lower-cased) into out. */
 static int label_copy(const char *s, size_t n, char *out, size_t cap)
 {
     size_t i, k = 0;
 
-    while (n && (is_space(*s) || *s == '"' || *s == '\''))
+    while (n && (parser__ws(*s) || *s == '"' || *s == '\''))
         s++, n--;
-    while (n && (is_space(s[n - 1]) || s[n - 1] == '"' || s[n - 1] == '\''))
+    while (n && (parser__ws(s[n - 1]) || s[n - 1] == '"' || s[n - 1] == '\''))
         n--;
     if (!n || n >= cap)
         return 0;
@@ -68,19 +64,19 @@ static int charset_param(const char *s, size_t n, char *out, size_t cap)
         if (strncasecmp(s + i, "charset", 7) != 0)
             continue;
         j = i + 7;
-        while (j < n && is_space(s[j]))
+        while (j < n && parser__ws(s[j]))
             j++;
         if (j >= n || s[j] != '=')
             continue;
         j++;
-        while (j < n && is_space(s[j]))
+        while (j < n && parser__ws(s[j]))
             j++;
         if (j < n && (s[j] == '"' || s[j] == '\'')) {
             char q = s[j++];
             for (e = j; e < n && s[e] != q; e++)
                 ;
         } else {
-            for (e = j; e < n && s[e] != ';' && !is_space(s[e]); e++)
+            for (e = j; e < n && s[e] != ';' && !parser__ws(s[e]); e++)
                 ;
         }
         return label_copy(s + j, e - j, out, cap);
@@ -95,22 +91,22 @@ static int next_attr(const char *s, size_t n, size_t *i, const char **name,
 {
     size_t k = *i;
 
-    while (k < n && (is_space(s[k]) || s[k] == '/'))
+    while (k < n && (parser__ws(s[k]) || s[k] == '/'))
         k++;
     if (k >= n || s[k] == '>')
         return 0;
     *name = s + k;
-    while (k < n && !is_space(s[k]) && s[k] != '=' && s[k] != '>' &&
+    while (k < n && !parser__ws(s[k]) && s[k] != '=' && s[k] != '>' &&
            s[k] != '/')
         k++;
     *nlen = (size_t)(s + k - *name);
     *val = s + k;
     *vlen = 0;
-    while (k < n && is_space(s[k]))
+    while (k < n && parser__ws(s[k]))
         k++;
     if (k < n && s[k] == '=') {
         k++;
-        while (k < n && is_space(s[k]))
+        while (k < n && parser__ws(s[k]))
             k++;
         if (k < n && (s[k] == '"' || s[k] == '\'')) {
             char q = s[k++];
@@ -122,7 +118,7 @@ static int next_attr(const char *s, size_t n, size_t *i, const char **name,
                 k++;
         } else {
             *val = s + k;
-            while (k < n && !is_space(s[k]) && s[k] != '>')
+            while (k < n && !parser__ws(s[k]) && s[k] != '>')
                 k++;
             *vlen = (size_t)(s + k - *val);
         }
@@ -174,7 +170,7 @@ static int prescan(const char *b, size_t len, char *out, size_t cap)
             continue;
         }
         if (i + 6 <= len && strncasecmp(b + i, "<meta", 5) == 0 &&
-            (is_space(b[i + 5]) || b[i + 5] == '/') &&
+            (parser__ws(b[i + 5]) || b[i + 5] == '/') &&
             meta_charset(b + i + 5, len - i - 5, out, cap))
             return 1;
     }

@@ -34,7 +34,6 @@
  * is scanned at most twice.
  */
 #include <ctype.h>
-#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -43,11 +42,6 @@
 static int is_alpha(unsigned char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-static int is_space(unsigned char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
 }
 
 /* After "<!--" at i: the position after the comment's end (or len). */
@@ -134,7 +128,7 @@ static size_t raw_end(const char *s, size_t len, size_t i, const char *name,
         i = (size_t)(p - s);
         if (i + 2 + n < len && s[i + 1] == '/' &&
             strncasecmp(s + i + 2, name, n) == 0 &&
-            (is_space((unsigned char)s[i + 2 + n]) || s[i + 2 + n] == '/' ||
+            (parser__ws(s[i + 2 + n]) || s[i + 2 + n] == '/' ||
              s[i + 2 + n] == '>'))
             return i;
         i++;
@@ -158,7 +152,7 @@ static size_t tag_close(const char *s, size_t len, size_t i, char name[16],
     *end = s[i + 1] == '/';
     *n = 0;
     i += 1 + (size_t)*end;
-    for (; i < len && !is_space((unsigned char)s[i]) && s[i] != '/' &&
+    for (; i < len && !parser__ws(s[i]) && s[i] != '/' &&
            s[i] != '>';
          i++, (*n)++)
         if (*n < 16)
@@ -166,7 +160,7 @@ static size_t tag_close(const char *s, size_t len, size_t i, char name[16],
     for (; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
         if (st == T_VALUE) { /* unquoted value */
-            if (is_space(c))
+            if (parser__ws(c))
                 st = T_BEFORE_NAME;
             else if (c == '>')
                 break;
@@ -179,14 +173,14 @@ static size_t tag_close(const char *s, size_t len, size_t i, char name[16],
                 st = T_BEFORE_NAME;
             } else if (c == '>') {
                 break;
-            } else if (!is_space(c)) {
+            } else if (!parser__ws(c)) {
                 st = T_VALUE;
             }
         } else if (c == '>') {
             break;
         } else if (c == '=' && st != T_BEFORE_NAME) {
             st = T_BEFORE_VALUE;
-        } else if (is_space(c)) {
+        } else if (parser__ws(c)) {
             st = st == T_NAME ? T_AFTER_NAME : st;
         } else if (c == '/') {
             st = T_BEFORE_NAME;
@@ -234,7 +228,7 @@ static size_t run_len(const char *s, size_t i, size_t b)
         unsigned char c = (unsigned char)s[k];
         if ((c & 0xC0) == 0x80)
             continue;
-        if (is_space(c)) {
+        if (parser__ws(c)) {
             pend = n > 0;
             continue;
         }
@@ -250,6 +244,26 @@ static size_t run_len(const char *s, size_t i, size_t b)
         pend = 0;
     }
     return n;
+}
+
+/* The marker of length n into out when it fits in room bytes; its size,
+ * else 0. */
+static size_t put_mark(char *out, size_t room, size_t n)
+{
+    char d[20];
+    size_t nd = 0, lo = sizeof(PARSER_MARK_OPEN) - 1,
+           lc = sizeof(PARSER_MARK_CLOSE) - 1;
+
+    do
+        d[nd++] = (char)('0' + n % 10);
+    while ((n /= 10) > 0);
+    if (lo + nd + lc > room)
+        return 0;
+    memcpy(out, PARSER_MARK_OPEN, lo);
+    for (size_t j = 0; j < nd; j++)
+        out[lo + j] = d[nd - 1 - j];
+    memcpy(out + lo + nd, PARSER_MARK_CLOSE, lc);
+    return lo + nd + lc;
 }
 
 /*
@@ -270,11 +284,9 @@ static size_t run_len(const char *s, size_t i, size_t b)
  */
 static size_t copy_data(const char *s, size_t i, size_t b, char *out, int fold)
 {
-    size_t k = i;
-    char mark[PARSER_MARK_MAX + 1];
-    int m;
+    size_t k = i, m;
 
-    while (fold && k < b && is_space((unsigned char)s[k]))
+    while (fold && k < b && parser__ws(s[k]))
         k++;
     if (fold && k < b && s[k] != '&' && s[k] != '\0' &&
         !memchr(s + k, '<', b - k)) {
@@ -282,12 +294,8 @@ static size_t copy_data(const char *s, size_t i, size_t b, char *out, int fold)
             out[0] = 'x';
             return 1;
         }
-        m = snprintf(mark, sizeof(mark), PARSER_MARK_OPEN "%zu"
-                     PARSER_MARK_CLOSE, run_len(s, k, b));
-        if (m > 0 && (size_t)m <= b - i) {
-            memcpy(out, mark, (size_t)m);
-            return (size_t)m;
-        }
+        if ((m = put_mark(out, b - i, run_len(s, k, b))) > 0)
+            return m;
     }
     memcpy(out, s + i, b - i);
     return b - i;

@@ -91,7 +91,6 @@ size_t parser__text_len(const char *s)
 {
     size_t n = 0, pend = 0, m;
     const char *e;
-    int ws;
 
     while (*s) {
         unsigned char c = (unsigned char)*s;
@@ -105,8 +104,7 @@ size_t parser__text_len(const char *s)
             s = e;
             continue;
         }
-        ws = c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
-        if (ws) {
+        if (parser__ws(c)) {
             pend = n > 0;
         } else {
             n += pend + 1;
@@ -145,11 +143,6 @@ static int has_token(const char *v, const char *word, const char *seps)
     return 0;
 }
 
-static int is_ws(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
-}
-
 /*
  * The URL of a refresh declaration "N; url=..." (WHATWG HTML, shared
  * declarative refresh steps): after the time, an optional ';' or ',',
@@ -160,27 +153,27 @@ static int refresh_url(const char *v, const char **u, size_t *n)
 {
     const char *e;
 
-    while (is_ws(*v))
+    while (parser__ws(*v))
         v++;
     if (!((*v >= '0' && *v <= '9') || *v == '.'))
         return 0;
     while ((*v >= '0' && *v <= '9') || *v == '.')
         v++;
-    while (is_ws(*v))
+    while (parser__ws(*v))
         v++;
     if (*v == ';' || *v == ',')
         v++;
     else if (*v)
         return 0;
-    while (is_ws(*v))
+    while (parser__ws(*v))
         v++;
     if (strncasecmp(v, "url", 3) == 0) {
         const char *w = v + 3;
-        while (is_ws(*w))
+        while (parser__ws(*w))
             w++;
         if (*w == '=') {
             v = w + 1;
-            while (is_ws(*v))
+            while (parser__ws(*v))
                 v++;
         }
     }
@@ -192,7 +185,7 @@ static int refresh_url(const char *v, const char **u, size_t *n)
     } else {
         e = v + strlen(v);
     }
-    while (e > v && is_ws(e[-1]))
+    while (e > v && parser__ws(e[-1]))
         e--;
     if (e == v)
         return 0;

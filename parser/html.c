@@ -241,8 +241,7 @@ static int names_section(const char *raw, size_t len)
 {
     const char *hash;
 
-    while (len && (*raw == ' ' || *raw == '\t' || *raw == '\n' ||
-                   *raw == '\r' || *raw == '\f')) {
+    while (len && parser__ws(*raw)) {
         raw++;
         len--;
     }

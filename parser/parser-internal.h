@@ -44,12 +44,16 @@ void parser__cut_init(struct parser__cut *c, const char *s, size_t len);
  * marker that carries its visible length (parser__text_len reads it back;
  * a run shorter than its marker is kept); returns the length. */
 enum { PARSER_FOLD_NONE = 0, PARSER_FOLD_X = 1, PARSER_FOLD_LEN = 2 };
+/* HTML's ASCII whitespace: space, tab, LF, CR, FF. */
+static inline int parser__ws(int c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
+}
 size_t parser__raw_strip(const char *s, size_t len, char *out, int fold);
 /* The marker of a folded run: U+E000, the visible length in decimal,
  * U+E001 (private-use code points, which gumbo passes through). */
 #define PARSER_MARK_OPEN "\xEE\x80\x80"
 #define PARSER_MARK_CLOSE "\xEE\x80\x81"
-#define PARSER_MARK_MAX 26 /* both code points and 20 digits */
 /* Visible length of a text node's UTF-8 text: code points, leading and
  * trailing whitespace dropped, each inner whitespace run counted as one;
  * a marker counts as the length it carries. */

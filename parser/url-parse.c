@@ -32,16 +32,6 @@ static int must_encode(unsigned char c, int set)
     return has(c, bit[set]);
 }
 
-/* Would a decoded hex digit join the output's tail into a new %XX? */
-static int pct_pending(const struct ubuf *o)
-{
-    size_t n = o->len;
-
-    if (n >= 1 && o->buf[n - 1] == '%')
-        return 1;
-    return n >= 2 && o->buf[n - 2] == '%' && dc_hexval(o->buf[n - 1]) >= 0;
-}
-
 /* Write one input unit of s[i..n) with encoding and %XX normalization;
  * returns the bytes consumed. A '%' that starts no %XX is written %25, as
  * Nutch, crawler-commons and wget do: WHATWG keeps it bare, and servers
@@ -54,7 +44,7 @@ static size_t put_enc(struct ubuf *o, const char *s, size_t n, size_t i,
     if (c == '%' && i + 2 < n && has(s[i + 1], U_HEX) &&
         has(s[i + 2], U_HEX)) {
         int v = dc_hexval(s[i + 1]) * 16 + dc_hexval(s[i + 2]);
-        if (is_unreserved(v) && !(has(v, U_HEX) && pct_pending(o)))
+        if (is_unreserved(v))
             put(o, (char)v);
         else
             put_pct(o, (unsigned char)v);

@@ -26,13 +26,13 @@
  *    starts no %XX is written %25 (WHATWG keeps it bare; servers answer
  *    that 400, and Nutch, crawler-commons and wget encode it too);
  *  - a %XX that decodes to an unreserved character (ALPHA DIGIT - . _ ~)
- *    is decoded, in userinfo, path and query alike. Two guards keep the
- *    output a fixed point of the function: (1) "%2e" is decoded before the
- *    dot-segment test, which is equivalent to WHATWG's test on ".", "%2e",
- *    ".%2e", "%2e." and "%2e%2e", so no new dot segment can appear; (2) a
- *    hex digit is left encoded when the output already ends in a lone '%'
- *    or '%' plus one hex digit, since decoding it would forge a new escape
- *    ("%%34%31" stays "%%34%31" rather than become "%41");
+ *    is decoded, in userinfo, path and query alike. The output is a fixed
+ *    point of the function: "%2e" is decoded before the dot-segment test,
+ *    which is equivalent to WHATWG's test on ".", "%2e", ".%2e", "%2e."
+ *    and "%2e%2e", so no new dot segment can appear; and as a '%' is only
+ *    ever written as the start of a whole %XX, a decoded hex digit cannot
+ *    join the output's tail into a new escape ("%%34%31" becomes
+ *    "%2541");
  *  - with PARSER_URL_STRIP_INDEX a last path segment "index.html" is cut,
  *    whether or not a query follows ("/a/index.html?x" -> "/a/?x").
  *
