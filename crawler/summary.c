@@ -186,8 +186,12 @@ static void print_pages(FILE *out, const struct node_stats *st)
             U(st->status[0]), (double)st->bytes / 1e6);
     if (st->command_us > 0)
         fprintf(out, "  wall clock of the whole command, from its start to "
-                     "this summary (seeding and merge included): %.2f s\n",
-                (double)st->command_us / 1e6);
+                     "this summary (seeding and merge included): %.2f s "
+                     "(%.1f ms before the node loop: settings, Redis, seeds; "
+                     "merge %.1f ms)\n",
+                (double)st->command_us / 1e6,
+                (double)(st->started_us - st->command_start_us) / 1e3,
+                (double)st->merge_us / 1e3);
 }
 
 /* The bin of the histogram st->dur_bins that holds the q-quantile of the

@@ -48,14 +48,23 @@ static int file_ok(const char *file)
     return file[0] != '/' && !strstr(file, "..");
 }
 
-/* Does file w hold a gzip member at off? */
+/* Does file w hold a gzip member at off? The last few answers "yes" are
+ * remembered: a line's range ends where the next line's starts. */
 static int magic_at(struct merger *m, uint32_t w, int64_t off)
 {
     unsigned char b[3];
-    int fd = merge__file_fd(m, w);
+    int fd;
 
-    return fd >= 0 && merge__pread_all(fd, b, 3, off) == DC_OK &&
-           b[0] == 0x1f && b[1] == 0x8b && b[2] == 0x08;
+    for (int i = 0; i < MAGIC_SEEN; i++)
+        if (m->magic[i].off == off && m->magic[i].w == w && off > 0)
+            return 1;
+    fd = merge__file_fd(m, w);
+    if (fd < 0 || merge__pread_all(fd, b, 3, off) != DC_OK ||
+        b[0] != 0x1f || b[1] != 0x8b || b[2] != 0x08)
+        return 0;
+    m->magic[m->nmagic % MAGIC_SEEN].w = w;
+    m->magic[m->nmagic++ % MAGIC_SEEN].off = off;
+    return 1;
 }
 
 /* One line waiting to be located by inflating (older output). */

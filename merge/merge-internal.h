@@ -119,6 +119,7 @@ struct file {
 /* Files kept open for preads: a page's .jsonl and .warc.gz alternate, and
  * a few nodes' files of one depth interleave in pass 4's order. */
 #define MERGE_OPEN_FILES 8
+#define MAGIC_SEEN 4
 
 struct merger {
     const char *dir, *outdir;
@@ -139,6 +140,17 @@ struct merger {
     } fds[MERGE_OPEN_FILES];
     uint64_t fd_clock;
     uint32_t last_file;  /* file_add's last answer */
+    struct {             /* offsets known to start a gzip member (lines.c) */
+        uint32_t w;
+        int64_t off;     /* 0: none (offset 0 is never asked twice) */
+    } magic[MAGIC_SEEN];
+    unsigned nmagic;
+    struct merge_win {   /* lines read ahead (merge__read_line) */
+        char *p;
+        uint32_t idx;
+        uint64_t off;
+        size_t len;
+    } win;
     char **temps;       /* synthetic files under outdir, removed at the end */
     size_t ntemps;
 };
@@ -159,6 +171,9 @@ uint32_t merge__file_add(struct merger *m, const char *path, int foreign);
 int64_t merge__file_size(struct merger *m, uint32_t i);
 /* An fd for file i (one kept open at a time), or -1. */
 int merge__file_fd(struct merger *m, uint32_t i);
+/* e's line (e->line_len bytes at e->line_off of file e->jsonl) into buf.
+ * DC_OK or DC_EIO. */
+int merge__read_line(struct merger *m, const struct ent *e, char *buf);
 /* Read exactly n bytes at off. DC_OK or DC_EIO. */
 int merge__pread_all(int fd, void *buf, size_t n, int64_t off);
 
@@ -199,6 +214,8 @@ struct pass4 {
     unsigned char *buf;
     char *wbuf, *pbuf;  /* stdio buffers of cur.f and pages (OUT_BUF) */
     int no_kcopy;       /* copy_file_range does not work here */
+    uint32_t pend_w;    /* queued copy: file, offset, length (copy_bytes) */
+    int64_t pend_off, pend_len;
     char **done;        /* finished outputs: "tmp\0final" pairs */
     size_t ndone;
 };

@@ -26,13 +26,18 @@
 #include "conf.h"
 #include "merge-internal.h"
 
+static int copy_flush(struct merger *m, struct pass4 *p4);
+
 static int out_close(struct merger *m, struct pass4 *p4)
 {
     struct outw *o = &p4->cur;
     char *pair;
+    int rc;
 
     if (!o->f)
         return DC_OK;
+    if ((rc = copy_flush(m, p4)) != DC_OK)
+        return rc;
     if (fclose(o->f) != 0) {
         o->f = NULL;
         return merge__write_fail(m, o->tmp);
@@ -80,11 +85,11 @@ static int out_open(struct merger *m, struct pass4 *p4, int depth)
     return rc;
 }
 
-/* Copy [off, off+len) of file w to the output: in the kernel while
+/* Copy [off, off+len) of file w to the output's end: in the kernel while
  * copy_file_range works between the two files (not across file systems
  * on older kernels, nor on some file systems), then through p4->buf. */
-static int copy_bytes(struct merger *m, struct pass4 *p4, uint32_t w,
-                      int64_t off, int64_t len)
+static int copy_now(struct merger *m, struct pass4 *p4, uint32_t w,
+                    int64_t off, int64_t len)
 {
     int fd = merge__file_fd(m, w);
 
@@ -111,7 +116,6 @@ static int copy_bytes(struct merger *m, struct pass4 *p4, uint32_t w,
                                m->files[w].path, (long long)off);
         off += k;
         len -= k;
-        p4->cur.pos += k;
         m->st->bytes_out += (uint64_t)k;
         m->st->bytes_in += (uint64_t)k;
     }
@@ -124,10 +128,47 @@ static int copy_bytes(struct merger *m, struct pass4 *p4, uint32_t w,
             return merge__write_fail(m, p4->cur.tmp);
         off += (int64_t)want;
         len -= (int64_t)want;
-        p4->cur.pos += (int64_t)want;
         m->st->bytes_out += want;
         m->st->bytes_in += want;
     }
+    return DC_OK;
+}
+
+/* Copy what copy_bytes has queued. */
+static int copy_flush(struct merger *m, struct pass4 *p4)
+{
+    int64_t len = p4->pend_len;
+
+    if (len <= 0)
+        return DC_OK;
+    p4->pend_len = 0;
+    return copy_now(m, p4, p4->pend_w, p4->pend_off, len);
+}
+
+/* Append [off, off+len) of file w to the output. The copy is queued:
+ * ranges that continue the queued one are joined, so a depth whose pages
+ * are kept in file order is one copy_file_range per source file instead of
+ * one per page (the kernel's work per call, not the bytes, dominated).
+ * p4->cur.pos counts the queued bytes; copy_flush runs before anything
+ * else is written and when the output is closed. */
+static int copy_bytes(struct merger *m, struct pass4 *p4, uint32_t w,
+                      int64_t off, int64_t len)
+{
+    int rc;
+
+    if (len <= 0)
+        return DC_OK;
+    if (p4->pend_len > 0 && p4->pend_w == w &&
+        p4->pend_off + p4->pend_len == off) {
+        p4->pend_len += len;
+    } else {
+        if ((rc = copy_flush(m, p4)) != DC_OK)
+            return rc;
+        p4->pend_w = w;
+        p4->pend_off = off;
+        p4->pend_len = len;
+    }
+    p4->cur.pos += len;
     return DC_OK;
 }
 
@@ -201,6 +242,8 @@ static int write_revisit(struct merger *m, struct pass4 *p4, struct ent *e,
     v = (struct warc_revisit){ id, date, uri, ip, e->digest, ref_url,
                                rdate, ref_id, h + wl, httpl };
     rc = id && date && uri ? warc_revisit_member(&out, 6, &v) : DC_EPARSE;
+    if (rc == DC_OK)
+        rc = copy_flush(m, p4);
     if (rc == DC_OK && fwrite(out.p, 1, out.len, p4->cur.f) != out.len)
         rc = merge__write_fail(m, p4->cur.tmp);
     if (rc == DC_OK) {
@@ -271,7 +314,7 @@ static int put_records(struct merger *m, struct pass4 *p4, struct ent *e,
 
 static int is_key(const struct warc_jkv *kv, const char *key)
 {
-    return strcmp(kv->key, key) == 0;
+    return kv->key[0] == key[0] && strcmp(kv->key, key) == 0;
 }
 
 static void put_num(struct warc_buf *b, int rec, int64_t v)
@@ -304,7 +347,7 @@ static void rewrite_line(const struct warc_jobj *o, const struct ent *e,
         if (!first)
             warc_buf_str(b, ",");
         first = 0;
-        warc_json_str(&b->p, &b->len, &b->cap, kv->key);
+        warc_buf_add(b, kv->raw_key, kv->raw_key_len);
         warc_buf_str(b, ":");
         if (is_key(kv, "duplicate_of") && (e->flags & F_MKREV))
             warc_json_str(&b->p, &b->len, &b->cap, ref_url);
@@ -364,7 +407,7 @@ static int one_page(struct merger *m, struct pass4 *p4, const struct xrec *x)
     struct warc_buf b = { 0 };
     char *line = NULL;
     int64_t out_off = -1;
-    int rc, fd;
+    int rc;
 
     memcpy(&e, x->v, sizeof(e));
     url = x->v + sizeof(e);
@@ -374,8 +417,7 @@ static int one_page(struct merger *m, struct pass4 *p4, const struct xrec *x)
     if (rc)
         return rc;
     line = xmalloc((size_t)e.line_len + 1);
-    fd = merge__file_fd(m, e.jsonl);
-    if (fd < 0 || merge__pread_all(fd, line, e.line_len, (int64_t)e.line_off) ||
+    if (merge__read_line(m, &e, line) ||
         warc_json_parse(line, e.line_len, &o) != DC_OK) {
         warc_jobj_release(&o);
         free(line);
@@ -413,11 +455,11 @@ int merge__pass_output(struct merger *m, struct pass4 *p4)
     while (rc == DC_OK && merge__xs_next(&oc, &x))
         rc = one_page(m, p4, &x);
     free(oc.hold);
+    if (rc == DC_OK)
+        rc = out_close(m, p4); /* its queued copy may need p4->buf */
     free(p4->buf);
     p4->buf = NULL;
     merge__xs_free(&m->out);
-    if (rc == DC_OK)
-        rc = out_close(m, p4);
     if (fclose(p4->pages) != 0 && rc == DC_OK)
         rc = merge__write_fail(m, p4->ptmp);
     p4->pages = NULL;

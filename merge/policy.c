@@ -140,10 +140,8 @@ static char *line_field(struct merger *m, const struct ent *e, const char *key)
 {
     char *buf = xmalloc((size_t)e->line_len + 1), *v = NULL;
     struct warc_jobj o = { 0 };
-    int fd = merge__file_fd(m, e->jsonl);
 
-    if (fd >= 0 &&
-        merge__pread_all(fd, buf, e->line_len, (int64_t)e->line_off) == DC_OK &&
+    if (merge__read_line(m, e, buf) == DC_OK &&
         warc_json_parse(buf, e->line_len, &o) == DC_OK) {
         const char *s = merge__opt_s(&o, key);
         v = s ? xstrdup(s) : NULL;
@@ -158,7 +156,8 @@ int merge__pass_content(struct merger *m)
     struct xcursor dc = { &m->d, NULL, 0 };
     struct xrec x;
     char *group = NULL, *kept_url = NULL, *kept_id = NULL;
-    int64_t kept_ms = 0;
+    struct ent kept = { 0 }; /* the group's full response */
+    int kept_read = 0; /* kept_id looked up */
     int rc = DC_OK;
 
     if (merge__xs_finish(&m->d))
@@ -174,22 +173,26 @@ int merge__pass_content(struct merger *m)
             free(kept_id);
             group = xstrdup(x.k);
             kept_url = kept_id = NULL;
+            kept_read = 0;
             if (!(e.flags & F_REVISIT)) { /* a full response: kept */
                 kept_url = xstrdup(u);
-                kept_id = line_field(m, &e, "warc_record_id");
-                kept_ms = e.ms;
+                kept = e; /* its record id is read if a duplicate comes */
                 rc = emit_o(m, &e, u, NULL, NULL);
                 free(u);
                 continue;
             }
         }
         m->st->content_duplicates++;
+        if (kept_url && !kept_read) {
+            kept_id = line_field(m, &kept, "warc_record_id");
+            kept_read = 1;
+        }
         if (kept_url && kept_id) {
             char *dup = (e.flags & F_REVISIT)
                             ? line_field(m, &e, "duplicate_of") : NULL;
             if (!dup || strcmp(dup, kept_url) != 0) {
                 e.flags |= F_MKREV;
-                e.refers_ms = kept_ms;
+                e.refers_ms = kept.ms;
             }
             free(dup);
         }

@@ -154,6 +154,7 @@ void warc_json_str(char **buf, size_t *len, size_t *cap, const char *s)
 
 struct jp {
     const char *s, *end;
+    struct warc_jobj *o; /* strings go to o->arena; NULL: malloc'd */
 };
 
 static void jp_ws(struct jp *j)
@@ -251,20 +252,61 @@ static int jp_escape(struct jp *j, struct warc_buf *b)
     return DC_OK;
 }
 
-/* A string at j->s (on the opening quote); *out is malloc'd. */
+/* Plain bytes at j->s: up to the next quote, backslash or control byte. */
+static void jp_plain(struct jp *j)
+{
+    const unsigned char *s = (const unsigned char *)j->s,
+                        *end = (const unsigned char *)j->end;
+
+    while (s < end && *s >= 0x20 && *s != '"' && *s != '\\')
+        s++;
+    j->s = (const char *)s;
+}
+
+/* Room for a decoded string of n bytes: in j->o's block, which
+ * warc_json_parse sized to hold every string of the line (decoding never
+ * lengthens a string: an escape of 2, 6 or 12 bytes becomes 1 to 4), or
+ * malloc'd. */
+static char *jp_room(struct jp *j, size_t n)
+{
+    char *p;
+
+    if (!j->o)
+        return xmalloc(n + 1);
+    p = j->o->arena + j->o->used;
+    j->o->used += n + 1;
+    return p;
+}
+
+/* A string at j->s (on the opening quote) into *out (see jp_room), or
+ * only checked when out is NULL. A string without escapes (nearly all of
+ * them) is one scan and one copy. */
 static int jp_string(struct jp *j, char **out)
 {
     struct warc_buf b = { 0 };
-    const char *run;
-    int rc = DC_EPARSE;
+    const char *run = ++j->s;
 
-    j->s++;
-    warc_buf_add(&b, "", 0);
+    jp_plain(j);
+    if (j->s < j->end && *j->s == '"') {
+        size_t n = (size_t)(j->s - run);
+        j->s++;
+        if (out) {
+            *out = jp_room(j, n);
+            memcpy(*out, run, n);
+            (*out)[n] = '\0';
+        }
+        return DC_OK;
+    }
+    warc_buf_add(&b, run, (size_t)(j->s - run));
     while (j->s < j->end) {
         unsigned char c = (unsigned char)*j->s;
         if (c == '"') {
             j->s++;
-            *out = b.p;
+            if (out) {
+                *out = jp_room(j, b.len);
+                memcpy(*out, b.p, b.len + 1);
+            }
+            free(b.p);
             return DC_OK;
         }
         if (c < 0x20)
@@ -277,13 +319,11 @@ static int jp_string(struct jp *j, char **out)
         }
         run = j->s; /* plain bytes up to the next quote, escape or control
                        byte: one copy */
-        while (j->s < j->end && (unsigned char)*j->s >= 0x20 &&
-               *j->s != '"' && *j->s != '\\')
-            j->s++;
+        jp_plain(j);
         warc_buf_add(&b, run, (size_t)(j->s - run));
     }
     free(b.p);
-    return rc;
+    return DC_EPARSE;
 }
 
 static int jp_digits(struct jp *j)
@@ -353,9 +393,12 @@ static int jp_array(struct jp *j)
     }
     for (;;) {
         jp_ws(j);
-        memset(&e, 0, sizeof(e));
-        rc = jp_scalar(j, &e);
-        free(e.str);
+        if (j->s < j->end && *j->s == '"') {
+            rc = jp_string(j, NULL);
+        } else {
+            memset(&e, 0, sizeof(e));
+            rc = jp_scalar(j, &e);
+        }
         if (rc)
             return rc;
         jp_ws(j);
@@ -373,7 +416,7 @@ static int jp_array(struct jp *j)
 
 int warc_json_array_next(const char *raw, size_t len, size_t *pos, char **out)
 {
-    struct jp j = { raw + *pos, raw + len };
+    struct jp j = { raw + *pos, raw + len, NULL };
     struct warc_jkv e;
 
     *out = NULL;
@@ -462,13 +505,15 @@ static int jp_member(struct jp *j, struct warc_jobj *o)
         return DC_EPARSE;
     if (o->n == o->cap) {
         void *t = o->kv;
-        xgrow(&t, &o->cap, o->n + 1, sizeof(*o->kv));
+        xgrow(&t, &o->cap, o->n < 40 ? 40 : o->n + 1, sizeof(*o->kv));
         o->kv = t;
     }
     kv = &o->kv[o->n++];
     memset(kv, 0, sizeof(*kv));
+    kv->raw_key = j->s;
     if (jp_string(j, &kv->key))
         return DC_EPARSE;
+    kv->raw_key_len = (size_t)(j->s - kv->raw_key);
     jp_ws(j);
     if (j->s >= j->end || *j->s != ':')
         return DC_EPARSE;
@@ -479,9 +524,10 @@ static int jp_member(struct jp *j, struct warc_jobj *o)
 
 int warc_json_parse(const char *line, size_t len, struct warc_jobj *o)
 {
-    struct jp j = { line, line + len };
+    struct jp j = { line, line + len, o };
 
     memset(o, 0, sizeof(*o));
+    o->arena = xmalloc(len + 1);
     jp_ws(&j);
     if (j.s >= j.end || *j.s != '{')
         return DC_EPARSE;
@@ -513,11 +559,8 @@ void warc_jobj_release(struct warc_jobj *o)
 {
     if (!o)
         return;
-    for (size_t i = 0; i < o->n; i++) {
-        free(o->kv[i].key);
-        free(o->kv[i].str);
-    }
     free(o->kv);
+    free(o->arena);
     memset(o, 0, sizeof(*o));
 }
 
@@ -525,7 +568,7 @@ const struct warc_jkv *warc_jobj_get(const struct warc_jobj *o, const char *key)
 {
     /* the last occurrence wins, as in most JSON readers */
     for (size_t i = o->n; i-- > 0;)
-        if (strcmp(o->kv[i].key, key) == 0)
+        if (o->kv[i].key[0] == key[0] && strcmp(o->kv[i].key, key) == 0)
             return &o->kv[i];
     return NULL;
 }

@@ -270,18 +270,23 @@ struct warc_jkv {
     int boolean;            /* WARC_JBOOL */
     const char *raw;        /* the value's JSON text inside the line */
     size_t raw_len;
+    const char *raw_key;    /* the key's, quotes included */
+    size_t raw_key_len;
 };
 
 struct warc_jobj {
     struct warc_jkv *kv;
     size_t n, cap;
+    char *arena;            /* the decoded keys and strings, one block */
+    size_t used;
 };
 
 /* Parse one JSON object whose values are strings, numbers, booleans,
  * null or arrays of those (WARC_JARR: only raw/raw_len are set; read its
  * strings with warc_json_array_next) from line[0..len). Surrounding
- * white space allowed. DC_OK or DC_EPARSE; o is filled (raw pointers into line)
- * and must be released with warc_jobj_release even on error. */
+ * white space allowed. DC_OK or DC_EPARSE; o is filled (raw pointers into line,
+ * decoded keys and strings in one block of o's) and must be released with
+ * warc_jobj_release even on error. */
 int warc_json_parse(const char *line, size_t len, struct warc_jobj *o);
 void warc_jobj_release(struct warc_jobj *o);
 /* The value of key, or NULL. */

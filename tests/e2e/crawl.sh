@@ -26,7 +26,8 @@ m = re.search(r"^crawled (\d+) pages in ([\d.]+) s of crawling \(the node loop\)
               r"(\d+) fetched with a 2xx status \(([\d.]+)/s\), (\d+) responses of "
               r"any status \(([\d.]+)/s\), (\d+) transport errors; ([\d.]+) MB of bodies$", log, re.M)
 w = re.search(r"^  wall clock of the whole command, from its start to this summary "
-              r"\(seeding and merge included\): ([\d.]+) s$", log, re.M)
+              r"\(seeding and merge included\): ([\d.]+) s \(([\d.]+) ms before the "
+              r"node loop: settings, Redis, seeds; merge ([\d.]+) ms\)$", log, re.M)
 if not m or not w:
     sys.exit("headline or wall clock line not found")
 n, secs, ok2, r2, resp, rresp, terr = (int(m[1]), float(m[2]), int(m[3]), float(m[4]),
@@ -50,6 +51,10 @@ for name, rate, count in (("2xx/s", r2, ok2), ("responses/s", rresp, resp)):
         bad.append("%s %.1f is not %d / %.2f s" % (name, rate, count, secs))
 if not secs > 0 or float(w[1]) < secs:
     bad.append("wall clock %s s < node loop %.2f s" % (w[1], secs))
+# the parts: before the loop + loop + merge fit in the whole (rounding)
+if not (float(w[2]) > 0 and float(w[3]) > 0) or \
+        float(w[2]) / 1e3 + secs + float(w[3]) / 1e3 > float(w[1]) + 0.011:
+    bad.append("wall clock %s s < %s ms + loop %.2f s + merge %s ms" % (w[1], w[2], secs, w[3]))
 if ok2 == 0 or not depth:
     bad.append("no 2xx page or no depth table")
 print("\n".join(bad) or "    %d pages, %d 2xx, %d depths; %.2f s loop, %s s wall"
