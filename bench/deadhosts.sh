@@ -9,7 +9,11 @@
 #
 # NEW defaults to build-rel/dcrawl, OLD to /tmp/dcrawl-old (skipped when
 # absent); RUNS=N repeats each crawl (default 1); SITES="gen python"
-# picks the sites. Everything runs inside a network namespace of its own
+# picks the sites; WORK=DIR (default /tmp/deadhosts) is where both write:
+# each timed run starts after a sync, but a disk still adds its own noise
+# (wget's ~1,100 small files took 0.30-1.04 s on one afternoon, the same
+# crawl each time), so WORK=/dev/shm/deadhosts gives the steadier figure.
+# Everything runs inside a network namespace of its own
 # (unshare -n, loopback up), so no packet leaves the machine and a name
 # lookup fails at once (like a dead DNS name, not a slow one):
 #   gen     bench/../shared gen_site.py, 1 host x 3000 pages (8-40 KB) on
@@ -87,7 +91,7 @@ rate() { awk -v c="$1" -v ns="$2" 'BEGIN { s = ns / 1e9; printf "%d %.2f %.0f", 
 
 run_wget() { # url origin dir
     local t0 t1 n
-    rm -rf "$3"; mkdir -p "$3"
+    rm -rf "$3"; mkdir -p "$3"; sync # no writeback of the last run during this one
     t0=$(now)
     timeout 1800 wget -r -l $DEPTH -nv -e robots=on --follow-tags=a,area,frame,iframe \
         -R "$rej" --ignore-case -P "$3/files" -o "$3/wget.log" "$1"
@@ -97,7 +101,7 @@ run_wget() { # url origin dir
 }
 run_dcrawl() { # bin url origin dir
     local t0 t1 n
-    rm -rf "$4"; mkdir -p "$4"
+    rm -rf "$4"; mkdir -p "$4"; sync
     t0=$(now)
     timeout 1800 "$1" crawl --depth $DEPTH --out "$4/out" --set politeness.delay=0 \
         --set noise.enabled=false "$2" >"$4/crawl.log" 2>&1
