@@ -280,6 +280,8 @@ struct node_stats {
     struct node_seed_fail seed_fails[NODE_SEED_FAILS_MAX];
     size_t nseed_fails;
     uint64_t content_dups; /* pages archived as revisits */
+    uint64_t content_dups_followed; /* ... whose links were followed (in
+                                       another directory than the first) */
     uint64_t links_found, links_admitted, links_new, links_cached;
     /* noise filter: links seen, dropped by block / cluster, refused by
      * template budget */

@@ -4,7 +4,11 @@
  *
  *   - content dedup: claim the payload digests of the batch in one round
  *     trip; a page another URL already had is a content duplicate,
- *     archived as a revisit, its links not followed;
+ *     archived as a revisit. Its links are followed only when it sits in
+ *     another directory than the first copy: there its relative links
+ *     lead to other pages (a mirror tree, the same redirect stub in two
+ *     folders), while in the same directory they lead where the first
+ *     copy's did;
  *   - the noise filter's per-host stage (noise_repeat, noise_filter);
  *   - links outside scope.* dropped (parser/scope.c), links the dedup
  *     cache has seen dropped, the rest admitted in one frontier call
@@ -161,6 +165,20 @@ int node__admit_links(struct node *n, struct work_job **jobs, size_t njobs)
  * the batch in one round trip; a page whose digest another URL claimed
  * first is a duplicate: its links are not admitted and it is archived as a
  * revisit of the first. */
+/* Do a and b resolve relative references alike: the same URL up to the
+ * last '/' of the path? (A reference of only a query or a fragment still
+ * differs; pages that differ only in their name rarely hold those.) */
+static int same_dir(const char *a, const char *b)
+{
+    size_t la = strcspn(a, "?#"), lb = strcspn(b, "?#");
+
+    while (la > 0 && a[la - 1] != '/')
+        la--;
+    while (lb > 0 && b[lb - 1] != '/')
+        lb--;
+    return la == lb && memcmp(a, b, la) == 0;
+}
+
 int node__claim_digests(struct node *n, struct work_job **jobs, size_t nj)
 {
     const char *dig[CLAIM_MAX], *uri[CLAIM_MAX];
@@ -187,7 +205,10 @@ int node__claim_digests(struct node *n, struct work_job **jobs, size_t nj)
         if (dup[i] && ouri[i]) {
             j->dup_of_uri = ouri[i];
             j->dup_of_ms = oms[i];
-            j->links.n = 0; /* the original's links were followed */
+            if (same_dir(j->lease.url, ouri[i]))
+                j->links.n = 0; /* the first copy's links were followed */
+            else
+                n->st->content_dups_followed++;
         } else {
             free(ouri[i]);
         }

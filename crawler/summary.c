@@ -261,8 +261,10 @@ void node_print_summary(FILE *out, const struct node_stats *st,
     print_scope(out, st);
     print_dedup(out, st);
     fprintf(out, "  content duplicates: %llu pages archived as revisits of an "
-                 "earlier copy (links not followed again)\n",
-            U(st->content_dups));
+                 "earlier copy; links followed on %llu of them (in another "
+                 "directory than the copy, so their relative links lead "
+                 "elsewhere)\n",
+            U(st->content_dups), U(st->content_dups_followed));
     fprintf(out, "  robots.txt: %llu fetched, %llu taken from Redis, %llu "
                  "hosts dropped from memory; URLs skipped: %llu disallowed by "
                  "robots.txt rules, %llu because robots.txt was unreachable\n",
