@@ -51,8 +51,9 @@
  *  5. Walk C into index.cdxj; write summary.json.
  *
  * Score: in-links seen during the crawl, counted as distinct crawled pages
- * (every fetched copy's "outlinks") that link to the URL. Content
- * duplicates, whose links were not extracted, contribute none.
+ * (every fetched copy's "outlinks") that link to the URL. A content
+ * duplicate in its first copy's directory, whose links were not extracted
+ * (crawler/node-admit.c), contributes none.
  *
  * Foreign files (adds): read record by record (every digest verified);
  * each response or revisit record, with the records right after it that
