@@ -25,10 +25,12 @@
 # mkdocs (mkdocs-doc, MkDocs), git (git-doc, AsciiDoc), erlang (erlang-doc,
 # erl_docgen: guides and chapters linked only from side menus), mdbook
 # (rust-doc, mdBook: The Rust Programming Language, chapters linked only
-# from its sidebar; the package is 500 MB with the std docs).
+# from its sidebar; the package is 500 MB with the std docs), apache
+# (apache2-doc, httpd's XSLT: its language folders hold the English pages'
+# byte-identical copies, whose relative links lead into their own folder).
 REAL_SITES_PKGS=(python3.11-doc postgresql-doc-15 libcommons-lang3-java-doc
     libsdl2-doc libglib2.0-doc cargo-doc mkdocs-doc git-doc erlang-doc
-    rust-doc nginx-light)
+    rust-doc apache2-doc nginx-light)
 # name ip root seed-path
 REAL_SITES_TABLE="
 python 127.0.3.1 /usr/share/doc/python3.11/html /
@@ -41,6 +43,7 @@ mkdocs 127.0.3.7 /usr/share/doc/mkdocs/html /
 git 127.0.3.8 /usr/share/doc/git-doc /
 erlang 127.0.3.9 /usr/share/doc/erlang-doc /doc/index.html
 mdbook 127.0.3.10 /usr/share/doc/rust-doc/html/book /index.html
+apache 127.0.3.11 /usr/share/doc/apache2-doc/manual /en/index.html
 "
 REAL_SITES_PORT=8090
 REAL_SITES=$(echo "$REAL_SITES_TABLE" | awk -v p=$REAL_SITES_PORT \
