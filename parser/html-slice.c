@@ -12,6 +12,14 @@
  * tag (its attributes and quoted values), a comment, a bogus comment
  * ("<!x>", "<?x>"), or the raw text of script, style, textarea, title,
  * xmp, iframe, noembed and noframes (which end only at their own end tag).
+ *
+ * One repair, in both the cut scan and the copy gumbo parses: a raw text
+ * element whose start tag is written self-closing, as XHTML allows and
+ * HTML does not (<iframe src=x />, <script src=x />), is taken as empty.
+ * HTML reads everything after it up to its end tag as text, on a page
+ * that has none to the end of the body; ImageMagick's documentation, one
+ * <iframe .../> in its menu bar, lost every link below it. The copy gets
+ * the end tag written after the start tag (parser__raw_strip).
  * A piece therefore begins and ends between tokens, and what gumbo sees in
  * it is what the whole document's tokenizer would see there. Not modelled:
  * <plaintext> (the rest of the body is text: never cut after it), script
@@ -144,11 +152,12 @@ enum { T_BEFORE_NAME, T_NAME, T_AFTER_NAME, T_BEFORE_VALUE, T_VALUE };
  * first 16 bytes), its length in *n, *end for an end tag.
  */
 static size_t tag_close(const char *s, size_t len, size_t i, char name[16],
-                        size_t *n, int *end)
+                        size_t *n, int *end, int *selfc)
 {
-    int st = T_BEFORE_NAME;
+    int st = T_BEFORE_NAME, slash = 0;
     const char *p;
 
+    *selfc = 0;
     *end = s[i + 1] == '/';
     *n = 0;
     i += 1 + (size_t)*end;
@@ -159,7 +168,9 @@ static size_t tag_close(const char *s, size_t len, size_t i, char name[16],
             name[*n] = (char)(s[i] | 0x20);
     for (; i < len; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (st == T_VALUE) { /* unquoted value */
+        int was = slash;
+        slash = 0;
+        if (st == T_VALUE) { /* unquoted value ("/" is part of it) */
             if (parser__ws(c))
                 st = T_BEFORE_NAME;
             else if (c == '>')
@@ -177,6 +188,7 @@ static size_t tag_close(const char *s, size_t len, size_t i, char name[16],
                 st = T_VALUE;
             }
         } else if (c == '>') {
+            *selfc = was; /* "/>" outside a value: self-closing */
             break;
         } else if (c == '=' && st != T_BEFORE_NAME) {
             st = T_BEFORE_VALUE;
@@ -184,6 +196,7 @@ static size_t tag_close(const char *s, size_t len, size_t i, char name[16],
             st = st == T_NAME ? T_AFTER_NAME : st;
         } else if (c == '/') {
             st = T_BEFORE_NAME;
+            slash = 1;
         } else {
             st = T_NAME;
         }
@@ -204,14 +217,14 @@ static size_t skip_tag(const char *s, size_t len, size_t i)
 {
     char name[16];
     size_t n;
-    int end;
+    int end, selfc;
 
-    i = tag_close(s, len, i, name, &n, &end);
+    i = tag_close(s, len, i, name, &n, &end, &selfc);
     if (i >= len || end || n > sizeof name)
         return i;
     if (name_is(name, n, "plaintext"))
         return len;
-    if (raw_text(name, n))
+    if (raw_text(name, n) && !selfc)
         return raw_end(s, len, i, name, n);
     return i;
 }
@@ -318,17 +331,31 @@ static size_t copy_data(const char *s, size_t i, size_t b, char *out, int fold)
  */
 size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
 {
-    size_t i = 0, o = 0, b, e, r, n;
+    size_t i = 0, o = 0, b, e, r, n, fixes = 0;
     char name[16];
-    int end;
+    int end, selfc;
 
     while ((b = next_tag(s, len, i)) < len) {
-        e = tag_close(s, len, b, name, &n, &end);
+        e = tag_close(s, len, b, name, &n, &end, &selfc);
         if (!end && (name_is(name, n, "svg") || name_is(name, n, "math") ||
                      name_is(name, n, "frameset") ||
                      name_is(name, n, "plaintext")))
             break;
         r = e;
+        if (!end && e < len && raw_text(name, n) && selfc &&
+            fixes < PARSER_RAW_FIXES) { /* <iframe .../>: empty */
+            o += copy_data(s, i, b, out + o, fold);
+            memcpy(out + o, s + b, e - b);
+            o += e - b;
+            out[o++] = '<';
+            out[o++] = '/';
+            memcpy(out + o, name, n);
+            o += n;
+            out[o++] = '>';
+            fixes++;
+            i = e;
+            continue;
+        }
         if (!end && e < len && raw_text(name, n))
             r = raw_end(s, len, e, name, n);
         o += copy_data(s, i, b, out + o, fold);

@@ -308,10 +308,10 @@ static const char *gumbo_input(struct parser *p, const char *body,
     size_t n;
 
     body = parser__nest_guard(p, body, *len);
-    xgrow((void **)&p->stripped, &p->stripped_cap, *len ? *len : 1, 1);
+    xgrow((void **)&p->stripped, &p->stripped_cap, *len + PARSER_RAW_ROOM, 1);
     n = parser__raw_strip(body, *len, p->stripped,
                           p->blocks_on ? PARSER_FOLD_LEN : PARSER_FOLD_X);
-    if (n == *len)
+    if (n == *len && memcmp(body, p->stripped, n) == 0)
         return body;
     *len = n;
     return p->stripped;

@@ -38,11 +38,17 @@ struct parser__cut {
     size_t pos; /* where the next piece starts */
 };
 void parser__cut_init(struct parser__cut *c, const char *s, size_t len);
-/* html-slice.c: s[0..len) copied into out (len bytes) without the content
- * of script and style elements (their tags stay), and each run of plain
- * text between tags folded: PARSER_FOLD_X to one "x", PARSER_FOLD_LEN to a
- * marker that carries its visible length (parser__text_len reads it back;
- * a run shorter than its marker is kept); returns the length. */
+/* html-slice.c: s[0..len) copied into out (len + PARSER_RAW_ROOM bytes)
+ * without the content of script and style elements (their tags stay), and
+ * each run of plain text between tags folded: PARSER_FOLD_X to one "x",
+ * PARSER_FOLD_LEN to a marker that carries its visible length
+ * (parser__text_len reads it back; a run shorter than its marker is kept).
+ * A raw text element written self-closing (XHTML's <iframe .../>, <script
+ * src=x />) gets its end tag right after it, up to PARSER_RAW_FIXES per
+ * call: HTML would read the rest of the page as its text. Returns the
+ * length. */
+#define PARSER_RAW_FIXES 64
+#define PARSER_RAW_ROOM (PARSER_RAW_FIXES * sizeof("</noframes>"))
 enum { PARSER_FOLD_NONE = 0, PARSER_FOLD_X = 1, PARSER_FOLD_LEN = 2 };
 /* HTML's ASCII whitespace: space, tab, LF, CR, FF. */
 static inline int parser__ws(int c)

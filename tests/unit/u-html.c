@@ -1116,10 +1116,11 @@ struct strip_case {
 /* parser__raw_strip of each case's input gives its output. */
 static void check_strip(const struct strip_case *t, size_t n, int fold)
 {
-    char out[256];
+    char out[256 + PARSER_RAW_ROOM];
     size_t i, o;
 
     for (i = 0; i < n; i++) {
+        CHECK(strlen(t[i].in) <= 256, "case %zu fits", i);
         o = parser__raw_strip(t[i].in, strlen(t[i].in), out, fold);
         CHECK(o == strlen(t[i].out) && memcmp(out, t[i].out, o) == 0,
               "raw strip (fold %d) %zu: got %.*s", fold, i, (int)o, out);
@@ -1149,9 +1150,61 @@ static void test_raw_strip(void)
         {"<math><style>m</style>", "<math><style>m</style>"},
         {"<frameset><script>x</script>", "<frameset><script>x</script>"},
         {"<plaintext><style>x</style>", "<plaintext><style>x</style>"},
+        /* a raw text element written self-closing is taken as empty */
+        {"<iframe src=\"x\" />a<a href=/y>y</a>",
+         "<iframe src=\"x\" /></iframe>a<a href=/y>y</a>"},
+        /* "/" inside an unquoted value, or not right before '>': not
+         * self-closing, the content is script text as before */
+        {"<SCRIPT src=s.js/><p>t</p><script>1</script>",
+         "<SCRIPT src=s.js/></script>"},
+        {"<script src=s.js / ><p>t</p></script>", "<script src=s.js / ></script>"},
+        {"<script src='s.js'/><p>t</p><script>1</script>",
+         "<script src='s.js'/></script><p>t</p><script></script>"},
+        {"<title/><noembed/><x/>", "<title/></title><noembed/></noembed><x/>"},
     };
 
     check_strip(t, sizeof t / sizeof t[0], PARSER_FOLD_NONE);
+}
+
+/* An XHTML-style self-closing raw text element (ImageMagick's menu bar:
+ * <iframe .../>) does not swallow the links after it, in the page's DOM
+ * and a real one still holds its text; past PARSER_RAW_FIXES of them in
+ * one piece, HTML's reading holds again. */
+static void test_selfclosing_raw(void)
+{
+    const char *h = "<nav><a href=/n>n</a><iframe src=\"/f\" title=\"t\"/></nav>"
+                    "<main><p>text <a href=/m>m</a></p>"
+                    "<textarea><a href=/no>no</a></textarea>"
+                    "<script src=/s.js /><p><a href=/after>after</a></p>";
+    const struct parser_result *r;
+    struct parser *p = parser_new(0, 0);
+    char got[512];
+    size_t k, o;
+
+    for (int blocks = 0; blocks < 2; blocks++) {
+        parser_set_blocks(p, blocks ? "p td div nav main" : "");
+        CHECK(parser_parse_html(p, "http://h.test/", h, strlen(h), &r) ==
+                  DC_OK, "parse");
+        for (k = 0, o = 0, got[0] = 0; k < r->nlinks; k++)
+            o += (size_t)snprintf(got + o, sizeof(got) - o, "%s ",
+                                  r->links[k].url);
+        CHECK(strstr(got, "http://h.test/m ") && strstr(got, "http://h.test/f ") &&
+                  strstr(got, "http://h.test/after ") &&
+                  !strstr(got, "http://h.test/no "),
+              "blocks %d: links %s", blocks, got);
+    }
+    { /* one more than PARSER_RAW_FIXES: the last swallows up to its end tag */
+        char many[64 * (PARSER_RAW_FIXES + 1) + 128];
+        size_t n = 0;
+        for (k = 0; k <= PARSER_RAW_FIXES; k++)
+            n += (size_t)snprintf(many + n, sizeof(many) - n, "<iframe/>");
+        snprintf(many + n, sizeof(many) - n,
+                 "<a href=/late>late</a></iframe><a href=/z>z</a>");
+        CHECK(parser_parse_html(p, "http://h.test/", many, strlen(many), &r) ==
+                  DC_OK && r->nlinks == 1 && !strcmp(r->links[0].url, "http://h.test/z"),
+              "past the fixes: %zu links", r->nlinks);
+    }
+    parser_free(&p);
 }
 
 /* With blocks off, plain text between tags is folded to one "x"; runs of
@@ -1258,6 +1311,7 @@ int main(void)
     test_arena();
     test_cut_soup();
     test_raw_strip();
+    test_selfclosing_raw();
     test_fold_text();
     test_fold_len();
     test_big();
