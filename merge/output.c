@@ -148,7 +148,7 @@ static int copy_flush(struct merger *m, struct pass4 *p4)
 /* Append [off, off+len) of file w to the output. The copy is queued:
  * ranges that continue the queued one are joined, so a depth whose pages
  * are kept in file order is one copy_file_range per source file instead of
- * one per page (the kernel's work per call, not the bytes, dominated).
+ * one per page (three system calls per page before, with the flush).
  * p4->cur.pos counts the queued bytes; copy_flush runs before anything
  * else is written and when the output is closed. */
 static int copy_bytes(struct merger *m, struct pass4 *p4, uint32_t w,
