@@ -161,10 +161,12 @@ static uint64_t ticket_of(const struct noise *nz, const struct host *h,
     return hs << 48 | (uint64_t)slot << 32 | (c->serial & 0xffffffffu);
 }
 
+/* sure: a link its block showed to be content (O, T): no look-alike test,
+ * only the template budget. */
 static unsigned char judge(struct noise *nz, struct host *h,
-                           struct cluster *c)
+                           struct cluster *c, int sure)
 {
-    if (noise__looks_nav(nz, h, c))
+    if (!sure && noise__looks_nav(nz, h, c))
         return NOISE_CLUSTER;
     if (nz->c.cluster_budget && c->admitted >= nz->c.cluster_budget)
         return NOISE_BUDGET;
@@ -181,7 +183,9 @@ void noise_filter(struct noise *nz, const char *host, size_t hostlen,
     struct cluster *c;
     size_t i, len, slot;
     const char *key;
+    const unsigned char *sure = nav && nz->sure_n == n ? nz->sure : NULL;
 
+    nz->sure_n = 0; /* one page's */
     if (!st)
         st = &local;
     st->seen += n;
@@ -207,7 +211,7 @@ void noise_filter(struct noise *nz, const char *host, size_t hostlen,
             continue;
         key = url_key(url(ud, i), host, hostlen, &len);
         c = noise__cluster_of(nz, h, 0, key, len, &slot);
-        verdict[i] = judge(nz, h, c);
+        verdict[i] = judge(nz, h, c, sure && sure[i]);
         if (verdict[i] == NOISE_CLUSTER)
             st->dropped_cluster++;
         else if (verdict[i] == NOISE_BUDGET)
@@ -268,7 +272,7 @@ static int sig_snav(unsigned sig)
  */
 static void signals_block(const struct host *h, noise_url_fn url, void *ud,
                           struct rep_ent *e, size_t k, unsigned char *nav,
-                          struct noise_stats *st)
+                          unsigned char *sure, struct noise_stats *st)
 {
     size_t j, seen = 0, hist = 0, query = 0;
     int snav = sig_snav(e[0].sig), repeated, context, known, toc;
@@ -276,8 +280,10 @@ static void signals_block(const struct host *h, noise_url_fn url, void *ud,
     const char *u;
 
     if (e[0].sig & NOISE_SIG_OUTLINE) { /* O: content, not recorded */
-        for (j = 0; j < k; j++)
+        for (j = 0; j < k; j++) {
             nav[e[j].i] = 0;
+            sure[e[j].i] = 1;
+        }
         st->kept_unrepeated += k;
         return;
     }
@@ -315,6 +321,7 @@ static void signals_block(const struct host *h, noise_url_fn url, void *ud,
             v = repeated && noise__seen_has(h, e[j].fp) ? NOISE_NAV_QUIET : 0;
         }
         nav[e[j].i] = v;
+        sure[e[j].i] = toc;
         st->kept_unrepeated += !v;
     }
 }
@@ -330,7 +337,7 @@ static void signals_page(struct noise *nz, struct host *h, noise_url_fn url,
     for (i = 0; i < k; i = j) {
         for (j = i + 1; j < k && e[j].block == e[i].block; j++)
             ;
-        signals_block(h, url, ud, e + i, j - i, nav, st);
+        signals_block(h, url, ud, e + i, j - i, nav, nz->sure, st);
     }
     /* page guard: keep what only R and P condemned */
     for (i = 0; i < k; i++)
@@ -375,6 +382,7 @@ void noise_repeat(struct noise *nz, const char *host, size_t hostlen,
 
     if (!st)
         st = &local;
+    nz->sure_n = 0;
     if (!nz->c.enabled || nz->c.block_rule == NOISE_RULE_RATIO || !block ||
         !n) {
         for (i = 0; i < n; i++)
@@ -397,6 +405,9 @@ void noise_repeat(struct noise *nz, const char *host, size_t hostlen,
     h = noise__host_get(nz, host, hostlen);
     qsort(nz->rep, k, sizeof(*nz->rep), rep_cmp);
     if (nz->c.block_rule == NOISE_RULE_SIGNALS) {
+        xgrow((void **)&nz->sure, &nz->sure_cap, n, 1);
+        memset(nz->sure, 0, n);
+        nz->sure_n = n;
         signals_page(nz, h, url, ud, n, k, nav, page_text, st);
         return;
     }
@@ -445,6 +456,7 @@ void noise_free(struct noise **nzp)
     free(nz->hosts);
     noise__pat_release(&nz->pat);
     free(nz->rep);
+    free(nz->sure);
     noise_state_free(nz->gone, nz->ngone);
     free(nz);
     *nzp = NULL;

@@ -21,7 +21,12 @@
  *     whose cluster representative is similar to the representative of a
  *     noise cluster that has at least noise.template_min distinct members
  *     is dropped too (with template_min 1 this is the rule as first
- *     written; see noise.c for why the default is 2).
+ *     written; see noise.c for why the default is 2), except a link the
+ *     block rule kept as part of an outline (O) or a table of contents
+ *     (T): its block showed what it is, which a resemblance to the
+ *     host's menus does not overturn (the Linux kernel's documentation
+ *     lists its ABI pages in a table of contents of sections and in the
+ *     sidebar menu, under names like the menu's: they were look-alikes).
  *
  * Block rule (noise.block_rule), a step between the two stages
  * (noise_repeat, per host, on the owning thread). `signals`, the default:
@@ -194,8 +199,11 @@ struct noise *noise_new(const struct noise_conf *c);
  * (!= 0: navigation, a noise sample unless NOISE_NAV_QUIET; NULL: none;
  * noise_repeat must have run on nav first). Writes verdict[i] (enum
  * noise_verdict) and ticket[i] (NULL ok: the kept link's cluster, for
- * noise_admitted; 0 for none) and adds to *st (NULL ok). Disabled: every
- * verdict is NOISE_KEEP and only seen counts.
+ * noise_admitted; 0 for none) and adds to *st (NULL ok). The links that
+ * the noise_repeat call just before (same n) kept as an outline or a
+ * table of contents are not tested for looking like navigation, only
+ * against their template budget. Disabled: every verdict is NOISE_KEEP
+ * and only seen counts.
  */
 typedef const char *(*noise_url_fn)(void *ud, size_t i);
 void noise_filter(struct noise *nz, const char *host, size_t hostlen,

@@ -637,6 +637,7 @@ static void test_repeated_memory(void)
 #define R NOISE_SIG_RATIO
 #define S NOISE_SIG_NAV
 #define M NOISE_SIG_MAIN
+#define O NOISE_SIG_OUTLINE
 #define Q NOISE_NAV_QUIET
 
 struct sig_link {
@@ -891,9 +892,51 @@ static void test_signals_recurrence(void)
     noise_free(&nz);
 }
 
+/* A link of an outline (O) is kept by the cluster stage even when it
+ * looks like the host's recurring menu (the Linux kernel's ABI pages, in
+ * a table of contents of sections and in the sidebar); a plain content
+ * link just as alike is still dropped as a look-alike. */
+static void test_outline_lookalike(void)
+{
+    static const struct sig_link side[] = {
+        {"/guide/abi-1.html", 1, R | S, 0}, {"/guide/abi-2.html", 1, R | S, 0},
+        {"/guide/abi-3.html", 1, R | S, 0}, {"/guide/abi-4.html", 1, R | S, 0},
+    };
+    static const struct sig_link last[] = {
+        {"/guide/abi-1.html", 1, R | S, 0}, {"/guide/abi-2.html", 1, R | S, 0},
+        {"/guide/abi-3.html", 1, R | S, 0}, {"/guide/abi-4.html", 1, R | S, 0},
+        {"/guide/abi-6.html", 2, R | O, 0}, {"/guide/abi-6.html#a", 2, R | O, 0},
+        {"/guide/abi-6.html#b", 2, R | O, 0}, {"/guide/abi-7.html", 3, 0, 0},
+    };
+    struct noise_conf nc = {1, 0.25, 0.8, 64, 2, 0, NOISE_RULE_SIGNALS};
+    struct noise *nz = noise_new(&nc);
+    unsigned char nav[8], v[8];
+    uint32_t blk[8];
+    size_t i, page;
+
+    for (page = 0; page < 4; page++) {
+        const struct sig_link *l = page < 3 ? side : last;
+        size_t n = page < 3 ? 4 : 8;
+        for (i = 0; i < n; i++) {
+            nav[i] = l[i].sig;
+            blk[i] = l[i].block;
+        }
+        noise_repeat(nz, "s.test", 6, sig_url, (void *)l, n, blk, nav, 0, NULL);
+        noise_filter(nz, "s.test", 6, sig_url, (void *)l, n, nav, v, NULL,
+                     NULL);
+    }
+    CHECK(v[0] == NOISE_BLOCK && v[3] == NOISE_BLOCK, "the menu: %d %d", v[0],
+          v[3]);
+    CHECK(v[4] == NOISE_KEEP && v[5] == NOISE_KEEP,
+          "outline look-alike kept: %d %d", v[4], v[5]);
+    CHECK(v[7] == NOISE_CLUSTER, "plain look-alike dropped: %d", v[7]);
+    noise_free(&nz);
+}
+
 #undef R
 #undef S
 #undef M
+#undef O
 #undef Q
 
 static void test_rule_parse(void)
@@ -932,6 +975,7 @@ int main(void)
     test_signals();
     test_outline_toc();
     test_signals_recurrence();
+    test_outline_lookalike();
     test_rule_parse();
     return t_done("u-noise");
 }
