@@ -27,10 +27,14 @@
 # (rust-doc, mdBook: The Rust Programming Language, chapters linked only
 # from its sidebar; the package is 500 MB with the std docs), apache
 # (apache2-doc, httpd's XSLT: its language folders hold the English pages'
-# byte-identical copies, whose relative links lead into their own folder).
+# byte-identical copies, whose relative links lead into their own folder),
+# magick (imagemagick-6-doc, PHP-made pages with an XHTML-style <iframe
+# .../> in the menu bar, which HTML reads as swallowing the page), linux
+# (linux-doc-6.1, Sphinx's Read the Docs theme: 3,000 pages, a sidebar of
+# the whole tree).
 REAL_SITES_PKGS=(python3.11-doc postgresql-doc-15 libcommons-lang3-java-doc
     libsdl2-doc libglib2.0-doc cargo-doc mkdocs-doc git-doc erlang-doc
-    rust-doc apache2-doc nginx-light)
+    rust-doc apache2-doc imagemagick-6-doc linux-doc-6.1 nginx-light)
 # name ip root seed-path
 REAL_SITES_TABLE="
 python 127.0.3.1 /usr/share/doc/python3.11/html /
@@ -44,6 +48,8 @@ git 127.0.3.8 /usr/share/doc/git-doc /
 erlang 127.0.3.9 /usr/share/doc/erlang-doc /doc/index.html
 mdbook 127.0.3.10 /usr/share/doc/rust-doc/html/book /index.html
 apache 127.0.3.11 /usr/share/doc/apache2-doc/manual /en/index.html
+magick 127.0.3.12 /usr/share/doc/imagemagick-6-common/html /index.html
+linux 127.0.3.13 /usr/share/doc/linux-doc-6.1/html /index.html
 "
 REAL_SITES_PORT=8090
 REAL_SITES=$(echo "$REAL_SITES_TABLE" | awk -v p=$REAL_SITES_PORT \
