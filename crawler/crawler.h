@@ -281,7 +281,8 @@ struct node_stats {
     size_t nseed_fails;
     uint64_t content_dups; /* pages archived as revisits */
     uint64_t content_dups_followed; /* ... whose links were followed (in
-                                       another directory than the first) */
+                                       another directory than the first,
+                                       not below it) */
     uint64_t links_found, links_admitted, links_new, links_cached;
     /* noise filter: links seen, dropped by block / cluster, refused by
      * template budget */

@@ -5,10 +5,11 @@
  *   - content dedup: claim the payload digests of the batch in one round
  *     trip; a page another URL already had is a content duplicate,
  *     archived as a revisit. Its links are followed only when it sits in
- *     another directory than the first copy: there its relative links
- *     lead to other pages (a mirror tree, the same redirect stub in two
- *     folders), while in the same directory they lead where the first
- *     copy's did;
+ *     another directory than the first copy, and not below it: there its
+ *     relative links lead to other pages (a mirror tree, the same stub in
+ *     two folders), while in the same directory they lead where the first
+ *     copy's did, and below it is how a catch-all route (a soft 404, a
+ *     single-page app's index.html for every path) grows a trap;
  *   - the noise filter's per-host stage (noise_repeat, noise_filter);
  *   - links outside scope.* dropped (parser/scope.c), links the dedup
  *     cache has seen dropped, the rest admitted in one frontier call
@@ -165,18 +166,20 @@ int node__admit_links(struct node *n, struct work_job **jobs, size_t njobs)
  * the batch in one round trip; a page whose digest another URL claimed
  * first is a duplicate: its links are not admitted and it is archived as a
  * revisit of the first. */
-/* Do a and b resolve relative references alike: the same URL up to the
- * last '/' of the path? (A reference of only a query or a fragment still
- * differs; pages that differ only in their name rarely hold those.) */
-static int same_dir(const char *a, const char *b)
+/* Do the links of dup, a byte-identical copy of first, lead elsewhere:
+ * is dup's directory (the URL up to the last '/' of its path) another
+ * than first's and not below it? (The same directory resolves relative
+ * references alike, up to a reference of only a query or a fragment,
+ * which pages that differ only in their name rarely hold.) */
+static int dup_links_elsewhere(const char *dup, const char *first)
 {
-    size_t la = strcspn(a, "?#"), lb = strcspn(b, "?#");
+    size_t ld = strcspn(dup, "?#"), lf = strcspn(first, "?#");
 
-    while (la > 0 && a[la - 1] != '/')
-        la--;
-    while (lb > 0 && b[lb - 1] != '/')
-        lb--;
-    return la == lb && memcmp(a, b, la) == 0;
+    while (ld > 0 && dup[ld - 1] != '/')
+        ld--;
+    while (lf > 0 && first[lf - 1] != '/')
+        lf--;
+    return !(ld >= lf && memcmp(dup, first, lf) == 0);
 }
 
 int node__claim_digests(struct node *n, struct work_job **jobs, size_t nj)
@@ -205,8 +208,8 @@ int node__claim_digests(struct node *n, struct work_job **jobs, size_t nj)
         if (dup[i] && ouri[i]) {
             j->dup_of_uri = ouri[i];
             j->dup_of_ms = oms[i];
-            if (same_dir(j->lease.url, ouri[i]))
-                j->links.n = 0; /* the first copy's links were followed */
+            if (!dup_links_elsewhere(j->lease.url, ouri[i]))
+                j->links.n = 0; /* as the first copy's, or a trap's */
             else
                 n->st->content_dups_followed++;
         } else {

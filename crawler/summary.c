@@ -262,8 +262,8 @@ void node_print_summary(FILE *out, const struct node_stats *st,
     print_dedup(out, st);
     fprintf(out, "  content duplicates: %llu pages archived as revisits of an "
                  "earlier copy; links followed on %llu of them (in another "
-                 "directory than the copy, so their relative links lead "
-                 "elsewhere)\n",
+                 "directory than the copy and not below it, so their "
+                 "relative links lead elsewhere)\n",
             U(st->content_dups), U(st->content_dups_followed));
     fprintf(out, "  robots.txt: %llu fetched, %llu taken from Redis, %llu "
                  "hosts dropped from memory; URLs skipped: %llu disallowed by "

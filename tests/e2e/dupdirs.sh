@@ -5,7 +5,10 @@
 # is a content duplicate, archived as a revisit; its links must still be
 # followed, since from its directory they lead elsewhere: both guides are
 # fetched. A copy in the first copy's own directory (/v1/same.html) is a
-# revisit too, and its links lead where the first copy's did. Default
+# revisit too, and its links lead where the first copy's did. A copy
+# below the first copy's directory (/trap/, the home page again, as a
+# catch-all route serves it for any path) is a revisit whose links are
+# not followed: nothing under /trap/ but itself is requested. Default
 # settings, depth 3.
 . "$(dirname "$0")/lib.sh"
 S=$WORK/site
@@ -22,8 +25,10 @@ def page(path, body):
                        "<main>%s</main></body></html>\n" % body)
 os.makedirs(root, exist_ok=True)
 open(os.path.join(root, "robots.txt"), "w").write("User-agent: *\nDisallow:\n")
-page("index.html", '<p>%s <a href="v1/">version one</a> and <a href="v2/">version two</a> '
-     'and <a href="v1/same.html">the same stub</a>.</p>' % text)
+home = ('<p>%s <a href="v1/">version one</a> and <a href="v2/">version two</a> '
+        'and <a href="v1/same.html">the same stub</a> and <a href="trap/">a trap</a>.</p>' % text)
+page("index.html", home)
+page("trap/index.html", home)
 stub = '<p>%s Read <a href="guide.html">the guide</a>.</p>' % text
 page("v1/index.html", stub)
 page("v2/index.html", stub)
@@ -48,8 +53,10 @@ cat "$WORK/pages.txt"
 B=http://127.0.1.1:8080
 check "both guides fetched (the second stub's link followed)" \
     eval "grep -qx '$B/v1/guide.html 200 -' '$WORK/pages.txt' && grep -qx '$B/v2/guide.html 200 -' '$WORK/pages.txt'"
-check "two of the three stubs are revisits" \
-    [ "$(grep -c ' 200 dup$' "$WORK/pages.txt")" -eq 2 ]
-check "summary: 2 content duplicates, links followed on 1 or 2" \
-    grep -Eq "content duplicates: 2 pages archived as revisits of an earlier copy; links followed on [12] of them" "$WORK/crawl.log"
+check "two of the three stubs are revisits, and the trap" \
+    eval "[ \"\$(grep -c ' 200 dup\$' '$WORK/pages.txt')\" -eq 3 ] && grep -qx '$B/trap/ 200 dup' '$WORK/pages.txt'"
+check "nothing under the trap requested but itself" \
+    [ "$(grep -c "^$B/trap/" "$WORK/pages.txt")" -eq 1 ]
+check "summary: 3 content duplicates, links followed on 1 or 2" \
+    grep -Eq "content duplicates: 3 pages archived as revisits of an earlier copy; links followed on [12] of them" "$WORK/crawl.log"
 finish
