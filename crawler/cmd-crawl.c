@@ -138,6 +138,7 @@ static int run(struct crawl_args *a, struct conf *c, const char *redis,
     struct node_stats st;
     struct merge_stats ms;
     char err[1024], buf[16];
+    int64_t t_merge;
     int rc;
 
     if (frontier_open(&f, redis, c, id, err, sizeof(err))) {
@@ -175,15 +176,15 @@ static int run(struct crawl_args *a, struct conf *c, const char *redis,
             return CLI_EXIT_OUTPUT;
         return rc == DC_EINVAL ? 2 : 1; /* a setting it could not start with */
     }
-    st.merge_us = dc_mono_us();
+    t_merge = dc_mono_us();
     rc = merge_output(a->out, &ms, err, sizeof(err));
-    st.merge_us = dc_mono_us() - st.merge_us;
+    st.merge_us = dc_mono_us() - t_merge;
     if (rc) {
         fprintf(stderr, "dcrawl crawl: merge: %s\n", err);
         return rc == DC_EOUTPUT ? CLI_EXIT_OUTPUT : 1;
     }
     st.command_us = dc_mono_us() - t0;
-    st.command_start_us = t0;
+    st.setup_us = st.started_us - t0;
     if (!a->quiet)
         node_print_summary(stdout, &st, a->out);
     if (!a->quiet)

@@ -254,9 +254,9 @@ struct node_stats {
     /* the whole command (`dcrawl crawl`: seeding, node loop, merge), set
      * by the command before the summary; 0 when not measured */
     int64_t command_us;
-    /* ... and its parts: when it started (same clock as started_us) and
-     * how long its merge took */
-    int64_t command_start_us, merge_us;
+    /* ... and its parts: before the node loop (settings, Redis, seeds)
+     * and the merge */
+    int64_t setup_us, merge_us;
     /* robots_skipped: URLs disallowed by robots.txt rules;
      * robots_unreachable: URLs skipped because their host's robots.txt
      * could not be fetched (5xx, transport error: disallow all) */

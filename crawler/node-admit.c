@@ -162,10 +162,6 @@ int node__admit_links(struct node *n, struct work_job **jobs, size_t njobs)
     return rc;
 }
 
-/* Content dedup: claim the payload digest of every complete 2xx page of
- * the batch in one round trip; a page whose digest another URL claimed
- * first is a duplicate: its links are not admitted and it is archived as a
- * revisit of the first. */
 /* Do the links of dup, a byte-identical copy of first, lead elsewhere:
  * is dup's directory (the URL up to the last '/' of its path) another
  * than first's and not below it? (The same directory resolves relative
@@ -182,6 +178,10 @@ static int dup_links_elsewhere(const char *dup, const char *first)
     return !(ld >= lf && memcmp(dup, first, lf) == 0);
 }
 
+/* Content dedup: claim the payload digest of every complete 2xx page of
+ * the batch in one round trip; a page whose digest another URL claimed
+ * first is a duplicate, archived as a revisit of the first; its links are
+ * admitted only when dup_links_elsewhere says they lead elsewhere. */
 int node__claim_digests(struct node *n, struct work_job **jobs, size_t nj)
 {
     const char *dig[CLAIM_MAX], *uri[CLAIM_MAX];

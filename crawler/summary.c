@@ -190,7 +190,7 @@ static void print_pages(FILE *out, const struct node_stats *st)
                      "(%.1f ms before the node loop: settings, Redis, seeds; "
                      "merge %.1f ms)\n",
                 (double)st->command_us / 1e6,
-                (double)(st->started_us - st->command_start_us) / 1e3,
+                (double)st->setup_us / 1e3,
                 (double)st->merge_us / 1e3);
 }
 

@@ -188,7 +188,9 @@ int merge__file_fd(struct merger *m, uint32_t i)
     return slot->fd;
 }
 
-int merge__pread_all(int fd, void *buf, size_t n, int64_t off)
+/* Up to n bytes at off (fewer only at the file's end) into buf: how many,
+ * or -1 on an error. */
+static ssize_t pread_upto(int fd, void *buf, size_t n, int64_t off)
 {
     size_t got = 0;
 
@@ -197,11 +199,18 @@ int merge__pread_all(int fd, void *buf, size_t n, int64_t off)
             pread(fd, (char *)buf + got, n - got, (off_t)off + (off_t)got);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r <= 0)
-            return DC_EIO;
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            break;
         got += (size_t)r;
     }
-    return DC_OK;
+    return (ssize_t)got;
+}
+
+int merge__pread_all(int fd, void *buf, size_t n, int64_t off)
+{
+    return pread_upto(fd, buf, n, off) == (ssize_t)n ? DC_OK : DC_EIO;
 }
 
 /* A window of LINE_WIN bytes read ahead: passes 3 and 4 read lines
@@ -212,7 +221,7 @@ int merge__read_line(struct merger *m, const struct ent *e, char *buf)
 {
     struct merge_win *w = &m->win;
     int fd = merge__file_fd(m, e->jsonl);
-    size_t got = 0;
+    ssize_t got;
 
     if (fd < 0)
         return DC_EIO;
@@ -225,22 +234,11 @@ int merge__read_line(struct merger *m, const struct ent *e, char *buf)
         return merge__pread_all(fd, buf, e->line_len, (int64_t)e->line_off);
     if (!w->p)
         w->p = xmalloc(LINE_WIN);
-    w->len = 0;
-    while (got < LINE_WIN) { /* up to the window or the file's end */
-        ssize_t r = pread(fd, w->p + got, LINE_WIN - got,
-                          (off_t)(e->line_off + got));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return DC_EIO;
-        if (r == 0)
-            break;
-        got += (size_t)r;
-    }
+    got = pread_upto(fd, w->p, LINE_WIN, (int64_t)e->line_off);
     w->idx = e->jsonl;
     w->off = e->line_off;
-    w->len = got;
-    if (got < e->line_len)
+    w->len = got < 0 ? 0 : (size_t)got;
+    if (w->len < e->line_len)
         return DC_EIO;
     memcpy(buf, w->p, e->line_len);
     return DC_OK;

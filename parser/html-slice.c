@@ -331,9 +331,9 @@ static size_t copy_data(const char *s, size_t i, size_t b, char *out, int fold)
  */
 size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
 {
-    size_t i = 0, o = 0, b, e, r, n, fixes = 0;
+    size_t i = 0, o = 0, b, e, r, n, keep, fixes = 0;
     char name[16];
-    int end, selfc;
+    int end, selfc, raw, fix;
 
     while ((b = next_tag(s, len, i)) < len) {
         e = tag_close(s, len, b, name, &n, &end, &selfc);
@@ -341,32 +341,26 @@ size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
                      name_is(name, n, "frameset") ||
                      name_is(name, n, "plaintext")))
             break;
-        r = e;
-        if (!end && e < len && raw_text(name, n) && selfc &&
-            fixes < PARSER_RAW_FIXES) { /* <iframe .../>: empty */
-            o += copy_data(s, i, b, out + o, fold);
-            memcpy(out + o, s + b, e - b);
-            o += e - b;
+        raw = !end && e < len && raw_text(name, n);
+        fix = raw && selfc && fixes < PARSER_RAW_FIXES; /* <iframe .../> */
+        r = raw && !fix ? raw_end(s, len, e, name, n) : e;
+        o += copy_data(s, i, b, out + o, fold);
+        if (r > e && (name_is(name, n, "style") ||
+                      (name_is(name, n, "script") &&
+                       !memmem(s + e, r - e, "<!--", 4))))
+            keep = e - b; /* the content is left out */
+        else
+            keep = r - b;
+        memcpy(out + o, s + b, keep);
+        o += keep;
+        if (fix) { /* taken as empty: its end tag right after it */
             out[o++] = '<';
             out[o++] = '/';
             memcpy(out + o, name, n);
             o += n;
             out[o++] = '>';
             fixes++;
-            i = e;
-            continue;
         }
-        if (!end && e < len && raw_text(name, n))
-            r = raw_end(s, len, e, name, n);
-        o += copy_data(s, i, b, out + o, fold);
-        if (r > e && (name_is(name, n, "style") ||
-                      (name_is(name, n, "script") &&
-                       !memmem(s + e, r - e, "<!--", 4))))
-            n = e - b; /* the content is left out */
-        else
-            n = r - b;
-        memcpy(out + o, s + b, n);
-        o += n;
         i = r;
     }
     memcpy(out + o, s + i, len - i);
