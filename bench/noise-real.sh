@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # noise-real.sh [DCRAWL] [DEPTH] [--set k=v ...]: the noise filter on real
-# documentation nobody here wrote. Serves bench/real-sites.sh's sites (thirteen
+# documentation nobody here wrote. Serves bench/real-sites.sh's sites (fifteen
 # Debian documentation packages, one generator each) with nginx on
-# 127.0.3.1-13:8090 and crawls each from its seed to DEPTH (default 3)
+# 127.0.3.1-15:8090 and crawls each from its seed to DEPTH (default 3)
 # twice, with default settings except politeness.delay=0: once with
 # noise.enabled=false, once with the noise filter as configured (the
 # default rule, plus any --set given after DEPTH). Per site it prints the

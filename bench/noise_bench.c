@@ -118,7 +118,8 @@ static size_t block_stage(const struct parser_result *pr, double ratio,
         const struct parser_block *b = &pr->blocks[pr->links[i].block];
         nav[i] = (unsigned char)noise_block_signals(
             ratio, b->text, b->link_text, (b->flags & PARSER_BLOCK_NAV) != 0,
-            (b->flags & PARSER_BLOCK_MAIN) != 0, b->nlinks, b->nsect);
+            (b->flags & PARSER_BLOCK_MAIN) != 0, b->nlinks, b->nsect,
+            b->nmirror);
         blk[i] = pr->links[i].block;
     }
     return pr->blocks[0].text - pr->blocks[0].link_text;

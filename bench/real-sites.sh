@@ -31,10 +31,13 @@
 # magick (imagemagick-6-doc, PHP-made pages with an XHTML-style <iframe
 # .../> in the menu bar, which HTML reads as swallowing the page), linux
 # (linux-doc-6.1, Sphinx's Read the Docs theme: 3,000 pages, a sidebar of
-# the whole tree).
+# the whole tree), scipy and pandas (python-scipy-doc, python-pandas-doc:
+# pydata-sphinx-theme, whose top bar is the only way to the release notes
+# and whose tables of a class's methods look like the sidebar's URLs).
 REAL_SITES_PKGS=(python3.11-doc postgresql-doc-15 libcommons-lang3-java-doc
     libsdl2-doc libglib2.0-doc cargo-doc mkdocs-doc git-doc erlang-doc
-    rust-doc apache2-doc imagemagick-6-doc linux-doc-6.1 nginx-light)
+    rust-doc apache2-doc imagemagick-6-doc linux-doc-6.1 python-scipy-doc
+    python-pandas-doc nginx-light)
 # name ip root seed-path
 REAL_SITES_TABLE="
 python 127.0.3.1 /usr/share/doc/python3.11/html /
@@ -50,6 +53,8 @@ mdbook 127.0.3.10 /usr/share/doc/rust-doc/html/book /index.html
 apache 127.0.3.11 /usr/share/doc/apache2-doc/manual /en/index.html
 magick 127.0.3.12 /usr/share/doc/imagemagick-6-common/html /index.html
 linux 127.0.3.13 /usr/share/doc/linux-doc-6.1/html /index.html
+scipy 127.0.3.14 /usr/share/doc/python-scipy-doc/html /index.html
+pandas 127.0.3.15 /usr/share/doc/python-pandas-doc/html /index.html
 "
 REAL_SITES_PORT=8090
 REAL_SITES=$(echo "$REAL_SITES_TABLE" | awk -v p=$REAL_SITES_PORT \

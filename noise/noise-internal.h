@@ -105,9 +105,10 @@ struct noise {
     struct lcs_pat pat;
     struct rep_ent *rep; /* noise_repeat scratch */
     size_t rep_cap;
-    /* noise_repeat's last page: sure[i] for a link of an outline (O) or a
-     * table of contents (T), which noise_filter keeps even when it looks
-     * like navigation; sure_n links, 0 once noise_filter took it */
+    /* noise_repeat's last page: sure[i] for a link of an outline (O), a
+     * table of contents (T) or main content (M), which noise_filter keeps
+     * even when it looks like navigation; sure_n links, 0 once
+     * noise_filter took it */
     unsigned char *sure;
     size_t sure_cap, sure_n;
     struct noise_state *gone; /* dirty hosts dropped (LRU), not yet taken */

@@ -92,7 +92,8 @@ int noise_block_is_nav(double link_ratio, size_t text, size_t link_text)
 }
 
 unsigned noise_block_signals(double link_ratio, size_t text, size_t link_text,
-                             int snav, int main, size_t nlinks, size_t nsect)
+                             int snav, int main, size_t nlinks, size_t nsect,
+                             size_t nmirror)
 {
     unsigned sig = noise_block_is_nav(link_ratio, text, link_text)
                        ? NOISE_SIG_RATIO
@@ -102,6 +103,9 @@ unsigned noise_block_signals(double link_ratio, size_t text, size_t link_text,
     if (nsect >= NOISE_OUTLINE_MIN &&
         (double)nsect >= NOISE_OUTLINE_SHARE * (double)nlinks)
         sig |= NOISE_SIG_OUTLINE;
+    if (snav && !main && nlinks >= NOISE_JUDGE_MIN &&
+        (double)nmirror >= NOISE_MIRROR_SHARE * (double)nlinks)
+        sig |= NOISE_SIG_MIRROR;
     return sig;
 }
 
@@ -161,7 +165,7 @@ static uint64_t ticket_of(const struct noise *nz, const struct host *h,
     return hs << 48 | (uint64_t)slot << 32 | (c->serial & 0xffffffffu);
 }
 
-/* sure: a link its block showed to be content (O, T): no look-alike test,
+/* sure: a link its block showed to be content (O, T, M): no look-alike test,
  * only the template budget. */
 static unsigned char judge(struct noise *nz, struct host *h,
                            struct cluster *c, int sure)
@@ -275,7 +279,7 @@ static void signals_block(const struct host *h, noise_url_fn url, void *ud,
                           unsigned char *sure, struct noise_stats *st)
 {
     size_t j, seen = 0, hist = 0, query = 0;
-    int snav = sig_snav(e[0].sig), repeated, context, known, toc;
+    int snav = sig_snav(e[0].sig), repeated, context, known, toc, mirror;
     unsigned char v;
     const char *u;
 
@@ -311,17 +315,20 @@ static void signals_block(const struct host *h, noise_url_fn url, void *ud,
     toc = snav && k >= NOISE_TOC_MIN &&
           (double)hist < NOISE_CONTEXT_SHARE * (double)k &&
           (double)query < NOISE_TOC_QUERY_SHARE * (double)k;
+    /* C: a menu that copies the page's content links; the rest of it,
+     * new to the host's navigation, is the page's outline too */
+    mirror = snav && (e[0].sig & NOISE_SIG_MIRROR);
     for (j = 0; j < k; j++) {
         if (snav) {
             known = noise__seen_has(h, nav_fp(e[j].fp));
-            v = toc || (context && !known) ? 0
-                : known                    ? 1
-                                           : NOISE_NAV_QUIET;
+            v = toc || ((context || mirror) && !known) ? 0
+                : known                                ? 1
+                                                       : NOISE_NAV_QUIET;
         } else {
             v = repeated && noise__seen_has(h, e[j].fp) ? NOISE_NAV_QUIET : 0;
         }
         nav[e[j].i] = v;
-        sure[e[j].i] = toc;
+        sure[e[j].i] |= (unsigned char)(toc || (mirror && !v));
         st->kept_unrepeated += !v;
     }
 }
@@ -389,6 +396,14 @@ void noise_repeat(struct noise *nz, const char *host, size_t hostlen,
             nav[i] = (nav[i] & NOISE_SIG_RATIO) != 0;
         return;
     }
+    if (nz->c.block_rule == NOISE_RULE_SIGNALS) {
+        /* M: in main content only repetition makes noise, and a look-alike
+         * is no repetition */
+        xgrow((void **)&nz->sure, &nz->sure_cap, n, 1);
+        for (i = 0; i < n; i++)
+            nz->sure[i] = (nav[i] & NOISE_SIG_MAIN) != 0;
+        nz->sure_n = n;
+    }
     xgrow((void **)&nz->rep, &nz->rep_cap, n, sizeof(*nz->rep));
     for (i = 0; i < n; i++) {
         if (!(nav[i] & NOISE_SIG_RATIO)) {
@@ -405,9 +420,6 @@ void noise_repeat(struct noise *nz, const char *host, size_t hostlen,
     h = noise__host_get(nz, host, hostlen);
     qsort(nz->rep, k, sizeof(*nz->rep), rep_cmp);
     if (nz->c.block_rule == NOISE_RULE_SIGNALS) {
-        xgrow((void **)&nz->sure, &nz->sure_cap, n, 1);
-        memset(nz->sure, 0, n);
-        nz->sure_n = n;
         signals_page(nz, h, url, ud, n, k, nav, page_text, st);
         return;
     }

@@ -21,12 +21,17 @@
  *     whose cluster representative is similar to the representative of a
  *     noise cluster that has at least noise.template_min distinct members
  *     is dropped too (with template_min 1 this is the rule as first
- *     written; see noise.c for why the default is 2), except a link the
- *     block rule kept as part of an outline (O) or a table of contents
- *     (T): its block showed what it is, which a resemblance to the
- *     host's menus does not overturn (the Linux kernel's documentation
- *     lists its ABI pages in a table of contents of sections and in the
- *     sidebar menu, under names like the menu's: they were look-alikes).
+ *     written; see noise.c for why the default is 2), except, under the
+ *     signals rule, a link the block rule kept as part of an outline (O)
+ *     or a table of contents (T), and a link inside main content (M): its
+ *     block showed what it is, which a resemblance to the host's menus
+ *     does not overturn. The Linux kernel's documentation lists its ABI
+ *     pages in a table of contents of sections and in the sidebar menu,
+ *     under names like the menu's; pandas and SciPy list a class's
+ *     methods in a table in main (pandas.api.extensions.ExtensionArray.
+ *     astype.html) whose URLs share all but a word with the sidebar's
+ *     (...ExtensionArray.html): they were look-alikes. In main, as at the
+ *     block stage, only repetition makes noise.
  *
  * Block rule (noise.block_rule), a step between the two stages
  * (noise_repeat, per host, on the owning thread). `signals`, the default:
@@ -54,8 +59,18 @@
  *      facets and sort orders link to variations of one page (queries).
  *      Its links are kept; as they enter the navigation history like any
  *      S link, the same menu is dropped from the pages that show it again.
- * A link is navigation iff R and not O and not T and (M ? P : (S or P)):
- * inside main content only repetition makes noise. Links of O blocks
+ *   C  B is S and copies the page's content: NOISE_JUDGE_MIN or more link
+ *      occurrences, at least NOISE_MIRROR_SHARE of them to links the page
+ *      also has outside semantic navigation (parser_block.nmirror). Such
+ *      a menu names the sections the page itself presents: the top bar of
+ *      a documentation home page whose main content shows the same
+ *      sections as cards, plus one it does not (pydata-sphinx-theme's
+ *      "Release notes" in SciPy's and pandas' documentation, linked from
+ *      nowhere else). Its links the host's navigation has not shown yet
+ *      are kept; those it has are navigation as for any S block. A site
+ *      menu beside a list of articles (a blog's or a shop's) copies none.
+ * A link is navigation iff R and not O and not T and not (C and new) and
+ * (M ? P : (S or P)): inside main content only repetition makes noise. Links of O blocks
  * are not recorded. Links of S blocks are not recorded for P
  * (a table of contents in main whose entries also sit in a sidebar would
  * look repeated). A non-semantic header or menu built of divs is kept on
@@ -146,6 +161,8 @@ enum noise_block_rule {
 #define NOISE_OUTLINE_SHARE 0.25 /* O: ... and their share of its links */
 #define NOISE_TOC_MIN 32         /* T: links of a new big menu */
 #define NOISE_TOC_QUERY_SHARE 0.25 /* T: ... below this share with a query */
+#define NOISE_SIG_MIRROR 0x10u   /* C: a menu copying the page's content */
+#define NOISE_MIRROR_SHARE 0.5   /* C: share of its links found in content */
 
 struct noise;
 
@@ -181,10 +198,12 @@ int noise_block_is_nav(double link_ratio, size_t text, size_t link_text);
 
 /* A block's signals (NOISE_SIG_*, the input of noise_repeat) from its
  * measures (struct parser_block): text and link_text (R), inside semantic
- * navigation (snav: S) or main content (main: M), its links and how many
- * of them name a section of a page (nsect: O). */
+ * navigation (snav: S) or main content (main: M), its links, how many of
+ * them name a section of a page (nsect: O) and how many the page also
+ * links outside navigation (nmirror: C). */
 unsigned noise_block_signals(double link_ratio, size_t text, size_t link_text,
-                             int snav, int main, size_t nlinks, size_t nsect);
+                             int snav, int main, size_t nlinks, size_t nsect,
+                             size_t nmirror);
 
 /* "signals", "ratio" or "repeated" into *rule; DC_EINVAL otherwise. */
 int noise_rule_parse(const char *s, int *rule);
@@ -200,9 +219,9 @@ struct noise *noise_new(const struct noise_conf *c);
  * noise_repeat must have run on nav first). Writes verdict[i] (enum
  * noise_verdict) and ticket[i] (NULL ok: the kept link's cluster, for
  * noise_admitted; 0 for none) and adds to *st (NULL ok). The links that
- * the noise_repeat call just before (same n) kept as an outline or a
- * table of contents are not tested for looking like navigation, only
- * against their template budget. Disabled: every verdict is NOISE_KEEP
+ * the noise_repeat call just before (same n; signals rule) kept as an
+ * outline or a table of contents, or found inside main content, are not
+ * tested for looking like navigation, only against their template budget. Disabled: every verdict is NOISE_KEEP
  * and only seen counts.
  */
 typedef const char *(*noise_url_fn)(void *ud, size_t i);

@@ -50,6 +50,7 @@ struct raw_ref {
     const char *s;
     size_t len;
     uint32_t block; /* nearest block (0 without blocks) */
+    uint32_t ent;   /* its link (index into ents), UINT32_MAX: rejected */
 };
 
 /* Walk stack entry: a node and the context it inherits. */

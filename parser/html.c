@@ -257,12 +257,14 @@ static void resolve_refs(struct parser *p, int slice)
 
     for (i = 0; i < p->nrefs; i++) {
         p->res.found++;
+        p->refs[i].ent = UINT32_MAX;
         if (parser_url_canon(p->base, p->refs[i].s, p->refs[i].len, p->flags,
                              p->max_len, p->tmp, sizeof p->tmp, &n) != DC_OK) {
             p->res.rejected++;
             continue;
         }
         k = add_link(p, n);
+        p->refs[i].ent = (uint32_t)k;
         if (slice)
             p->ents[k].block = PARSER_BLOCK_NONE;
         else if (p->blocks_on) {
@@ -273,11 +275,38 @@ static void resolve_refs(struct parser *p, int slice)
     }
 }
 
+/* Navigation outside main content (as parser__block_better ranks it). */
+static int nav_only(unsigned flags)
+{
+    return (flags & (PARSER_BLOCK_NAV | PARSER_BLOCK_MAIN)) ==
+           PARSER_BLOCK_NAV;
+}
+
+/* nmirror: a navigation block's occurrences of links that the page also
+ * has outside navigation (where the link's block went). */
+static void count_mirrors(struct parser *p)
+{
+    size_t i;
+    uint32_t b, c;
+
+    for (i = 0; i < p->nrefs; i++) {
+        if (p->refs[i].ent == UINT32_MAX)
+            continue;
+        b = p->refs[i].block;
+        c = p->ents[p->refs[i].ent].block;
+        if (c != b && nav_only(p->blocks[b].flags) &&
+            !nav_only(p->blocks[c].flags))
+            p->blocks[b].nmirror++;
+    }
+}
+
 static void resolve_all(struct parser *p)
 {
     directives(p);
     set_prepare(p);
     resolve_refs(p, 0);
+    if (p->blocks_on)
+        count_mirrors(p);
 }
 
 /* The result's arrays, after the DOM and every slice. */

@@ -87,8 +87,12 @@ struct parser;
  * part of text inside <a> elements. nlinks counts the link occurrences
  * whose nearest block this is (resolved ones only), nsect those of them
  * whose href names a section of a page ("page.html#part": a path before
- * the fragment; a bare "#part" is not counted). Blocks are in document
- * order, so parent < own index (block 0 has parent 0).
+ * the fragment; a bare "#part" is not counted), and nmirror, in a block of
+ * semantic navigation outside main content, those of them whose link the
+ * page also has outside such navigation (the block struct parser_link
+ * names for it is elsewhere): a menu that repeats the page's own content
+ * links. Blocks are in document order, so parent < own index (block 0 has
+ * parent 0).
  *
  * flags: the block's context, inherited down the tree through any element
  * (PARSER_BLOCK_*). Semantic navigation: inside nav, aside, menu, or an
@@ -109,6 +113,7 @@ struct parser_block {
     uint32_t parent;
     uint32_t nlinks;
     uint32_t nsect;
+    uint32_t nmirror;
     unsigned flags; /* PARSER_BLOCK_* */
 };
 

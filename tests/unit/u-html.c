@@ -1088,10 +1088,23 @@ static void test_block_flags(void)
                         "<a href=/y>prev</a></p></article>"
                         "<nav><a href=/z>z</a> <a href=/q>q</a></nav>"
                         "<main><p>prose prose prose prose prose <a href=/z>"
-                        "z</a> more prose prose prose prose</p></main>";
+                        "z</a> more prose prose prose prose</p></main>"
+                        "<footer><a href=/q>q</a></footer>";
+        size_t mirrors = 0;
         CHECK(parser_parse_html(p, "http://h.test/", h, strlen(h), &r) ==
                   DC_OK && r->nlinks == 4,
               "leaf page parsed");
+        /* nmirror: the nav's /z is also in main; its /q is only in another
+         * navigation block (the footer), which copies nothing */
+        for (k = 0; k < r->nblocks; k++) {
+            const struct parser_block *b = &r->blocks[k];
+            mirrors += b->nmirror;
+            if (b->nmirror)
+                CHECK(b->flags == N && b->nlinks == 2 && b->nmirror == 1,
+                      "mirror block: flags %u links %u mirrored %u", b->flags,
+                      b->nlinks, b->nmirror);
+        }
+        CHECK(mirrors == 1, "mirrored occurrences: %zu", mirrors);
         for (k = 0; k < r->nlinks; k++) {
             const struct parser_block *b = &r->blocks[r->links[k].block];
             if (!strcmp(r->links[k].url, "http://h.test/x"))

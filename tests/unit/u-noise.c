@@ -639,6 +639,7 @@ static void test_repeated_memory(void)
 #define M NOISE_SIG_MAIN
 #define O NOISE_SIG_OUTLINE
 #define Q NOISE_NAV_QUIET
+#define C NOISE_SIG_MIRROR
 
 struct sig_link {
     const char *path;
@@ -789,15 +790,26 @@ static void test_outline_toc(void)
     size_t i;
 
     /* the block signals */
-    CHECK(noise_block_signals(0.25, 100, 10, 1, 0, 12, 3) ==
+    CHECK(noise_block_signals(0.25, 100, 10, 1, 0, 12, 3, 0) ==
               (NOISE_SIG_NAV | NOISE_SIG_OUTLINE),
           "3 of 12 section links: an outline");
-    CHECK(noise_block_signals(0.25, 100, 10, 1, 0, 12, 2) == NOISE_SIG_NAV,
+    CHECK(noise_block_signals(0.25, 100, 10, 1, 0, 12, 2, 0) == NOISE_SIG_NAV,
           "2 section links: none");
-    CHECK(noise_block_signals(0.25, 100, 10, 0, 1, 13, 3) == NOISE_SIG_MAIN,
+    CHECK(noise_block_signals(0.25, 100, 10, 0, 1, 13, 3, 0) == NOISE_SIG_MAIN,
           "3 of 13: under the share");
-    CHECK(noise_block_signals(0.25, 0, 0, 0, 0, 4, 0) == NOISE_SIG_RATIO,
+    CHECK(noise_block_signals(0.25, 0, 0, 0, 0, 4, 0, 0) == NOISE_SIG_RATIO,
           "no text: over the ratio");
+    CHECK(noise_block_signals(0.25, 0, 0, 1, 0, 5, 0, 3) ==
+              (NOISE_SIG_RATIO | NOISE_SIG_NAV | NOISE_SIG_MIRROR),
+          "3 of a menu's 5 links in the content: it copies it");
+    CHECK(noise_block_signals(0.25, 0, 0, 1, 0, 5, 0, 2) ==
+              (NOISE_SIG_RATIO | NOISE_SIG_NAV),
+          "2 of 5: it does not");
+    CHECK(noise_block_signals(0.25, 0, 0, 1, 0, 2, 0, 2) ==
+              (NOISE_SIG_RATIO | NOISE_SIG_NAV),
+          "2 links: too few to tell");
+    CHECK(noise_block_signals(0.25, 0, 0, 0, 0, 5, 0, 5) == NOISE_SIG_RATIO,
+          "not navigation: no copy");
 
     nz = noise_new(&nc);
     sig_page(nz, "outline 1", o1, sizeof(o1) / sizeof(o1[0]), 1000, 0, NULL);
@@ -894,8 +906,10 @@ static void test_signals_recurrence(void)
 
 /* A link of an outline (O) is kept by the cluster stage even when it
  * looks like the host's recurring menu (the Linux kernel's ABI pages, in
- * a table of contents of sections and in the sidebar); a plain content
- * link just as alike is still dropped as a look-alike. */
+ * a table of contents of sections and in the sidebar), and so is a link
+ * in main content (pandas' and SciPy's tables of methods, whose URLs share
+ * a long prefix with the sidebar's); a plain content link just as alike
+ * outside main is still dropped as a look-alike. */
 static void test_outline_lookalike(void)
 {
     static const struct sig_link side[] = {
@@ -907,16 +921,17 @@ static void test_outline_lookalike(void)
         {"/guide/abi-3.html", 1, R | S, 0}, {"/guide/abi-4.html", 1, R | S, 0},
         {"/guide/abi-6.html", 2, R | O, 0}, {"/guide/abi-6.html#a", 2, R | O, 0},
         {"/guide/abi-6.html#b", 2, R | O, 0}, {"/guide/abi-7.html", 3, 0, 0},
+        {"/guide/abi-8.html", 4, M, 0},       {"/guide/abi-9.html", 5, R | M, 0},
     };
     struct noise_conf nc = {1, 0.25, 0.8, 64, 2, 0, NOISE_RULE_SIGNALS};
     struct noise *nz = noise_new(&nc);
-    unsigned char nav[8], v[8];
-    uint32_t blk[8];
+    unsigned char nav[10], v[10];
+    uint32_t blk[10];
     size_t i, page;
 
     for (page = 0; page < 4; page++) {
         const struct sig_link *l = page < 3 ? side : last;
-        size_t n = page < 3 ? 4 : 8;
+        size_t n = page < 3 ? 4 : 10;
         for (i = 0; i < n; i++) {
             nav[i] = l[i].sig;
             blk[i] = l[i].block;
@@ -930,6 +945,35 @@ static void test_outline_lookalike(void)
     CHECK(v[4] == NOISE_KEEP && v[5] == NOISE_KEEP,
           "outline look-alike kept: %d %d", v[4], v[5]);
     CHECK(v[7] == NOISE_CLUSTER, "plain look-alike dropped: %d", v[7]);
+    /* in main content only repetition makes noise: a look-alike in main,
+     * under the ratio or over it (a list of methods, a table of members),
+     * is kept */
+    CHECK(v[8] == NOISE_KEEP && v[9] == NOISE_KEEP,
+          "look-alikes in main kept: %d %d", v[8], v[9]);
+    noise_free(&nz);
+}
+
+/* C: a menu that copies the page's content links (a documentation home
+ * page's top bar, whose sections the main content shows as cards) keeps
+ * the links the host's navigation has not shown, on any page; the ones it
+ * has shown stay navigation; a menu that copies nothing keeps nothing. */
+static void test_mirror(void)
+{
+    static const struct sig_link home[] = {
+        {"/release.html", 1, R | S | C, 0}, /* the bar's one link not in main */
+        {"/guide.html", 2, R | M, 0},       /* the cards */
+        {"/about.html", 3, R | S, Q},       /* a footer copying nothing */
+    };
+    static const struct sig_link next[] = {
+        {"/release.html", 1, R | S | C, 1}, /* known now: navigation */
+        {"/news.html", 1, R | S | C, 0},    /* new in a copying menu */
+        {"/terms.html", 3, R | S, Q},       /* new in a plain one */
+    };
+    struct noise_conf nc = {1, 0.25, 0.8, 64, 2, 0, NOISE_RULE_SIGNALS};
+    struct noise *nz = noise_new(&nc);
+
+    sig_page(nz, "mirror home", home, 3, 1000, 0, NULL);
+    sig_page(nz, "mirror next", next, 3, 1000, 0, NULL);
     noise_free(&nz);
 }
 
@@ -938,6 +982,7 @@ static void test_outline_lookalike(void)
 #undef M
 #undef O
 #undef Q
+#undef C
 
 static void test_rule_parse(void)
 {
@@ -976,6 +1021,7 @@ int main(void)
     test_outline_toc();
     test_signals_recurrence();
     test_outline_lookalike();
+    test_mirror();
     test_rule_parse();
     return t_done("u-noise");
 }
