@@ -119,7 +119,7 @@ static size_t block_stage(const struct parser_result *pr, double ratio,
         nav[i] = (unsigned char)noise_block_signals(
             ratio, b->text, b->link_text, (b->flags & PARSER_BLOCK_NAV) != 0,
             (b->flags & PARSER_BLOCK_MAIN) != 0, b->nlinks, b->nsect,
-            b->nmirror);
+            b->nav_links, b->nav_mirror);
         blk[i] = pr->links[i].block;
     }
     return pr->blocks[0].text - pr->blocks[0].link_text;
@@ -212,8 +212,8 @@ static int cmd_eval(const char *site, int rule, size_t template_min)
         verdict = xrealloc(verdict, cap);
         bl = xrealloc(bl, cap * sizeof(*bl));
         text = block_stage(pr, nc.link_ratio, nav, bl);
-        noise_repeat(nz, host, hostlen, link_url, (void *)pr, pr->nlinks, bl,
-                     nav, text, &st);
+        noise_repeat(nz, host, hostlen, url, link_url, (void *)pr, pr->nlinks,
+                     bl, nav, text, &st);
         noise_filter(nz, host, hostlen, link_url, (void *)pr, pr->nlinks, nav,
                      verdict, NULL, &st);
         for (k = 0; k < n; k++) {
@@ -395,8 +395,8 @@ static int cmd_speed(const char *site, int repeat, int rule)
             nl = pr->nlinks < MAX_TARGETS ? pr->nlinks : MAX_TARGETS;
             text = block_stage(pr, nc.link_ratio, nav, blk);
             parser_url_host(pg[i].url, &host, &hostlen);
-            noise_repeat(nz, host, hostlen, link_url, (void *)pr, nl, blk, nav,
-                         text, NULL);
+            noise_repeat(nz, host, hostlen, pg[i].url, link_url, (void *)pr, nl,
+                         blk, nav, text, NULL);
             noise_filter(nz, host, hostlen, link_url, (void *)pr, nl, nav,
                          verdict, ticket, NULL);
             t_filter += now_s() - t0;

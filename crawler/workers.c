@@ -226,7 +226,8 @@ static void extract_links(struct work_job *j, struct parser *p,
                                       b->link_text,
                                       (b->flags & PARSER_BLOCK_NAV) != 0,
                                       (b->flags & PARSER_BLOCK_MAIN) != 0,
-                                      b->nlinks, b->nsect, b->nmirror);
+                                      b->nlinks, b->nsect, b->nav_links,
+                                      b->nav_mirror);
         }
         links_add(&j->links, pr->links[i].url, pr->links[i].len, host,
                   hostlen, nav, pr->links[i].block);

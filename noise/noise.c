@@ -93,7 +93,7 @@ int noise_block_is_nav(double link_ratio, size_t text, size_t link_text)
 
 unsigned noise_block_signals(double link_ratio, size_t text, size_t link_text,
                              int snav, int main, size_t nlinks, size_t nsect,
-                             size_t nmirror)
+                             size_t nav_links, size_t nav_mirror)
 {
     unsigned sig = noise_block_is_nav(link_ratio, text, link_text)
                        ? NOISE_SIG_RATIO
@@ -103,8 +103,8 @@ unsigned noise_block_signals(double link_ratio, size_t text, size_t link_text,
     if (nsect >= NOISE_OUTLINE_MIN &&
         (double)nsect >= NOISE_OUTLINE_SHARE * (double)nlinks)
         sig |= NOISE_SIG_OUTLINE;
-    if (snav && !main && nlinks >= NOISE_JUDGE_MIN &&
-        (double)nmirror >= NOISE_MIRROR_SHARE * (double)nlinks)
+    if (snav && !main && nav_links >= NOISE_JUDGE_MIN &&
+        (double)nav_mirror >= NOISE_MIRROR_SHARE * (double)nav_links)
         sig |= NOISE_SIG_MIRROR;
     return sig;
 }
@@ -333,10 +333,44 @@ static void signals_block(const struct host *h, noise_url_fn url, void *ud,
     }
 }
 
+/* Is url on the page's host? */
+static int on_host(const char *url, const char *host, size_t hostlen)
+{
+    const char *s = strstr(url, "://");
+
+    s = s ? s + 3 : url;
+    return strcspn(s, "/?#") == hostlen && memcmp(s, host, hostlen) == 0;
+}
+
+/* Does the page lead on into its host outside navigation: a link to
+ * another page of the host (not page itself, not the host's root) that
+ * nav[] keeps? */
+static int leads_on(noise_url_fn url, void *ud, size_t n,
+                    const unsigned char *nav, const char *host,
+                    size_t hostlen, const char *page)
+{
+    const char *u, *path;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        if (nav[i])
+            continue;
+        u = url(ud, i);
+        if (!on_host(u, host, hostlen) || (page && strcmp(u, page) == 0))
+            continue;
+        path = strstr(u, "://");
+        path = path ? path + 3 + hostlen : u;
+        if (strcmp(path, "/") != 0 && *path)
+            return 1;
+    }
+    return 0;
+}
+
 /* Signals rule over the page's k over-ratio links (nz->rep, by block). */
 static void signals_page(struct noise *nz, struct host *h, noise_url_fn url,
                          void *ud, size_t n, size_t k, unsigned char *nav,
-                         size_t page_text, struct noise_stats *st)
+                         size_t page_text, const char *host, size_t hostlen,
+                         const char *page, struct noise_stats *st)
 {
     struct rep_ent *e = nz->rep;
     size_t i, j, dropped = 0;
@@ -355,6 +389,19 @@ static void signals_page(struct noise *nz, struct host *h, noise_url_fn url,
             if (!nav[e[i].i] || sig_snav(e[i].sig))
                 continue;
             nav[e[i].i] = 0;
+            st->kept_unrepeated++;
+            st->kept_guard++;
+        }
+    }
+    /* dead end: when only navigation leads on into the host, its links
+     * shown for the first time are followed */
+    if (!leads_on(url, ud, n, nav, host, hostlen, page)) {
+        for (i = 0; i < k; i++) {
+            if (nav[e[i].i] != NOISE_NAV_QUIET || !sig_snav(e[i].sig) ||
+                !on_host(url(ud, e[i].i), host, hostlen))
+                continue;
+            nav[e[i].i] = 0;
+            nz->sure[e[i].i] = 1;
             st->kept_unrepeated++;
             st->kept_guard++;
         }
@@ -379,8 +426,8 @@ static void signals_page(struct noise *nz, struct host *h, noise_url_fn url,
 }
 
 void noise_repeat(struct noise *nz, const char *host, size_t hostlen,
-                  noise_url_fn url, void *ud, size_t n, const uint32_t *block,
-                  unsigned char *nav, size_t page_text,
+                  const char *page, noise_url_fn url, void *ud, size_t n,
+                  const uint32_t *block, unsigned char *nav, size_t page_text,
                   struct noise_stats *st)
 {
     struct noise_stats local = {0};
@@ -398,10 +445,11 @@ void noise_repeat(struct noise *nz, const char *host, size_t hostlen,
     }
     if (nz->c.block_rule == NOISE_RULE_SIGNALS) {
         /* M: in main content only repetition makes noise, and a look-alike
-         * is no repetition */
+         * is no repetition; a link past the DOM is content */
         xgrow((void **)&nz->sure, &nz->sure_cap, n, 1);
         for (i = 0; i < n; i++)
-            nz->sure[i] = (nav[i] & NOISE_SIG_MAIN) != 0;
+            nz->sure[i] = (nav[i] & NOISE_SIG_MAIN) != 0 ||
+                          block[i] == NOISE_BLOCK_NONE;
         nz->sure_n = n;
     }
     xgrow((void **)&nz->rep, &nz->rep_cap, n, sizeof(*nz->rep));
@@ -420,7 +468,8 @@ void noise_repeat(struct noise *nz, const char *host, size_t hostlen,
     h = noise__host_get(nz, host, hostlen);
     qsort(nz->rep, k, sizeof(*nz->rep), rep_cmp);
     if (nz->c.block_rule == NOISE_RULE_SIGNALS) {
-        signals_page(nz, h, url, ud, n, k, nav, page_text, st);
+        signals_page(nz, h, url, ud, n, k, nav, page_text, host, hostlen,
+                     page, st);
         return;
     }
     for (i = 0; i < k; i = j) {

@@ -59,18 +59,22 @@
  *      facets and sort orders link to variations of one page (queries).
  *      Its links are kept; as they enter the navigation history like any
  *      S link, the same menu is dropped from the pages that show it again.
- *   C  B is S and copies the page's content: NOISE_JUDGE_MIN or more link
- *      occurrences, at least NOISE_MIRROR_SHARE of them to links the page
- *      also has outside semantic navigation (parser_block.nmirror). Such
- *      a menu names the sections the page itself presents: the top bar of
- *      a documentation home page whose main content shows the same
- *      sections as cards, plus one it does not (pydata-sphinx-theme's
- *      "Release notes" in SciPy's and pandas' documentation, linked from
- *      nowhere else). Its links the host's navigation has not shown yet
- *      are kept; those it has are navigation as for any S block. A site
- *      menu beside a list of articles (a blog's or a shop's) copies none.
+ *   C  B is S and its navigation region (the outermost semantic
+ *      navigation around it) copies the page's content: NOISE_JUDGE_MIN or
+ *      more link occurrences, at least NOISE_MIRROR_SHARE of them to links
+ *      the page also has outside semantic navigation (parser_block
+ *      nav_links, nav_mirror). Such a menu names what the page itself
+ *      presents: the top bar of a documentation home page whose main
+ *      content shows the same sections as cards, plus one it does not
+ *      (pydata-sphinx-theme's "Release notes" in SciPy's and pandas'
+ *      documentation, linked from nowhere else), or Tomcat's side menu,
+ *      whose user guide the home page lists and whose API sections it does
+ *      not. Its links the host's navigation has not shown yet are kept;
+ *      those it has are navigation as for any S block. A site menu beside
+ *      a list of articles (a blog's or a shop's) copies none.
  * A link is navigation iff R and not O and not T and not (C and new) and
- * (M ? P : (S or P)): inside main content only repetition makes noise. Links of O blocks
+ * (M ? P : (S or P)), unless the page guard or the dead-end rule below
+ * keeps it: inside main content only repetition makes noise. Links of O blocks
  * are not recorded. Links of S blocks are not recorded for P
  * (a table of contents in main whose entries also sit in a sidebar would
  * look repeated). A non-semantic header or menu built of divs is kept on
@@ -86,7 +90,12 @@
  * would drop at least NOISE_GUARD_SHARE of a page's links and the page has
  * fewer than NOISE_GUARD_TEXT characters of text outside links (an index,
  * a table of contents, a pager page), the links that only R and P
- * condemned are kept.
+ * condemned are kept. Dead end: when nothing but navigation leads on from
+ * a page into its host (no link kept to another page of the host than
+ * the page itself and the host's root: a home page of external links
+ * beside a side menu that holds the whole site, as xarray's
+ * documentation), its S links to the host that the navigation history
+ * has not shown are kept: a crawler stopped there would lose the site.
  *
  * Noise samples under `signals`: only S links already in the navigation
  * history (recurring navigation). An S link on its first sighting and a
@@ -162,6 +171,8 @@ enum noise_block_rule {
 #define NOISE_TOC_MIN 32         /* T: links of a new big menu */
 #define NOISE_TOC_QUERY_SHARE 0.25 /* T: ... below this share with a query */
 #define NOISE_SIG_MIRROR 0x10u   /* C: a menu copying the page's content */
+#define NOISE_BLOCK_NONE UINT32_MAX /* a link without a block (past the DOM:
+                                       PARSER_BLOCK_NONE), content */
 #define NOISE_MIRROR_SHARE 0.5   /* C: share of its links found in content */
 
 struct noise;
@@ -198,12 +209,13 @@ int noise_block_is_nav(double link_ratio, size_t text, size_t link_text);
 
 /* A block's signals (NOISE_SIG_*, the input of noise_repeat) from its
  * measures (struct parser_block): text and link_text (R), inside semantic
- * navigation (snav: S) or main content (main: M), its links, how many of
- * them name a section of a page (nsect: O) and how many the page also
- * links outside navigation (nmirror: C). */
+ * navigation (snav: S) or main content (main: M), its links and how many
+ * of them name a section of a page (nsect: O), its navigation region's
+ * links and how many of them the page also has outside navigation
+ * (nav_links, nav_mirror: C). */
 unsigned noise_block_signals(double link_ratio, size_t text, size_t link_text,
                              int snav, int main, size_t nlinks, size_t nsect,
-                             size_t nmirror);
+                             size_t nav_links, size_t nav_mirror);
 
 /* "signals", "ratio" or "repeated" into *rule; DC_EINVAL otherwise. */
 int noise_rule_parse(const char *s, int *rule);
@@ -233,11 +245,14 @@ void noise_filter(struct noise *nz, const char *host, size_t hostlen,
 /*
  * The block rule, between the block stage and noise_filter (which needs
  * its output), for the same n links of one page of `host`: block[i] is
- * link i's block (any numbering unique within the page); nav[i] holds
- * link i's signals (NOISE_SIG_*) on entry and the verdict on return: 0
- * content, 1 navigation, NOISE_NAV_QUIET navigation that is no sample.
- * page_text is the page's visible text outside links, in characters (the
- * page guard's measure).
+ * link i's block (any numbering unique within the page; NOISE_BLOCK_NONE
+ * for a link found past the DOM, which is content and, under signals,
+ * never a look-alike); nav[i] holds link i's signals (NOISE_SIG_*) on
+ * entry and the verdict on return: 0 content, 1 navigation,
+ * NOISE_NAV_QUIET navigation that is no sample. page is the page's
+ * canonical URL (NULL: not known): a link to it does not lead on (the
+ * dead-end rule). page_text is the page's visible text outside links, in
+ * characters (the page guard's measure).
  *  ratio:    nav = R.
  *  repeated: nav = R, then cleared for the links of every over-ratio
  *            block that does not repeat (fewer than NOISE_REPEAT_SHARE of
@@ -249,8 +264,8 @@ void noise_filter(struct noise *nz, const char *host, size_t hostlen,
  * is R (noise_filter then keeps everything). block NULL: nav = R.
  */
 void noise_repeat(struct noise *nz, const char *host, size_t hostlen,
-                  noise_url_fn url, void *ud, size_t n, const uint32_t *block,
-                  unsigned char *nav, size_t page_text,
+                  const char *page, noise_url_fn url, void *ud, size_t n,
+                  const uint32_t *block, unsigned char *nav, size_t page_text,
                   struct noise_stats *st);
 
 /* A kept link entered the frontier: charge it to its cluster's budget.

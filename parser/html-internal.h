@@ -89,6 +89,8 @@ struct parser {
     size_t nblocks, blocks_cap;
     struct raw_ref *refs;
     size_t nrefs, refs_cap;
+    uint32_t *region; /* count_mirrors: a block's navigation region */
+    size_t region_cap;
     const char *base_raw;
     size_t base_raw_len;
     const char *canon_raw;   /* first <link rel=canonical href> */

@@ -282,21 +282,38 @@ static int nav_only(unsigned flags)
            PARSER_BLOCK_NAV;
 }
 
-/* nmirror: a navigation block's occurrences of links that the page also
- * has outside navigation (where the link's block went). */
+/* nav_links, nav_mirror: per navigation region (the outermost block of
+ * semantic navigation outside main content around a block; blocks come in
+ * document order, so a parent's region is known before its children's),
+ * its link occurrences and those whose link the page also has outside
+ * navigation (where the link's block went); every block of the region
+ * gets the totals. */
 static void count_mirrors(struct parser *p)
 {
+    struct parser_block *bl = p->blocks;
+    uint32_t *reg, b, c, r;
     size_t i;
-    uint32_t b, c;
 
+    xgrow((void **)&p->region, &p->region_cap, p->nblocks, sizeof *reg);
+    reg = p->region;
+    for (b = 0; b < p->nblocks; b++)
+        reg[b] = b && nav_only(bl[b].flags) && nav_only(bl[bl[b].parent].flags)
+                     ? reg[bl[b].parent]
+                     : b;
     for (i = 0; i < p->nrefs; i++) {
-        if (p->refs[i].ent == UINT32_MAX)
-            continue;
         b = p->refs[i].block;
+        if (p->refs[i].ent == UINT32_MAX || !nav_only(bl[b].flags))
+            continue;
+        r = reg[b];
         c = p->ents[p->refs[i].ent].block;
-        if (c != b && nav_only(p->blocks[b].flags) &&
-            !nav_only(p->blocks[c].flags))
-            p->blocks[b].nmirror++;
+        bl[r].nav_links++;
+        bl[r].nav_mirror += c != b && !nav_only(bl[c].flags);
+    }
+    for (b = 0; b < p->nblocks; b++) {
+        if (reg[b] == b)
+            continue;
+        bl[b].nav_links = bl[reg[b]].nav_links;
+        bl[b].nav_mirror = bl[reg[b]].nav_mirror;
     }
 }
 
@@ -454,6 +471,7 @@ static void parser_begin(struct parser *p)
     p->arena.peak = p->arena.bytes;
     buf_trim((void **)&p->stack, &p->stack_cap, COUNT_KEEP);
     buf_trim((void **)&p->refs, &p->refs_cap, COUNT_KEEP);
+    buf_trim((void **)&p->region, &p->region_cap, COUNT_KEEP);
     buf_trim((void **)&p->sbuf, &p->scap, BUF_KEEP);
     buf_trim((void **)&p->ents, &p->ents_cap, COUNT_KEEP);
     buf_trim((void **)&p->set, &p->set_cap, 2 * COUNT_KEEP);
@@ -552,6 +570,7 @@ void parser_free(struct parser **pp)
     parser__arena_free_chunks(&p->arena);
     free(p->stack);
     free(p->refs);
+    free(p->region);
     free(p->sbuf);
     free(p->ents);
     free(p->set);

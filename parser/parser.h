@@ -87,12 +87,14 @@ struct parser;
  * part of text inside <a> elements. nlinks counts the link occurrences
  * whose nearest block this is (resolved ones only), nsect those of them
  * whose href names a section of a page ("page.html#part": a path before
- * the fragment; a bare "#part" is not counted), and nmirror, in a block of
- * semantic navigation outside main content, those of them whose link the
- * page also has outside such navigation (the block struct parser_link
- * names for it is elsewhere): a menu that repeats the page's own content
- * links. Blocks are in document order, so parent < own index (block 0 has
- * parent 0).
+ * the fragment; a bare "#part" is not counted). In a block of semantic
+ * navigation outside main content, nav_links counts the link occurrences
+ * of its whole navigation region (the outermost such block around it,
+ * nested blocks included) and nav_mirror those of them whose link the page
+ * also has outside such navigation (the block struct parser_link names
+ * for it is elsewhere): a menu that repeats the page's own content links;
+ * both 0 elsewhere. Blocks are in document order, so parent < own index
+ * (block 0 has parent 0).
  *
  * flags: the block's context, inherited down the tree through any element
  * (PARSER_BLOCK_*). Semantic navigation: inside nav, aside, menu, or an
@@ -113,7 +115,7 @@ struct parser_block {
     uint32_t parent;
     uint32_t nlinks;
     uint32_t nsect;
-    uint32_t nmirror;
+    uint32_t nav_links, nav_mirror;
     unsigned flags; /* PARSER_BLOCK_* */
 };
 

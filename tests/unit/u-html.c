@@ -1094,17 +1094,42 @@ static void test_block_flags(void)
         CHECK(parser_parse_html(p, "http://h.test/", h, strlen(h), &r) ==
                   DC_OK && r->nlinks == 4,
               "leaf page parsed");
-        /* nmirror: the nav's /z is also in main; its /q is only in another
-         * navigation block (the footer), which copies nothing */
+        /* nav_links, nav_mirror: the nav's /z is also in main; its /q is
+         * also in another navigation region (the footer), which copies
+         * nothing */
         for (k = 0; k < r->nblocks; k++) {
             const struct parser_block *b = &r->blocks[k];
-            mirrors += b->nmirror;
-            if (b->nmirror)
-                CHECK(b->flags == N && b->nlinks == 2 && b->nmirror == 1,
-                      "mirror block: flags %u links %u mirrored %u", b->flags,
-                      b->nlinks, b->nmirror);
+            mirrors += b->nav_mirror;
+            if (b->nav_mirror)
+                CHECK(b->flags == N && b->nav_links == 2 &&
+                          b->nav_mirror == 1,
+                      "mirror region: flags %u links %u mirrored %u",
+                      b->flags, b->nav_links, b->nav_mirror);
         }
         CHECK(mirrors == 1, "mirrored occurrences: %zu", mirrors);
+    }
+    {
+        /* the region is the whole nav: the block holding /c alone gets
+         * the nav's totals, 3 links of which 2 are in main */
+        const char *h = "<nav><div><a href=/a>a</a> <a href=/b>b</a></div>"
+                        "<div><a href=/c>c</a></div></nav>"
+                        "<main><p>prose prose <a href=/a>a</a> prose "
+                        "<a href=/b>b</a> prose prose prose</p></main>";
+        int seen = 0;
+        CHECK(parser_parse_html(p, "http://h.test/", h, strlen(h), &r) ==
+                  DC_OK && r->nlinks == 3,
+              "region page parsed");
+        for (k = 0; k < r->nlinks; k++) {
+            const struct parser_block *b = &r->blocks[r->links[k].block];
+            if (strcmp(r->links[k].url, "http://h.test/c"))
+                continue;
+            seen = 1;
+            CHECK(b->flags == N && b->nlinks == 1 && b->nav_links == 3 &&
+                      b->nav_mirror == 2,
+                  "/c: flags %u links %u region %u mirrored %u", b->flags,
+                  b->nlinks, b->nav_links, b->nav_mirror);
+        }
+        CHECK(seen, "/c found");
         for (k = 0; k < r->nlinks; k++) {
             const struct parser_block *b = &r->blocks[r->links[k].block];
             if (!strcmp(r->links[k].url, "http://h.test/x"))

@@ -477,8 +477,8 @@ static void repeat_page(struct parser *p, struct noise *nz, const char *host,
                                                    b->link_text);
         blk[i] = r->links[i].block;
     }
-    noise_repeat(nz, host, strlen(host), link_at, (void *)r, r->nlinks, blk,
-                 nav, 0, st);
+    noise_repeat(nz, host, strlen(host), NULL, link_at, (void *)r, r->nlinks,
+                 blk, nav, 0, st);
     for (i = 0; i < r->nlinks && len + 1 < cap; i++) {
         const char *path;
         if (!nav[i])
@@ -606,7 +606,8 @@ static void test_repeated_memory(void)
             nav[i] = 1;
             blk[i] = i < 4 ? 1 : 2;
         }
-        noise_repeat(nz, "m.test", 6, mem_url, &k, 68, blk, nav, 0, NULL);
+        noise_repeat(nz, "m.test", 6, NULL, mem_url, &k, 68, blk, nav, 0,
+                     NULL);
         if (k > 0 && (nav[0] | nav[1] | nav[2] | nav[3]) != 1)
             bad_header++;
         for (i = 4; i < 68; i++)
@@ -624,7 +625,7 @@ static void test_repeated_memory(void)
         snprintf(host, sizeof(host), "x%zu.test", k);
         nav[0] = nav[1] = 1;
         blk[0] = blk[1] = 1;
-        noise_repeat(nz, host, strlen(host), mem_url, &zero, 2, blk, nav,
+        noise_repeat(nz, host, strlen(host), NULL, mem_url, &zero, 2, blk, nav,
                      0, NULL);
     }
     CHECK(noise__seen_count(nz, "m.test", 6) == 0, "m.test still held");
@@ -656,6 +657,19 @@ static const char *sig_url(void *ud, size_t i)
     return buf;
 }
 
+/* As sig_url, but a path that starts with "//" is a URL of that host. */
+static const char *dead_url(void *ud, size_t i)
+{
+    static char buf[128];
+    const struct sig_link *l = ud;
+
+    if (!strncmp(l[i].path, "//", 2))
+        snprintf(buf, sizeof(buf), "http:%s", l[i].path);
+    else
+        snprintf(buf, sizeof(buf), "http://s.test%s", l[i].path);
+    return buf;
+}
+
 /* One page of s.test through noise_repeat; checks every verdict. */
 static void sig_page(struct noise *nz, const char *name,
                      const struct sig_link *l, size_t n, size_t text,
@@ -670,7 +684,8 @@ static void sig_page(struct noise *nz, const char *name,
         nav[i] = l[i].sig;
         blk[i] = l[i].block;
     }
-    noise_repeat(nz, "s.test", 6, sig_url, (void *)l, n, blk, nav, text, st);
+    noise_repeat(nz, "s.test", 6, NULL, sig_url, (void *)l, n, blk, nav, text,
+                 st);
     for (i = 0; i < n; i++) {
         unsigned want = ratio_rule ? (l[i].sig & R) != 0 : l[i].want;
         CHECK(nav[i] == want, "%s %s: %s (sig %u): verdict %u, want %u",
@@ -767,8 +782,8 @@ static void test_signals(void)
 static void test_outline_toc(void)
 {
     enum { N = NOISE_TOC_MIN };
-    static struct sig_link big[N + 3], big2[N + 3], small[N - 1], other[N],
-        facets[N];
+    static struct sig_link big[N + 3], big2[N + 3], small[N], other[N],
+        facets[N + 1];
     static char paths[N + 3][16], opaths[N][16], fpaths[N][24];
     /* an outline is content in navigation and in main content alike, and
      * is not recorded: the plain block of page 2 is new, not P */
@@ -790,25 +805,27 @@ static void test_outline_toc(void)
     size_t i;
 
     /* the block signals */
-    CHECK(noise_block_signals(0.25, 100, 10, 1, 0, 12, 3, 0) ==
+    CHECK(noise_block_signals(0.25, 100, 10, 1, 0, 12, 3, 0, 0) ==
               (NOISE_SIG_NAV | NOISE_SIG_OUTLINE),
           "3 of 12 section links: an outline");
-    CHECK(noise_block_signals(0.25, 100, 10, 1, 0, 12, 2, 0) == NOISE_SIG_NAV,
+    CHECK(noise_block_signals(0.25, 100, 10, 1, 0, 12, 2, 0, 0) ==
+              NOISE_SIG_NAV,
           "2 section links: none");
-    CHECK(noise_block_signals(0.25, 100, 10, 0, 1, 13, 3, 0) == NOISE_SIG_MAIN,
+    CHECK(noise_block_signals(0.25, 100, 10, 0, 1, 13, 3, 0, 0) ==
+              NOISE_SIG_MAIN,
           "3 of 13: under the share");
-    CHECK(noise_block_signals(0.25, 0, 0, 0, 0, 4, 0, 0) == NOISE_SIG_RATIO,
+    CHECK(noise_block_signals(0.25, 0, 0, 0, 0, 4, 0, 0, 0) == NOISE_SIG_RATIO,
           "no text: over the ratio");
-    CHECK(noise_block_signals(0.25, 0, 0, 1, 0, 5, 0, 3) ==
+    CHECK(noise_block_signals(0.25, 0, 0, 1, 0, 1, 0, 5, 3) ==
               (NOISE_SIG_RATIO | NOISE_SIG_NAV | NOISE_SIG_MIRROR),
-          "3 of a menu's 5 links in the content: it copies it");
-    CHECK(noise_block_signals(0.25, 0, 0, 1, 0, 5, 0, 2) ==
+          "a block of a menu with 3 of its 5 links in the content: a copy");
+    CHECK(noise_block_signals(0.25, 0, 0, 1, 0, 1, 0, 5, 2) ==
               (NOISE_SIG_RATIO | NOISE_SIG_NAV),
           "2 of 5: it does not");
-    CHECK(noise_block_signals(0.25, 0, 0, 1, 0, 2, 0, 2) ==
+    CHECK(noise_block_signals(0.25, 0, 0, 1, 0, 1, 0, 2, 2) ==
               (NOISE_SIG_RATIO | NOISE_SIG_NAV),
           "2 links: too few to tell");
-    CHECK(noise_block_signals(0.25, 0, 0, 0, 0, 5, 0, 5) == NOISE_SIG_RATIO,
+    CHECK(noise_block_signals(0.25, 0, 0, 0, 0, 5, 0, 5, 5) == NOISE_SIG_RATIO,
           "not navigation: no copy");
 
     nz = noise_new(&nc);
@@ -838,11 +855,13 @@ static void test_outline_toc(void)
     }
     sig_page(nz, "another toc", other, N, 1000, 0, NULL);
     noise_free(&nz);
-    /* a menu of N - 1 links on the first page is navigation */
+    /* a menu of N - 1 links on the first page is navigation (beside a
+     * text link into the host: the page is no dead end) */
     for (i = 0; i < N - 1; i++)
         small[i] = (struct sig_link){paths[i], 1, R | S, Q};
+    small[N - 1] = (struct sig_link){"/article", 9, 0, 0};
     nz = noise_new(&nc);
-    sig_page(nz, "small menu", small, N - 1, 1000, 0, NULL);
+    sig_page(nz, "small menu", small, N, 1000, 0, NULL);
     noise_free(&nz);
     /* so is a big new menu of queries (facets): a quarter of them make
      * it variations of a page, not a table of contents */
@@ -851,8 +870,9 @@ static void test_outline_toc(void)
                  i < N / 4 ? "/shop?color=%zu" : "/shop/item-%zu", i);
         facets[i] = (struct sig_link){fpaths[i], 1, R | S, Q};
     }
+    facets[N] = (struct sig_link){"/article", 9, 0, 0};
     nz = noise_new(&nc);
-    sig_page(nz, "facets", facets, N, 1000, 0, NULL);
+    sig_page(nz, "facets", facets, N + 1, 1000, 0, NULL);
     noise_free(&nz);
 }
 
@@ -936,7 +956,8 @@ static void test_outline_lookalike(void)
             nav[i] = l[i].sig;
             blk[i] = l[i].block;
         }
-        noise_repeat(nz, "s.test", 6, sig_url, (void *)l, n, blk, nav, 0, NULL);
+        noise_repeat(nz, "s.test", 6, NULL, sig_url, (void *)l, n, blk, nav, 0,
+                     NULL);
         noise_filter(nz, "s.test", 6, sig_url, (void *)l, n, nav, v, NULL,
                      NULL);
     }
@@ -974,6 +995,58 @@ static void test_mirror(void)
 
     sig_page(nz, "mirror home", home, 3, 1000, 0, NULL);
     sig_page(nz, "mirror next", next, 3, 1000, 0, NULL);
+    noise_free(&nz);
+}
+
+/* Dead end: a page whose only ways on into its host are navigation (a
+ * home page of external links beside a side menu, the whole table of
+ * contents of xarray's documentation) follows that navigation where the
+ * host's history has not shown it; links to the page itself, to the
+ * host's root and to other hosts do not lead on; a page with one text
+ * link into the host drops its menu as usual. */
+static void test_dead_end(void)
+{
+    static const struct sig_link home[] = {
+        {"/", 1, R | M, 0},                       /* the logo */
+        {"/index.html", 1, R | M, 0},             /* itself */
+        {"//github.test/x", 1, R | M, 0},         /* elsewhere */
+        {"/guide.html", 2, R | S, 0},             /* the menu */
+        {"/api.html", 2, R | S, 0},
+        {"/faq.html", 2, R | S, 0},
+        {"//github.test/y", 2, R | S, Q},         /* not into the host */
+    };
+    static const struct sig_link next[] = {
+        {"/guide.html", 2, R | S, 1},             /* known: navigation */
+        {"/api.html", 2, R | S, 1},
+        {"/news.html", 2, R | S, 0},              /* new, still a dead end */
+    };
+    static const struct sig_link text[] = {
+        {"/guide.html", 2, R | S, 1},
+        {"/blog.html", 2, R | S, Q},              /* new, but ... */
+        {"/guide2.html", 3, 0, 0},                /* ... the text leads on */
+    };
+    struct noise_conf nc = {1, 0.25, 0.8, 64, 2, 0, NOISE_RULE_SIGNALS};
+    struct noise *nz = noise_new(&nc);
+    unsigned char nav[8], v[8];
+    uint32_t blk[8];
+    size_t i;
+
+    /* the home page through dead_url, with its own URL */
+    for (i = 0; i < 7; i++) {
+        nav[i] = home[i].sig;
+        blk[i] = home[i].block;
+    }
+    noise_repeat(nz, "s.test", 6, "http://s.test/index.html", dead_url,
+                 (void *)home, 7, blk, nav, 0, NULL);
+    for (i = 0; i < 7; i++)
+        CHECK(nav[i] == home[i].want, "dead end home %s: %u, want %u",
+              home[i].path, nav[i], home[i].want);
+    noise_filter(nz, "s.test", 6, dead_url, (void *)home, 7, nav, v, NULL,
+                 NULL);
+    CHECK(v[3] == NOISE_KEEP && v[4] == NOISE_KEEP, "dead end kept: %u %u",
+          v[3], v[4]);
+    sig_page(nz, "dead end next", next, 3, 1000, 0, NULL);
+    sig_page(nz, "not a dead end", text, 3, 1000, 0, NULL);
     noise_free(&nz);
 }
 
@@ -1022,6 +1095,7 @@ int main(void)
     test_signals_recurrence();
     test_outline_lookalike();
     test_mirror();
+    test_dead_end();
     test_rule_parse();
     return t_done("u-noise");
 }
