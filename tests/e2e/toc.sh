@@ -5,8 +5,11 @@
 # every guide and chapter must be fetched, through the index's big menu
 # and a book's sidebar (a menu of noise.h's NOISE_TOC_MIN links or more
 # that the host's navigation has not shown yet is a table of contents)
-# and the guides' outlines (menus of links to sections of pages), while
-# the two pages only the small <header> menu links to must not be. The
+# and the guides' outlines (menus of links to sections of pages), a
+# documentation home page's top bar that copies its cards (the section
+# only the bar links to) and a landing page from which only its side menu
+# leads on, while the two pages only the small <header> menu links to must
+# not be. The
 # same crawl under noise.block_rule=ratio (the rule as first written) must
 # lose pages (tests/e2e/rule-lib.sh runs and scores both).
 . "$(dirname "$0")/lib.sh"

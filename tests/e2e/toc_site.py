@@ -14,6 +14,16 @@ are linked only from side menus, never from the text.
                     sidebar lists its BOOK chapters (plain links, as
                     mdBook writes them), not on the host's first page
   /book/chN.html    a chapter: prose and the same sidebar
+  /docs/            linked from the index's prose: a documentation home
+                    page as pydata-sphinx-theme builds it, a top <nav> bar
+                    of four sections and a <main> of cards for three of
+                    them; the fourth, /docs/release.html (which lists
+                    /docs/vN.html), is linked from the bar only (the bar
+                    copies the page's content: its new links are kept)
+  /land/            linked from the index's prose: a landing page whose
+                    text links only to itself and to the host's root, and
+                    an <aside><nav> of two pages (/land/a.html, b.html):
+                    only navigation leads on, so it is followed
   /robots.txt       allows everything
 
 Every page carries the <header>. OUT/content.txt lists the URLs of every
@@ -61,7 +71,39 @@ def main():
         for k in range(1, GUIDES + 1))
     files["index.html"] = page(
         "Documentation", menu,
-        PROSE * 3 + 'There is also <a href="/book/">a book</a>. ' + PROSE)
+        PROSE * 3 + 'There is also <a href="/book/">a book</a>. ' + PROSE +
+        'See <a href="/docs/">the manual</a> and <a href="/land/">the '
+        'project</a>. ' + PROSE)
+    bar = "".join('<li><a href="/docs/%s.html">%s</a></li>' % (n, n.title())
+                  for n in ("start", "guide", "api", "release"))
+    cards = "".join('<div class="card"><a href="/docs/%s.html">%s</a>'
+                    '<p>%s</p></div>' % (n, n.title(), PROSE)
+                    for n in ("start", "guide", "api"))
+    files["docs/index.html"] = (
+        "<!doctype html><html><head><title>Manual</title></head><body>\n"
+        "<nav class=\"navbar\"><ul>%s</ul></nav>\n"
+        "<main><h1>Manual</h1>%s</main>\n</body></html>\n" % (bar, cards))
+    content.append("/docs/")
+    for n in ("start", "guide", "api"):
+        files["docs/%s.html" % n] = page(n.title(), "", PROSE * 2)
+        content.append("/docs/%s.html" % n)
+    files["docs/release.html"] = page(
+        "Release notes", "", PROSE + "".join(
+            '<a href="/docs/v%d.html">Version %d</a> ' % (v, v)
+            for v in (1, 2)) + PROSE)
+    content.append("/docs/release.html")
+    for v in (1, 2):
+        files["docs/v%d.html" % v] = page("Version %d" % v, "", PROSE)
+        content.append("/docs/v%d.html" % v)
+    files["land/index.html"] = page(
+        "The project", '<a href="/land/a.html">A</a> '
+        '<a href="/land/b.html">B</a>',
+        PROSE + 'Back <a href="/">home</a>, or read <a href="/land/">this '
+        'page</a> again. ' + PROSE)
+    content.append("/land/")
+    for n in ("a", "b"):
+        files["land/%s.html" % n] = page(n.upper(), "", PROSE)
+        content.append("/land/%s.html" % n)
     sidebar = "<ol>%s</ol>" % "".join(
         '<li><a href="/book/ch%d.html">Chapter %d</a></li>' % (n, n)
         for n in range(1, BOOK + 1))
