@@ -366,6 +366,16 @@ static int leads_on(noise_url_fn url, void *ud, size_t n,
     return 0;
 }
 
+/* Would the dead-end rule keep e's link: semantic navigation to the
+ * host, dropped on its first sighting? */
+static int dead_end_link(noise_url_fn url, void *ud, const struct rep_ent *e,
+                         const unsigned char *nav, const char *host,
+                         size_t hostlen)
+{
+    return nav[e->i] == NOISE_NAV_QUIET && sig_snav(e->sig) &&
+           on_host(url(ud, e->i), host, hostlen);
+}
+
 /* Signals rule over the page's k over-ratio links (nz->rep, by block). */
 static void signals_page(struct noise *nz, struct host *h, noise_url_fn url,
                          void *ud, size_t n, size_t k, unsigned char *nav,
@@ -395,10 +405,12 @@ static void signals_page(struct noise *nz, struct host *h, noise_url_fn url,
     }
     /* dead end: when only navigation leads on into the host, its links
      * shown for the first time are followed */
-    if (!leads_on(url, ud, n, nav, host, hostlen, page)) {
-        for (i = 0; i < k; i++) {
-            if (nav[e[i].i] != NOISE_NAV_QUIET || !sig_snav(e[i].sig) ||
-                !on_host(url(ud, e[i].i), host, hostlen))
+    for (i = 0; i < k && !dead_end_link(url, ud, e + i, nav, host, hostlen);
+         i++)
+        ;
+    if (i < k && !leads_on(url, ud, n, nav, host, hostlen, page)) {
+        for (; i < k; i++) {
+            if (!dead_end_link(url, ud, e + i, nav, host, hostlen))
                 continue;
             nav[e[i].i] = 0;
             nz->sure[e[i].i] = 1;

@@ -192,7 +192,8 @@ struct noise_conf {
 struct noise_stats {
     size_t seen, dropped_block, dropped_cluster, refused_budget;
     size_t kept_unrepeated; /* repeated, signals: over-ratio links kept */
-    size_t kept_guard;      /* signals: of those, kept by the page guard */
+    size_t kept_guard;      /* signals: of those, kept by the page guard
+                               or the dead-end rule */
 };
 
 /* Why a link was dropped (noise_filter's verdict per link). */
