@@ -5,7 +5,7 @@ are linked only from side menus, never from the text.
 
   /                 prose; a <header> with About and Contact; an <aside>
                     <nav> menu of the GUIDES guides (the site's table of
-                    contents, GUIDES >= 32 links)
+                    contents, GUIDES >= NOISE_TOC_MIN links)
   /gK/index.html    a guide's first page: prose, and an <aside><nav>
                     outline of its chapters: per chapter "cN.html" and
                     links to its sections "cN.html#sM"
