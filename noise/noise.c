@@ -140,17 +140,29 @@ struct noise *noise_new(const struct noise_conf *c)
 }
 /* ------------------------------------------------------------ filter */
 
+/* url without its scheme; *path its path and query when url is on the
+ * page's host, else NULL. */
+static const char *url_split(const char *url, const char *host,
+                             size_t hostlen, const char **path)
+{
+    const char *s = strstr(url, "://");
+
+    s = s ? s + 3 : url;
+    *path = strcspn(s, "/?#") == hostlen && memcmp(s, host, hostlen) == 0
+                ? s + hostlen
+                : NULL;
+    return s;
+}
+
 /* The compared part of url: path+query on the page's host, else the URL
  * without its scheme; at most NOISE_KEY_MAX bytes. */
 static const char *url_key(const char *url, const char *host, size_t hostlen,
                            size_t *len)
 {
-    const char *s = strstr(url, "://"), *p;
+    const char *p, *s = url_split(url, host, hostlen, &p);
     size_t n;
 
-    s = s ? s + 3 : url;
-    p = s + strcspn(s, "/?#");
-    if ((size_t)(p - s) == hostlen && memcmp(s, host, hostlen) == 0)
+    if (p)
         s = p;
     n = strlen(s);
     *len = n < NOISE_KEY_MAX ? n : NOISE_KEY_MAX;
@@ -333,15 +345,6 @@ static void signals_block(const struct host *h, noise_url_fn url, void *ud,
     }
 }
 
-/* Is url on the page's host? */
-static int on_host(const char *url, const char *host, size_t hostlen)
-{
-    const char *s = strstr(url, "://");
-
-    s = s ? s + 3 : url;
-    return strcspn(s, "/?#") == hostlen && memcmp(s, host, hostlen) == 0;
-}
-
 /* Does the page lead on into its host outside navigation: a link to
  * another page of the host (not page itself, not the host's root) that
  * nav[] keeps? */
@@ -356,11 +359,9 @@ static int leads_on(noise_url_fn url, void *ud, size_t n,
         if (nav[i])
             continue;
         u = url(ud, i);
-        if (!on_host(u, host, hostlen) || (page && strcmp(u, page) == 0))
-            continue;
-        path = strstr(u, "://");
-        path = path ? path + 3 + hostlen : u;
-        if (strcmp(path, "/") != 0 && *path)
+        url_split(u, host, hostlen, &path);
+        if (path && *path && strcmp(path, "/") != 0 &&
+            !(page && strcmp(u, page) == 0))
             return 1;
     }
     return 0;
@@ -372,8 +373,12 @@ static int dead_end_link(noise_url_fn url, void *ud, const struct rep_ent *e,
                          const unsigned char *nav, const char *host,
                          size_t hostlen)
 {
-    return nav[e->i] == NOISE_NAV_QUIET && sig_snav(e->sig) &&
-           on_host(url(ud, e->i), host, hostlen);
+    const char *path;
+
+    if (nav[e->i] != NOISE_NAV_QUIET || !sig_snav(e->sig))
+        return 0;
+    url_split(url(ud, e->i), host, hostlen, &path);
+    return path != NULL;
 }
 
 /* Signals rule over the page's k over-ratio links (nz->rep, by block). */
@@ -384,6 +389,7 @@ static void signals_page(struct noise *nz, struct host *h, noise_url_fn url,
 {
     struct rep_ent *e = nz->rep;
     size_t i, j, dropped = 0;
+    int dead;
 
     for (i = 0; i < k; i = j) {
         for (j = i + 1; j < k && e[j].block == e[i].block; j++)
@@ -404,14 +410,14 @@ static void signals_page(struct noise *nz, struct host *h, noise_url_fn url,
         }
     }
     /* dead end: when only navigation leads on into the host, its links
-     * shown for the first time are followed */
-    for (i = 0; i < k && !dead_end_link(url, ud, e + i, nav, host, hostlen);
-         i++)
-        ;
-    if (i < k && !leads_on(url, ud, n, nav, host, hostlen, page)) {
-        for (; i < k; i++) {
-            if (!dead_end_link(url, ud, e + i, nav, host, hostlen))
-                continue;
+     * shown for the first time are followed (whether the page leads on is
+     * asked once, at the first such link, before any is kept) */
+    for (i = 0, dead = -1; i < k && dead; i++) {
+        if (!dead_end_link(url, ud, e + i, nav, host, hostlen))
+            continue;
+        if (dead < 0)
+            dead = !leads_on(url, ud, n, nav, host, hostlen, page);
+        if (dead) {
             nav[e[i].i] = 0;
             nz->sure[e[i].i] = 1;
             st->kept_unrepeated++;

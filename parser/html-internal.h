@@ -146,5 +146,7 @@ uint32_t parser__block_open(struct parser *p, uint32_t parent, unsigned ctx);
 void parser__blocks_sum(struct parser *p);
 /* html-walk.c: is block a a more likely content block than b? */
 int parser__block_better(const struct parser *p, uint32_t a, uint32_t b);
+/* html-walk.c: is the block semantic navigation outside main content? */
+int parser__block_in_nav(const struct parser_block *b);
 
 #endif

@@ -390,7 +390,7 @@ void parser__blocks_sum(struct parser *p)
 }
 
 /* Navigation outside main content: the last choice for a link. */
-static int block_in_nav(const struct parser_block *b)
+int parser__block_in_nav(const struct parser_block *b)
 {
     return (b->flags & (PARSER_BLOCK_NAV | PARSER_BLOCK_MAIN)) ==
            PARSER_BLOCK_NAV;
@@ -404,8 +404,8 @@ int parser__block_better(const struct parser *p, uint32_t a, uint32_t b)
     double ra = x->text ? (double)x->link_text / (double)x->text : 1.0;
     double rb = y->text ? (double)y->link_text / (double)y->text : 1.0;
 
-    if (block_in_nav(x) != block_in_nav(y))
-        return !block_in_nav(x);
+    if (parser__block_in_nav(x) != parser__block_in_nav(y))
+        return !parser__block_in_nav(x);
     if (ra != rb)
         return ra < rb;
     return (x->flags & PARSER_BLOCK_MAIN) && !(y->flags & PARSER_BLOCK_MAIN);

@@ -275,13 +275,6 @@ static void resolve_refs(struct parser *p, int slice)
     }
 }
 
-/* Navigation outside main content (as parser__block_better ranks it). */
-static int nav_only(unsigned flags)
-{
-    return (flags & (PARSER_BLOCK_NAV | PARSER_BLOCK_MAIN)) ==
-           PARSER_BLOCK_NAV;
-}
-
 /* nav_links, nav_mirror: per navigation region (the outermost block of
  * semantic navigation outside main content around a block; blocks come in
  * document order, so a parent's region is known before its children's),
@@ -297,17 +290,18 @@ static void count_mirrors(struct parser *p)
     xgrow((void **)&p->region, &p->region_cap, p->nblocks, sizeof *reg);
     reg = p->region;
     for (b = 0; b < p->nblocks; b++)
-        reg[b] = b && nav_only(bl[b].flags) && nav_only(bl[bl[b].parent].flags)
+        reg[b] = b && parser__block_in_nav(&bl[b]) &&
+                         parser__block_in_nav(&bl[bl[b].parent])
                      ? reg[bl[b].parent]
                      : b;
     for (i = 0; i < p->nrefs; i++) {
         b = p->refs[i].block;
-        if (p->refs[i].ent == UINT32_MAX || !nav_only(bl[b].flags))
+        if (p->refs[i].ent == UINT32_MAX || !parser__block_in_nav(&bl[b]))
             continue;
         r = reg[b];
         c = p->ents[p->refs[i].ent].block;
         bl[r].nav_links++;
-        bl[r].nav_mirror += c != b && !nav_only(bl[c].flags);
+        bl[r].nav_mirror += c != b && !parser__block_in_nav(&bl[c]);
     }
     for (b = 0; b < p->nblocks; b++) {
         if (reg[b] == b)

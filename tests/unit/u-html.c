@@ -1009,6 +1009,18 @@ static void test_cut_soup(void)
 #define N PARSER_BLOCK_NAV
 #define M PARSER_BLOCK_MAIN
 
+/* The block of r's link url, NULL when r has no such link. */
+static const struct parser_block *link_block(const struct parser_result *r,
+                                             const char *url)
+{
+    size_t k;
+
+    for (k = 0; k < r->nlinks; k++)
+        if (!strcmp(r->links[k].url, url))
+            return &r->blocks[r->links[k].block];
+    return NULL;
+}
+
 static void test_block_flags(void)
 {
     static const struct {
@@ -1090,15 +1102,24 @@ static void test_block_flags(void)
                         "<main><p>prose prose prose prose prose <a href=/z>"
                         "z</a> more prose prose prose prose</p></main>"
                         "<footer><a href=/q>q</a></footer>";
+        const struct parser_block *b;
         size_t mirrors = 0;
         CHECK(parser_parse_html(p, "http://h.test/", h, strlen(h), &r) ==
                   DC_OK && r->nlinks == 4,
               "leaf page parsed");
+        b = link_block(r, "http://h.test/x");
+        CHECK(b && b->text == 8 && b->link_text == 8 && b->flags == M,
+              "/x: block text %zu link %zu flags %u", b ? b->text : 0,
+              b ? b->link_text : 0, b ? b->flags : 0);
+        b = link_block(r, "http://h.test/z");
+        CHECK(b && b->flags == M && b->link_text == 1,
+              "/z: flags %u link text %zu", b ? b->flags : 0,
+              b ? b->link_text : 0);
         /* nav_links, nav_mirror: the nav's /z is also in main; its /q is
          * also in another navigation region (the footer), which copies
          * nothing */
         for (k = 0; k < r->nblocks; k++) {
-            const struct parser_block *b = &r->blocks[k];
+            b = &r->blocks[k];
             mirrors += b->nav_mirror;
             if (b->nav_mirror)
                 CHECK(b->flags == N && b->nav_links == 2 &&
@@ -1115,31 +1136,15 @@ static void test_block_flags(void)
                         "<div><a href=/c>c</a></div></nav>"
                         "<main><p>prose prose <a href=/a>a</a> prose "
                         "<a href=/b>b</a> prose prose prose</p></main>";
-        int seen = 0;
+        const struct parser_block *b;
         CHECK(parser_parse_html(p, "http://h.test/", h, strlen(h), &r) ==
                   DC_OK && r->nlinks == 3,
               "region page parsed");
-        for (k = 0; k < r->nlinks; k++) {
-            const struct parser_block *b = &r->blocks[r->links[k].block];
-            if (strcmp(r->links[k].url, "http://h.test/c"))
-                continue;
-            seen = 1;
-            CHECK(b->flags == N && b->nlinks == 1 && b->nav_links == 3 &&
-                      b->nav_mirror == 2,
-                  "/c: flags %u links %u region %u mirrored %u", b->flags,
-                  b->nlinks, b->nav_links, b->nav_mirror);
-        }
-        CHECK(seen, "/c found");
-        for (k = 0; k < r->nlinks; k++) {
-            const struct parser_block *b = &r->blocks[r->links[k].block];
-            if (!strcmp(r->links[k].url, "http://h.test/x"))
-                CHECK(b->text == 8 && b->link_text == 8 && b->flags == M,
-                      "/x: block text %zu link %zu flags %u", b->text,
-                      b->link_text, b->flags);
-            if (!strcmp(r->links[k].url, "http://h.test/z"))
-                CHECK(b->flags == M && b->link_text == 1,
-                      "/z: flags %u link text %zu", b->flags, b->link_text);
-        }
+        b = link_block(r, "http://h.test/c");
+        CHECK(b && b->flags == N && b->nlinks == 1 && b->nav_links == 3 &&
+                  b->nav_mirror == 2,
+              "/c: flags %u links %u region %u mirrored %u", b ? b->flags : 0,
+              b ? b->nlinks : 0, b ? b->nav_links : 0, b ? b->nav_mirror : 0);
     }
     parser_free(&p);
 }
