@@ -182,6 +182,9 @@ const struct conf_opt conf__opts[] = {
     OPT_INT64("noise.cluster_budget", noise_cluster_budget, "1000", 0,
               1e12, "URLs a cluster may admit to the frontier (0 = no "
               "limit)"),
+    OPT_BOOL("noise.log", noise_log, "false",
+             "write every link the noise filter drops, and why, to "
+             "OUT/noise-<node>.tsv"),
     OPT_INT("frontier.partitions", frontier_partitions, "1024", 1, 65536,
             "host partitions of the frontier; fixed for the life of a crawl"),
     OPT_DOUBLE("frontier.lease", frontier_lease, "300.0", 1, 86400,

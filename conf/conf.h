@@ -142,6 +142,7 @@ struct conf {
     int noise_max_clusters;
     int noise_template_min;
     int64_t noise_cluster_budget;
+    int noise_log;
     /* frontier */
     int frontier_partitions;
     double frontier_lease;

@@ -10,14 +10,18 @@
  *     two folders), while in the same directory they lead where the first
  *     copy's did, and below it is how a catch-all route (a soft 404, a
  *     single-page app's index.html for every path) grows a trap;
- *   - the noise filter's per-host stage (noise_repeat, noise_filter);
+ *   - the noise filter's per-host stage (noise_repeat, noise_filter),
+ *     and with noise.log on, a line per dropped link (noise_log_page);
  *   - links outside scope.* dropped (parser/scope.c), links the dedup
  *     cache has seen dropped, the rest admitted in one frontier call
  *     (insert-if-absent + enqueue). A 3xx's target is admitted like a link
  *     but at the page's own depth, its hop count kept in struct redirects
  *     (redirects.c) until it is fetched.
  */
+#include <errno.h>
+#include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +57,67 @@ static const char *job_link_url(void *ud, size_t i)
     return wl->blob + wl->link[i].off;
 }
 
+/* ------------------------------------------------------------ noise.log */
+
+int node__noise_log_open(struct node *n)
+{
+    char path[PATH_MAX];
+    if (!n->c->noise_log || !n->c->noise_enabled)
+        return DC_OK;
+    if (snprintf(path, sizeof(path), "%s/noise-%s.tsv", n->o->out_dir,
+                 n->id) >= (int)sizeof(path)) {
+        snprintf(n->errmsg, sizeof(n->errmsg), "noise.log: path too long");
+        return DC_EOUTPUT;
+    }
+    n->noise_log = fopen(path, "w");
+    if (!n->noise_log) {
+        snprintf(n->errmsg, sizeof(n->errmsg), "noise.log: %.600s: %s", path,
+                 strerror(errno));
+        return DC_EOUTPUT;
+    }
+    fputs("# depth\tdropped_by\tsignals\tpage\tlink\n", n->noise_log);
+    return DC_OK;
+}
+
+int node__noise_log_close(struct node *n)
+{
+    int bad;
+    if (!n->noise_log)
+        return DC_OK;
+    bad = ferror(n->noise_log);
+    bad |= fclose(n->noise_log) != 0;
+    n->noise_log = NULL;
+    if (bad)
+        snprintf(n->errmsg, sizeof(n->errmsg), "noise.log: %s",
+                 errno ? strerror(errno) : "write error");
+    return bad ? DC_EOUTPUT : DC_OK;
+}
+
+/* One line per link of job j the noise filter dropped (verdicts set). */
+static void noise_log_page(struct node *n, const struct work_job *j)
+{
+    static const char *const by[] = {"kept", "block", "cluster", "budget"};
+    static const struct { unsigned bit; char c; } sig[] = {
+        {NOISE_SIG_RATIO, 'R'}, {NOISE_SIG_NAV, 'S'}, {NOISE_SIG_MAIN, 'M'},
+        {NOISE_SIG_OUTLINE, 'O'}, {NOISE_SIG_MIRROR, 'C'}};
+    const struct work_links *wl = &j->links;
+    for (size_t i = 0; i < wl->n; i++) {
+        char s[sizeof(sig) / sizeof(sig[0]) + 1];
+        size_t k = 0;
+        unsigned v = wl->verdict[i];
+        if (v == NOISE_KEEP || v >= sizeof(by) / sizeof(by[0]))
+            continue;
+        for (size_t b = 0; b < sizeof(sig) / sizeof(sig[0]); b++)
+            if (wl->link[i].nav & sig[b].bit)
+                s[k++] = sig[b].c;
+        if (!k)
+            s[k++] = '-';
+        s[k] = '\0';
+        fprintf(n->noise_log, "%d\t%s\t%s\t%s\t%s\n", j->depth, by[v], s,
+                j->lease.url, job_link_url((void *)wl, i));
+    }
+}
+
 /* Noise cluster stage for one page: verdicts, tickets and counts. */
 static void noise_job(struct node *n, struct work_job *j)
 {
@@ -80,6 +145,8 @@ static void noise_job(struct node *n, struct work_job *j)
                  wl->n, blk, nav, wl->page_text, &j->noise);
     noise_filter(n->noise, host, strlen(host), job_link_url, wl, wl->n, nav,
                  wl->verdict, wl->ticket, &j->noise);
+    if (n->noise_log)
+        noise_log_page(n, j);
     free(blk);
     free(nav);
     n->st->noise_seen += j->noise.seen;

@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "conf.h"
 #include "crawler.h"
@@ -670,6 +671,7 @@ struct node {
     struct robots_cache *robots;
     struct dedup_cache *cache;
     struct noise *noise;
+    FILE *noise_log;              /* noise.log: the links dropped */
     struct redirects *redir;      /* hops behind queued redirect targets */
     struct polite *polite;        /* when leased transfers may start */
     struct fetch_result **ended;  /* finished transfers, results not taken */
@@ -840,6 +842,11 @@ void sitemaps_done(struct node *n, struct robots_entry *e, int level,
 /* node-admit.c */
 int node__claim_digests(struct node *n, struct work_job **jobs, size_t nj);
 int node__admit_links(struct node *n, struct work_job **jobs, size_t nj);
+/* noise.log: open OUT/noise-<id>.tsv (when the setting is on; DC_OK and
+ * nothing done when off), close it; either returns DC_EOUTPUT with the
+ * reason in n->errmsg when the file cannot be opened or written. */
+int node__noise_log_open(struct node *n);
+int node__noise_log_close(struct node *n);
 /* node-write.c */
 void node__lease_clear(struct frontier_lease *l);
 void node__complete(struct node *n, struct frontier_lease *l, int outcome,

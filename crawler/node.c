@@ -214,6 +214,8 @@ static int node_parts(struct node *n, const struct conf *c)
     n->noise = noise_from_conf(c);
     if (!n->noise)
         return DC_ECONFIG;
+    if (node__noise_log_open(n))
+        return DC_EOUTPUT;
     n->polite = polite_new(c);
     return parser_scope_new(&n->scope, &sc, n->errmsg, sizeof(n->errmsg));
 }
@@ -287,6 +289,8 @@ static int writers_close(struct node *n)
 static int node_teardown(struct node *n)
 {
     int rc = writers_close(n);
+    if (node__noise_log_close(n) && !rc)
+        rc = DC_EOUTPUT;
     workers_free(&n->workers);
     node__lapse_release(n);
     node__offline_release(n);
