@@ -81,39 +81,30 @@ int node__noise_log_open(struct node *n)
 
 int node__noise_log_close(struct node *n)
 {
-    int bad;
+    const char *why = NULL;
     if (!n->noise_log)
         return DC_OK;
-    bad = ferror(n->noise_log);
-    bad |= fclose(n->noise_log) != 0;
+    if (ferror(n->noise_log))
+        why = "write error";
+    if (fclose(n->noise_log) != 0 && !why)
+        why = strerror(errno);
     n->noise_log = NULL;
-    if (bad)
-        snprintf(n->errmsg, sizeof(n->errmsg), "noise.log: %s",
-                 errno ? strerror(errno) : "write error");
-    return bad ? DC_EOUTPUT : DC_OK;
+    if (why)
+        snprintf(n->errmsg, sizeof(n->errmsg), "noise.log: %s", why);
+    return why ? DC_EOUTPUT : DC_OK;
 }
 
 /* One line per link of job j the noise filter dropped (verdicts set). */
 static void noise_log_page(struct node *n, const struct work_job *j)
 {
-    static const char *const by[] = {"kept", "block", "cluster", "budget"};
-    static const struct { unsigned bit; char c; } sig[] = {
-        {NOISE_SIG_RATIO, 'R'}, {NOISE_SIG_NAV, 'S'}, {NOISE_SIG_MAIN, 'M'},
-        {NOISE_SIG_OUTLINE, 'O'}, {NOISE_SIG_MIRROR, 'C'}};
     const struct work_links *wl = &j->links;
+    char sig[NOISE_SIG_LETTERS];
     for (size_t i = 0; i < wl->n; i++) {
-        char s[sizeof(sig) / sizeof(sig[0]) + 1];
-        size_t k = 0;
-        unsigned v = wl->verdict[i];
-        if (v == NOISE_KEEP || v >= sizeof(by) / sizeof(by[0]))
+        const char *by = noise_verdict_name(wl->verdict[i]);
+        if (wl->verdict[i] == NOISE_KEEP || !by)
             continue;
-        for (size_t b = 0; b < sizeof(sig) / sizeof(sig[0]); b++)
-            if (wl->link[i].nav & sig[b].bit)
-                s[k++] = sig[b].c;
-        if (!k)
-            s[k++] = '-';
-        s[k] = '\0';
-        fprintf(n->noise_log, "%d\t%s\t%s\t%s\t%s\n", j->depth, by[v], s,
+        noise_sig_letters(wl->link[i].nav, sig);
+        fprintf(n->noise_log, "%d\t%s\t%s\t%s\t%s\n", j->depth, by, sig,
                 j->lease.url, job_link_url((void *)wl, i));
     }
 }

@@ -138,6 +138,27 @@ struct noise *noise_new(const struct noise_conf *c)
     noise__pat_init(&nz->pat);
     return nz;
 }
+const char *noise_verdict_name(unsigned v)
+{
+    static const char *const name[] = {"kept", "block", "cluster", "budget"};
+    return v < sizeof(name) / sizeof(name[0]) ? name[v] : NULL;
+}
+
+void noise_sig_letters(unsigned sig, char buf[NOISE_SIG_LETTERS])
+{
+    static const unsigned bit[] = {NOISE_SIG_RATIO, NOISE_SIG_NAV,
+                                   NOISE_SIG_MAIN, NOISE_SIG_OUTLINE,
+                                   NOISE_SIG_MIRROR};
+    size_t i, k = 0;
+
+    for (i = 0; i < sizeof(bit) / sizeof(bit[0]); i++)
+        if (sig & bit[i])
+            buf[k++] = "RSMOC"[i];
+    if (!k)
+        buf[k++] = '-';
+    buf[k] = '\0';
+}
+
 /* ------------------------------------------------------------ filter */
 
 /* url without its scheme; *path its path and query when url is on the

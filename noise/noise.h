@@ -210,6 +210,14 @@ enum noise_verdict {
     NOISE_BUDGET = 3   /* its template used up its budget */
 };
 
+/* "kept", "block", "cluster" or "budget"; NULL for another value. */
+const char *noise_verdict_name(unsigned v);
+
+/* The letters of sig (NOISE_SIG_*: R S M O C, in that order) into buf,
+ * NUL-terminated; "-" for none. */
+#define NOISE_SIG_LETTERS 6 /* buf size */
+void noise_sig_letters(unsigned sig, char buf[NOISE_SIG_LETTERS]);
+
 /* Block stage: is a block with these sums navigation? Ratio above
  * link_ratio, or links and no text. */
 int noise_block_is_nav(double link_ratio, size_t text, size_t link_text);
@@ -240,8 +248,8 @@ struct noise *noise_new(const struct noise_conf *c);
  * noise_admitted; 0 for none) and adds to *st (NULL ok). The links that
  * the noise_repeat call just before (same n; signals rule) kept as an
  * outline or a table of contents, or found inside main content, are not
- * tested for looking like navigation, only against their template budget. Disabled: every verdict is NOISE_KEEP
- * and only seen counts.
+ * tested for looking like navigation, only against their template budget.
+ * Disabled: every verdict is NOISE_KEEP and only seen counts.
  */
 typedef const char *(*noise_url_fn)(void *ud, size_t i);
 void noise_filter(struct noise *nz, const char *host, size_t hostlen,

@@ -1057,6 +1057,26 @@ static void test_dead_end(void)
 #undef Q
 #undef C
 
+/* noise.log's names: verdicts and signal letters */
+static void test_names(void)
+{
+    char b[NOISE_SIG_LETTERS];
+
+    CHECK(!strcmp(noise_verdict_name(NOISE_KEEP), "kept"), "kept");
+    CHECK(!strcmp(noise_verdict_name(NOISE_BLOCK), "block"), "block");
+    CHECK(!strcmp(noise_verdict_name(NOISE_CLUSTER), "cluster"), "cluster");
+    CHECK(!strcmp(noise_verdict_name(NOISE_BUDGET), "budget"), "budget");
+    CHECK(noise_verdict_name(4) == NULL, "unknown verdict: NULL");
+    noise_sig_letters(0, b);
+    CHECK(!strcmp(b, "-"), "no signal: %s", b);
+    noise_sig_letters(NOISE_SIG_RATIO | NOISE_SIG_NAV, b);
+    CHECK(!strcmp(b, "RS"), "R|S: %s", b);
+    noise_sig_letters(NOISE_SIG_RATIO | NOISE_SIG_NAV | NOISE_SIG_MAIN |
+                          NOISE_SIG_OUTLINE | NOISE_SIG_MIRROR | 0x80u,
+                      b);
+    CHECK(!strcmp(b, "RSMOC"), "all: %s", b);
+}
+
 static void test_rule_parse(void)
 {
     static const struct {
@@ -1096,6 +1116,7 @@ int main(void)
     test_outline_lookalike();
     test_mirror();
     test_dead_end();
+    test_names();
     test_rule_parse();
     return t_done("u-noise");
 }
