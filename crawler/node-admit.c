@@ -15,8 +15,24 @@
  *   - links outside scope.* dropped (parser/scope.c), links the dedup
  *     cache has seen dropped, the rest admitted in one frontier call
  *     (insert-if-absent + enqueue). A 3xx's target is admitted like a link
- *     but at the page's own depth, its hop count kept in struct redirects
- *     (redirects.c) until it is fetched.
+ *     but at the page's own depth, its hop count kept in n->redir
+ *     (fpmap.c) until it is fetched.
+ *
+ * Link distance. A URL is queued at the depth level after its page's and
+ * served level by level, but the noise filter hides the shortest paths
+ * that run through menus: a site map linked from the home page's menu,
+ * reached at depth 3 through content links, would lose its own links past
+ * the crawl's depth although it is one hop from the seed. So a dropped
+ * link still records its target's distance (page's + 1, when below
+ * crawl.depth) in n->hops, and so does every kept link of a page whose
+ * distance is below its level; when the URL is fetched its distance is
+ * the smaller of that and its level (node-fetch.c). The distance is what
+ * the output's depth says and what the depth limit counts, so a crawl
+ * with the noise filter fetches only pages within crawl.depth hops over
+ * all links, the pages a content link reaches; levels past crawl.depth
+ * serve the URLs whose distance is within it. Per node in memory, at most
+ * HOPS_MAX entries: a lost entry (restart, a host moved, an
+ * other-host link admitted for another node) leaves a URL at its level.
  */
 #include <errno.h>
 #include <limits.h>
@@ -46,7 +62,10 @@ static void admit_add(struct node *n, const struct work_job *j, size_t i,
     a->url.host = j->links.blob + l->hoff;
     a->url.hostlen = l->hlen;
     a->url.fp = l->fp;
-    a->url.depth = j->redirect ? j->depth : j->depth + 1; /* a hop, not a level */
+    /* the level to queue at; the link distance may be less (n->hops) */
+    a->url.depth = j->redirect ? j->lease.depth : j->lease.depth + 1;
+    if (a->url.depth > NODE_MAX_DEPTH)
+        a->url.depth = NODE_MAX_DEPTH;
     a->job = job;
     a->link = (uint32_t)i;
 }
@@ -146,12 +165,43 @@ static void noise_job(struct node *n, struct work_job *j)
     n->st->noise_budget += j->noise.refused_budget;
 }
 
+/* Link distances (see the top comment): a link the noise filter dropped
+ * still says how far its target is, when that is within the crawl's depth
+ * and so could let the target's links be followed; a page whose distance
+ * is below its level passes its own on to every link it keeps, whether
+ * the frontier has its target already or not (it may still be queued). */
+static void note_hops(struct node *n, const struct work_job *j, size_t i)
+{
+    int hops = j->redirect ? j->depth : j->depth + 1;
+    if (j->links.verdict[i] != NOISE_KEEP) {
+        if (hops < n->maxd)
+            fpmap_lower(n->hops, j->links.link[i].fp, hops);
+    } else if (j->depth < j->lease.depth) {
+        fpmap_lower(n->hops, j->links.link[i].fp, hops);
+    }
+}
+
+int node__distance(struct node *n, const struct frontier_lease *l)
+{
+    int d = l->depth;
+    if (fpmap_count(n->hops)) {
+        d = fpmap_get(n->hops, dedup_fingerprint(l->url, strlen(l->url)),
+                      l->depth);
+        d = d < l->depth ? d : l->depth;
+    }
+    /* past crawl.depth only through a page whose distance was below its
+     * level: its links' distance is within crawl.depth even when this
+     * node does not know it (another node admitted it, HOPS_MAX) */
+    return d > n->maxd ? n->maxd : d;
+}
+
 /* The links of job k that pass noise, scope and the dedup cache go to the
  * admission batch. */
 static void collect_links(struct node *n, struct work_job *j, uint32_t k)
 {
     for (size_t i = 0; i < j->links.n; i++) {
         int why;
+        note_hops(n, j, i);
         if (j->links.verdict[i] != NOISE_KEEP)
             continue;
         why = parser_scope_check(n->scope, j->lease.url,
@@ -182,7 +232,7 @@ static void admitted(struct node *n, struct work_job **jobs,
         if (isnew[i]) {
             struct work_job *j = jobs[a->job];
             if (j->redirect)
-                redirects_put(n->redir, a->url.fp, j->redirects + 1);
+                fpmap_put(n->redir, a->url.fp, j->redirects + 1);
             else
                 noise_admitted(n->noise, j->links.ticket[a->link]);
             j->links_new_count++;

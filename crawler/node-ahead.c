@@ -90,7 +90,7 @@ void node__ahead_hold_lease(struct node *n, struct frontier_lease *l)
  * were built (workers.c release_body). */
 int node__ahead_hold_job(struct node *n, struct work_job *j)
 {
-    if (j->depth <= n->level || j->links.n == 0 || j->redirect)
+    if (j->lease.depth <= n->level || j->links.n == 0 || j->redirect)
         return 0;
     if (n->loop.stopping) {
         give_back_job(n, j);
@@ -115,7 +115,7 @@ static struct work_job *unlink_jobs(struct node *n, int level)
     n->ahead.tail = NULL;
     while (*p) {
         struct work_job *j = *p;
-        if (j->depth <= level) {
+        if (j->lease.depth <= level) {
             *p = j->next;
             j->next = NULL;
             *o = j;
@@ -132,7 +132,7 @@ static struct work_job *unlink_jobs(struct node *n, int level)
 
 struct work_job *node__ahead_take_jobs(struct node *n)
 {
-    if (!n->ahead.jobs || n->ahead.jobs->depth > n->level)
+    if (!n->ahead.jobs || n->ahead.jobs->lease.depth > n->level)
         return NULL; /* held in depth order: the first is the lowest */
     return unlink_jobs(n, n->level);
 }

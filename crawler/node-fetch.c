@@ -447,11 +447,12 @@ void node__fetched(struct node *n, struct fetch_result *r)
         j->res = r;
         j->backoff_ms = in->backoff_ms;
         j->lease = in->lease;
-        j->depth = in->lease.depth;
+        j->depth = node__distance(n, &j->lease);
         j->follow = j->depth < n->maxd;
-        if (redirects_count(n->redir))
-            j->redirects = redirects_take(
-                n->redir, dedup_fingerprint(j->lease.url, strlen(j->lease.url)));
+        if (fpmap_count(n->redir))
+            j->redirects = fpmap_take(
+                n->redir, dedup_fingerprint(j->lease.url, strlen(j->lease.url)),
+                0);
         workers_submit(n->workers, j);
     }
     node__inflight_free(in);

@@ -2,7 +2,7 @@
  * node-internal.h: the parts the node loop (node.c) is built from: the
  * libcurl fetcher (fetch.c), the parse/build worker pool (workers.c), the
  * per-host robots.txt cache (robots-cache.c), politeness.c (when a leased
- * transfer may start), redirects.c and retry.c (per-URL bookkeeping), and
+ * transfer may start), fpmap.c and retry.c (per-URL bookkeeping), and
  * at the end struct node with the functions its phase files share
  * (node-*.c, sitemaps.c). Code outside crawler/ should not include this
  * file.
@@ -181,7 +181,9 @@ struct work_job {
     /* in */
     struct fetch_result *res;
     struct frontier_lease lease; /* owned copy */
-    int depth;
+    int depth;           /* link distance from the seeds: the lease's
+                          * depth level, or less (n->hops, node-admit.c);
+                          * what the output says and links count from */
     int follow;          /* extract links for admission (depth < max) */
     int64_t backoff_ms;  /* transient failure: the host's back-off (node) */
     /* out */
@@ -462,20 +464,26 @@ void robots_cache_each(struct robots_cache *rc,
                        void (*fn)(void *ud, struct robots_entry *e), void *ud);
 void robots_cache_free(struct robots_cache **rc);
 
-/* ---------------------------------------------------- redirect hops */
+/* -------------------------------------- per-URL numbers (fpmap.c) */
 
-/* Hops that led to a URL admitted as a redirect target (fingerprint ->
- * count), until that URL is fetched. Kept per node, in memory: a restart
- * forgets them (each hop is a new URL through dedup, so a chain still
- * ends). At most REDIRECTS_MAX entries; past that a hop counts from 0. */
+/* A number 0..255 per URL fingerprint, in memory, per node: a restart or a
+ * host that moves to another node forgets them (each redirect hop is a new
+ * URL through dedup, so a chain still ends; a page's hops fall back to its
+ * depth level). At most max entries; a put past that is dropped. */
+struct fpmap;
+struct fpmap *fpmap_new(size_t max);
+void fpmap_put(struct fpmap *m, uint64_t fp, int v);
+/* put v unless fp holds a smaller number already */
+void fpmap_lower(struct fpmap *m, uint64_t fp, int v);
+/* The number of fp (dflt when none); take removes the entry. */
+int fpmap_get(const struct fpmap *m, uint64_t fp, int dflt);
+int fpmap_take(struct fpmap *m, uint64_t fp, int dflt);
+size_t fpmap_count(const struct fpmap *m);
+void fpmap_free(struct fpmap **m);
+/* n->redir: hops that led to a queued redirect target; n->hops: link
+ * distances shorter than the level a URL is queued at (node-admit.c) */
 #define REDIRECTS_MAX (1u << 20)
-struct redirects;
-struct redirects *redirects_new(void);
-void redirects_put(struct redirects *m, uint64_t fp, int hops);
-/* The hops recorded for fp (0 when none), removing the entry. */
-int redirects_take(struct redirects *m, uint64_t fp);
-size_t redirects_count(const struct redirects *m);
-void redirects_free(struct redirects **m);
+#define HOPS_MAX (1u << 19)
 
 /* ------------------------------------------------------- retry table */
 
@@ -672,7 +680,8 @@ struct node {
     struct dedup_cache *cache;
     struct noise *noise;
     FILE *noise_log;              /* noise.log: the links dropped */
-    struct redirects *redir;      /* hops behind queued redirect targets */
+    struct fpmap *redir;          /* hops behind queued redirect targets */
+    struct fpmap *hops;           /* link distances below a URL's level */
     struct polite *polite;        /* when leased transfers may start */
     struct fetch_result **ended;  /* finished transfers, results not taken */
     size_t nended, capended;
@@ -842,6 +851,10 @@ void sitemaps_done(struct node *n, struct robots_entry *e, int level,
 /* node-admit.c */
 int node__claim_digests(struct node *n, struct work_job **jobs, size_t nj);
 int node__admit_links(struct node *n, struct work_job **jobs, size_t nj);
+/* A leased URL's link distance from the seeds: its depth level, or less
+ * when n->hops knows a shorter path; never more than n->maxd. The entry
+ * goes when the lease completes for good (node__complete_from). */
+int node__distance(struct node *n, const struct frontier_lease *l);
 /* noise.log: open OUT/noise-<id>.tsv (when the setting is on; DC_OK and
  * nothing done when off), close it; either returns DC_EOUTPUT with the
  * reason in n->errmsg when the file cannot be opened or written. */

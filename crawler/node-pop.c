@@ -152,7 +152,8 @@ int node__timer_level(struct node *n, struct node_timer *t, int64_t now)
     if (!n->loop.pop_empty)
         return DC_OK;
     n->loop.pop_empty = 0; /* one check per pop that found nothing */
-    rc = frontier_level(n->f, n->maxd + 1, pend, &lvl);
+    /* levels past maxd hold URLs whose link distance is within it */
+    rc = frontier_level(n->f, NODE_MAX_DEPTH + 1, pend, &lvl);
     if (rc)
         return rc;
     t->due = now + t->period_ms;

@@ -55,6 +55,9 @@ void node__complete_from(struct node *n, struct frontier_lease *l,
                          int outcome, int64_t delay_ms, int64_t from_ms)
 {
     struct node_done *d;
+    if (outcome != FRONTIER_RETRY && l->url && fpmap_count(n->hops))
+        (void)fpmap_take(n->hops, dedup_fingerprint(l->url, strlen(l->url)),
+                         0); /* fetched or given up: its distance is used */
     xgrow((void **)&n->done.v, &n->done.cap, n->done.n + 1,
           sizeof(*n->done.v));
     d = &n->done.v[n->done.n++];
@@ -196,12 +199,13 @@ void node__skip_url(struct node *n, struct frontier_lease *l, const char *why,
                     const char *error, int outcome)
 {
     struct warc_page pg;
-    struct warc_writer *w = writer_for(n, l->depth);
+    int depth = node__distance(n, l);
+    struct warc_writer *w = writer_for(n, depth);
     int rc;
 
     memset(&pg, 0, sizeof(pg));
     pg.url = l->url;
-    pg.depth = l->depth;
+    pg.depth = depth;
     pg.fetched_ms = dc_now_ms();
     pg.skipped = why;
     pg.error = error && *error ? error : NULL;
@@ -212,7 +216,7 @@ void node__skip_url(struct node *n, struct frontier_lease *l, const char *why,
         return;
     }
     n->st->skipped++;
-    if (l->depth == 0)
+    if (depth == 0)
         failures_seed(n->st, l->url, l->host, why);
     node__complete(n, l, outcome, 0);
 }

@@ -210,7 +210,8 @@ static int node_parts(struct node *n, const struct conf *c)
     n->workers = workers_new(threads, c, wake_node, n->fetch);
     n->robots = robots_cache_new((size_t)c->robots_cache_hosts);
     n->cache = dedup_cache_new((size_t)c->dedup_cache_entries);
-    n->redir = redirects_new();
+    n->redir = fpmap_new(REDIRECTS_MAX);
+    n->hops = fpmap_new(HOPS_MAX);
     n->noise = noise_from_conf(c);
     if (!n->noise)
         return DC_ECONFIG;
@@ -307,7 +308,8 @@ static int node_teardown(struct node *n)
     }
     dedup_cache_free(&n->cache);
     noise_free(&n->noise);
-    redirects_free(&n->redir);
+    fpmap_free(&n->redir);
+    fpmap_free(&n->hops);
     drop_polite(n);
     for (size_t k = 0; k < n->nended; k++) /* exit on error */
         node__result_drop(n->ended[k]);
