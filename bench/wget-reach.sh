@@ -49,9 +49,14 @@ bigpages_start "$WORK/big" $BIG_IP $REAL_SITES_PORT || exit 1
 SITES="$REAL_SITES
 bigpages http://$BIG_IP:$REAL_SITES_PORT/"
 
-suffixes=$(awk -F'"' '/^skip_suffixes/ {print $2}' "$SRC/conf/dcrawl.conf")
+# wget rejects what dcrawl's defaults skip: read from the binary under
+# test (`dcrawl config`), so a copy of this script outside the tree works
+cfg=$("$DCRAWL" config) || { echo "wget-reach: $DCRAWL config failed" >&2; exit 1; }
+suffixes=$(sed -n 's/^scope\.skip_suffixes=//p' <<<"$cfg")
 rej=$(echo "$suffixes" | tr -s ' ' '\n' | sed -n 's/^\.//p' | paste -sd,)
-maxrep=$(awk -F'= *' '/^max_repeated_segments/ {print $2}' "$SRC/conf/dcrawl.conf")
+maxrep=$(sed -n 's/^scope\.max_repeated_segments=//p' <<<"$cfg")
+[ -n "$rej" ] && [ -n "$maxrep" ] ||
+    { echo "wget-reach: no scope.skip_suffixes / max_repeated_segments in dcrawl config" >&2; exit 1; }
 
 echo "depth $DEPTH; dcrawl $DCRAWL; wget $(wget --version | head -1)"
 rows=()
