@@ -44,6 +44,17 @@ struct target {
     int content;
 };
 
+/* Is url its host's root page (the seed of a bench site's host: an entry
+ * page to the noise filter)? */
+static int is_root(const char *url, const char *host, size_t hostlen)
+{
+    const char *h = strstr(url, "://");
+    if (!h || strncmp(h + 3, host, hostlen) != 0)
+        return 0;
+    h += 3 + hostlen;
+    return !*h || !strcmp(h, "/");
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -212,8 +223,8 @@ static int cmd_eval(const char *site, int rule, size_t template_min)
         verdict = xrealloc(verdict, cap);
         bl = xrealloc(bl, cap * sizeof(*bl));
         text = block_stage(pr, nc.link_ratio, nav, bl);
-        noise_repeat(nz, host, hostlen, url, link_url, (void *)pr, pr->nlinks,
-                     bl, nav, text, &st);
+        noise_repeat(nz, host, hostlen, url, is_root(url, host, hostlen),
+                     link_url, (void *)pr, pr->nlinks, bl, nav, text, &st);
         noise_filter(nz, host, hostlen, link_url, (void *)pr, pr->nlinks, nav,
                      verdict, NULL, &st);
         for (k = 0; k < n; k++) {
@@ -395,8 +406,9 @@ static int cmd_speed(const char *site, int repeat, int rule)
             nl = pr->nlinks < MAX_TARGETS ? pr->nlinks : MAX_TARGETS;
             text = block_stage(pr, nc.link_ratio, nav, blk);
             parser_url_host(pg[i].url, &host, &hostlen);
-            noise_repeat(nz, host, hostlen, pg[i].url, link_url, (void *)pr, nl,
-                         blk, nav, text, NULL);
+            noise_repeat(nz, host, hostlen, pg[i].url,
+                         is_root(pg[i].url, host, hostlen), link_url,
+                         (void *)pr, nl, blk, nav, text, NULL);
             noise_filter(nz, host, hostlen, link_url, (void *)pr, nl, nav,
                          verdict, ticket, NULL);
             t_filter += now_s() - t0;

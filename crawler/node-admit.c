@@ -151,8 +151,8 @@ static void noise_job(struct node *n, struct work_job *j)
         blk[i] = wl->link[i].blk;
         nav[i] = wl->link[i].nav;
     }
-    noise_repeat(n->noise, host, strlen(host), j->lease.url, job_link_url, wl,
-                 wl->n, blk, nav, wl->page_text, &j->noise);
+    noise_repeat(n->noise, host, strlen(host), j->lease.url, j->depth == 0,
+                 job_link_url, wl, wl->n, blk, nav, wl->page_text, &j->noise);
     noise_filter(n->noise, host, strlen(host), job_link_url, wl, wl->n, nav,
                  wl->verdict, wl->ticket, &j->noise);
     if (n->noise_log)

@@ -366,26 +366,33 @@ static void signals_block(const struct host *h, noise_url_fn url, void *ud,
     }
 }
 
-/* Does the page lead on into its host outside navigation: a link to
- * another page of the host (not page itself, not the host's root) that
- * nav[] keeps? */
-static int leads_on(noise_url_fn url, void *ud, size_t n,
-                    const unsigned char *nav, const char *host,
-                    size_t hostlen, const char *page)
+/* How many other pages of its host does the page lead on to outside
+ * navigation: distinct links that nav[] keeps to the host, not to page
+ * itself nor to the host's root; counted up to max (at most
+ * NOISE_ENTRY_LEADS). */
+static size_t leads_on(noise_url_fn url, void *ud, size_t n,
+                       const unsigned char *nav, const char *host,
+                       size_t hostlen, const char *page, size_t max)
 {
     const char *u, *path;
-    size_t i;
+    uint64_t found[NOISE_ENTRY_LEADS], fp; /* url() may reuse its buffer */
+    size_t i, k, nf = 0;
 
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < n && nf < max; i++) {
         if (nav[i])
             continue;
         u = url(ud, i);
         url_split(u, host, hostlen, &path);
-        if (path && *path && strcmp(path, "/") != 0 &&
-            !(page && strcmp(u, page) == 0))
-            return 1;
+        if (!path || !*path || strcmp(path, "/") == 0 ||
+            (page && strcmp(u, page) == 0))
+            continue;
+        fp = noise__fp(u, strlen(u));
+        for (k = 0; k < nf && found[k] != fp; k++)
+            ;
+        if (k == nf)
+            found[nf++] = fp;
     }
-    return 0;
+    return nf;
 }
 
 /* Would the dead-end rule keep e's link: semantic navigation to the
@@ -406,10 +413,10 @@ static int dead_end_link(noise_url_fn url, void *ud, const struct rep_ent *e,
 static void signals_page(struct noise *nz, struct host *h, noise_url_fn url,
                          void *ud, size_t n, size_t k, unsigned char *nav,
                          size_t page_text, const char *host, size_t hostlen,
-                         const char *page, struct noise_stats *st)
+                         const char *page, int entry, struct noise_stats *st)
 {
     struct rep_ent *e = nz->rep;
-    size_t i, j, dropped = 0;
+    size_t i, j, dropped = 0, leads, shown = 0;
     int dead;
 
     for (i = 0; i < k; i = j) {
@@ -432,12 +439,19 @@ static void signals_page(struct noise *nz, struct host *h, noise_url_fn url,
     }
     /* dead end: when only navigation leads on into the host, its links
      * shown for the first time are followed (whether the page leads on is
-     * asked once, at the first such link, before any is kept) */
+     * asked once, at the first such link, before any is kept); an entry
+     * page is a dead end too when its content leads on to fewer than
+     * NOISE_ENTRY_LEADS pages of the host and its menus show more */
     for (i = 0, dead = -1; i < k && dead; i++) {
         if (!dead_end_link(url, ud, e + i, nav, host, hostlen))
             continue;
-        if (dead < 0)
-            dead = !leads_on(url, ud, n, nav, host, hostlen, page);
+        if (dead < 0) {
+            leads = leads_on(url, ud, n, nav, host, hostlen, page,
+                             entry ? NOISE_ENTRY_LEADS : 1);
+            for (j = i; entry && leads && j < k; j++)
+                shown += dead_end_link(url, ud, e + j, nav, host, hostlen);
+            dead = !leads || (leads < NOISE_ENTRY_LEADS && shown > leads);
+        }
         if (dead) {
             nav[e[i].i] = 0;
             nz->sure[e[i].i] = 1;
@@ -465,7 +479,8 @@ static void signals_page(struct noise *nz, struct host *h, noise_url_fn url,
 }
 
 void noise_repeat(struct noise *nz, const char *host, size_t hostlen,
-                  const char *page, noise_url_fn url, void *ud, size_t n,
+                  const char *page, int entry, noise_url_fn url, void *ud,
+                  size_t n,
                   const uint32_t *block, unsigned char *nav, size_t page_text,
                   struct noise_stats *st)
 {
@@ -508,7 +523,7 @@ void noise_repeat(struct noise *nz, const char *host, size_t hostlen,
     qsort(nz->rep, k, sizeof(*nz->rep), rep_cmp);
     if (nz->c.block_rule == NOISE_RULE_SIGNALS) {
         signals_page(nz, h, url, ud, n, k, nav, page_text, host, hostlen,
-                     page, st);
+                     page, entry, st);
         return;
     }
     for (i = 0; i < k; i = j) {

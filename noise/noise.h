@@ -102,6 +102,13 @@
  * beside a side menu that holds the whole site, as xarray's
  * documentation), its S links to the host that the navigation history
  * has not shown are kept: a crawler stopped there would lose the site.
+ * An entry page (the caller's say: a seed) is a dead end too when its
+ * content leads on to fewer than NOISE_ENTRY_LEADS pages of its host and
+ * its menus show more new ones than that: a documentation home page of
+ * prose whose only links on are the index and the search page, beside the
+ * side menu that is the way into the site (IPython's); a home page that
+ * lists its articles, or a small header menu of About and Contact beside
+ * a few content links, stays navigation.
  *
  * Noise samples under `signals`: only S links already in the navigation
  * history (recurring navigation). An S link on its first sighting and a
@@ -175,6 +182,8 @@ enum noise_block_rule {
 #define NOISE_OUTLINE_MIN 3      /* O: section links a block needs */
 #define NOISE_OUTLINE_SHARE 0.25 /* O: ... and their share of its links */
 #define NOISE_TOC_MIN 16         /* T: links of a new big menu */
+#define NOISE_ENTRY_LEADS 5      /* dead end: an entry page's content
+                                    pages below this */
 #define NOISE_TOC_QUERY_SHARE 0.25 /* T: ... below this share with a query */
 #define NOISE_SIG_MIRROR 0x10u   /* C: a menu copying the page's content */
 #define NOISE_BLOCK_NONE UINT32_MAX /* a link without a block (past the DOM:
@@ -266,7 +275,7 @@ void noise_filter(struct noise *nz, const char *host, size_t hostlen,
  * entry and the verdict on return: 0 content, 1 navigation,
  * NOISE_NAV_QUIET navigation that is no sample. page is the page's
  * canonical URL (NULL: not known): a link to it does not lead on (the
- * dead-end rule). page_text is the page's visible text outside links, in
+ * dead-end rule); entry != 0 for an entry page (a seed). page_text is the page's visible text outside links, in
  * characters (the page guard's measure).
  *  ratio:    nav = R.
  *  repeated: nav = R, then cleared for the links of every over-ratio
@@ -279,7 +288,8 @@ void noise_filter(struct noise *nz, const char *host, size_t hostlen,
  * is R (noise_filter then keeps everything). block NULL: nav = R.
  */
 void noise_repeat(struct noise *nz, const char *host, size_t hostlen,
-                  const char *page, noise_url_fn url, void *ud, size_t n,
+                  const char *page, int entry, noise_url_fn url, void *ud,
+                  size_t n,
                   const uint32_t *block, unsigned char *nav, size_t page_text,
                   struct noise_stats *st);
 

@@ -3,9 +3,11 @@
 is one menu hop from the home page but three content hops away, as
 ImageMagick's and IPython's documentation are built:
 
-  /              prose that links to /a1.html; a <header> menu of About,
-                 Contact and Site map (/map.html), which the default noise
-                 rule drops (a small menu is navigation on the first page)
+  /              prose that links to /a1.html and to four leaves
+                 /bK.html; a <header> menu of About, Contact and Site map
+                 (/map.html), which the default noise rule drops (a small
+                 menu beside a page whose text leads on is navigation on
+                 the first page too)
   /a1.html       prose linking to /a2.html
   /a2.html       prose linking to /map.html
   /map.html      prose linking to /m1.html and /m2.html
@@ -47,8 +49,12 @@ def main():
     out = sys.argv[1]
     root = os.path.join(out, "hosts", "127.0.1.1")
     files, depths = {}, {}
-    files["index.html"] = page("Home", prose_to("/a1.html"))
+    files["index.html"] = page("Home", prose_to(
+        "/a1.html", "/b1.html", "/b2.html", "/b3.html", "/b4.html"))
     depths["/"] = 0
+    for k in range(1, 5):
+        files["b%d.html" % k] = page("B%d" % k, prose_to())
+        depths["/b%d.html" % k] = 1
     files["a1.html"] = page("A1", prose_to("/a2.html"))
     depths["/a1.html"] = 1
     files["a2.html"] = page("A2", prose_to("/map.html"))

@@ -53,7 +53,7 @@ static void judge_page(struct noise *nz, const char *host, size_t k,
         blk[i] = i < NHEAD ? 1 : 2;
     }
     /* plenty of other text: the signals rule's page guard stays out */
-    noise_repeat(nz, host, strlen(host), NULL, page_url, &k, NHEAD + NTOC, blk,
+    noise_repeat(nz, host, strlen(host), NULL, 0, page_url, &k, NHEAD + NTOC, blk,
                  nav, 10000, NULL);
     *head_nav = *toc_nav = 0;
     for (i = 0; i < NHEAD + NTOC; i++)

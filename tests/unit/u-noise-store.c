@@ -155,7 +155,7 @@ static size_t judge(struct noise *nz, int k)
         nav[i] = NOISE_SIG_RATIO;
         blk[i] = i < 5 ? 1 : 2;
     }
-    noise_repeat(nz, "s.test", 6, NULL, page_url, &k, 25, blk, nav, 10000,
+    noise_repeat(nz, "s.test", 6, NULL, 0, page_url, &k, 25, blk, nav, 10000,
                  NULL);
     for (i = 0; i < 5; i++)
         menu += nav[i] != 0;

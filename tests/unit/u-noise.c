@@ -477,7 +477,7 @@ static void repeat_page(struct parser *p, struct noise *nz, const char *host,
                                                    b->link_text);
         blk[i] = r->links[i].block;
     }
-    noise_repeat(nz, host, strlen(host), NULL, link_at, (void *)r, r->nlinks,
+    noise_repeat(nz, host, strlen(host), NULL, 0, link_at, (void *)r, r->nlinks,
                  blk, nav, 0, st);
     for (i = 0; i < r->nlinks && len + 1 < cap; i++) {
         const char *path;
@@ -606,7 +606,7 @@ static void test_repeated_memory(void)
             nav[i] = 1;
             blk[i] = i < 4 ? 1 : 2;
         }
-        noise_repeat(nz, "m.test", 6, NULL, mem_url, &k, 68, blk, nav, 0,
+        noise_repeat(nz, "m.test", 6, NULL, 0, mem_url, &k, 68, blk, nav, 0,
                      NULL);
         if (k > 0 && (nav[0] | nav[1] | nav[2] | nav[3]) != 1)
             bad_header++;
@@ -625,7 +625,7 @@ static void test_repeated_memory(void)
         snprintf(host, sizeof(host), "x%zu.test", k);
         nav[0] = nav[1] = 1;
         blk[0] = blk[1] = 1;
-        noise_repeat(nz, host, strlen(host), NULL, mem_url, &zero, 2, blk, nav,
+        noise_repeat(nz, host, strlen(host), NULL, 0, mem_url, &zero, 2, blk, nav,
                      0, NULL);
     }
     CHECK(noise__seen_count(nz, "m.test", 6) == 0, "m.test still held");
@@ -684,7 +684,7 @@ static void sig_page(struct noise *nz, const char *name,
         nav[i] = l[i].sig;
         blk[i] = l[i].block;
     }
-    noise_repeat(nz, "s.test", 6, NULL, sig_url, (void *)l, n, blk, nav, text,
+    noise_repeat(nz, "s.test", 6, NULL, 0, sig_url, (void *)l, n, blk, nav, text,
                  st);
     for (i = 0; i < n; i++) {
         unsigned want = ratio_rule ? (l[i].sig & R) != 0 : l[i].want;
@@ -956,7 +956,7 @@ static void test_outline_lookalike(void)
             nav[i] = l[i].sig;
             blk[i] = l[i].block;
         }
-        noise_repeat(nz, "s.test", 6, NULL, sig_url, (void *)l, n, blk, nav, 0,
+        noise_repeat(nz, "s.test", 6, NULL, 0, sig_url, (void *)l, n, blk, nav, 0,
                      NULL);
         noise_filter(nz, "s.test", 6, sig_url, (void *)l, n, nav, v, NULL,
                      NULL);
@@ -1036,7 +1036,7 @@ static void test_dead_end(void)
         nav[i] = home[i].sig;
         blk[i] = home[i].block;
     }
-    noise_repeat(nz, "s.test", 6, "http://s.test/index.html", dead_url,
+    noise_repeat(nz, "s.test", 6, "http://s.test/index.html", 0, dead_url,
                  (void *)home, 7, blk, nav, 0, NULL);
     for (i = 0; i < 7; i++)
         CHECK(nav[i] == home[i].want, "dead end home %s: %u, want %u",
@@ -1048,6 +1048,74 @@ static void test_dead_end(void)
     sig_page(nz, "dead end next", next, 3, 1000, 0, NULL);
     sig_page(nz, "not a dead end", text, 3, 1000, 0, NULL);
     noise_free(&nz);
+}
+
+/* Entry page (a seed): one whose content leads on to fewer than
+ * NOISE_ENTRY_LEADS pages of its host and whose menus show more new ones
+ * is a dead end (IPython's home page: prose, the index and the search
+ * page, beside the side menu of the site's sections); not when it is no
+ * entry, not when its menu shows no more pages than its content leads to
+ * (a header of About and Contact), not when its content leads on to
+ * NOISE_ENTRY_LEADS pages. */
+static void entry_case(const char *name, const struct sig_link *l, size_t n,
+                       int entry)
+{
+    struct noise_conf nc = {1, 0.25, 0.8, 64, 2, 0, NOISE_RULE_SIGNALS};
+    struct noise *nz = noise_new(&nc);
+    unsigned char nav[16];
+    uint32_t blk[16];
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        nav[i] = l[i].sig;
+        blk[i] = l[i].block;
+    }
+    noise_repeat(nz, "s.test", 6, "http://s.test/", entry, dead_url,
+                 (void *)l, n, blk, nav, 0, NULL);
+    for (i = 0; i < n; i++)
+        CHECK(nav[i] == l[i].want, "%s %s: %u, want %u", name, l[i].path,
+              nav[i], l[i].want);
+    noise_free(&nz);
+}
+
+static void test_entry(void)
+{
+    static const struct sig_link home[] = {
+        {"/genindex.html", 1, 0, 0},               /* the text's links */
+        {"/search.html", 1, 0, 0},
+        {"/genindex.html", 1, 0, 0},               /* counted once */
+        {"/install/", 2, R | S, 0},                /* the side menu */
+        {"/config/", 2, R | S, 0},
+        {"/api/", 2, R | S, 0},
+        {"//github.test/y", 2, R | S, Q},          /* not into the host */
+    };
+    static const struct sig_link inner[] = {       /* the same, no entry */
+        {"/genindex.html", 1, 0, 0},
+        {"/search.html", 1, 0, 0},
+        {"/genindex.html", 1, 0, 0},
+        {"/install/", 2, R | S, Q},
+        {"/config/", 2, R | S, Q},
+        {"/api/", 2, R | S, Q},
+        {"//github.test/y", 2, R | S, Q},
+    };
+    static const struct sig_link header[] = {
+        {"/book/", 1, 0, 0},
+        {"/docs/", 1, 0, 0},
+        {"/about.html", 2, R | S, Q},              /* 2 new, 2 led to */
+        {"/contact.html", 2, R | S, Q},
+    };
+    static const struct sig_link listing[] = {
+        {"/a.html", 1, 0, 0}, {"/b.html", 1, 0, 0}, {"/c.html", 1, 0, 0},
+        {"/d.html", 1, 0, 0}, {"/e.html", 1, 0, 0},
+        {"/news/", 2, R | S, Q}, {"/blog/", 2, R | S, Q},
+        {"/docs/", 2, R | S, Q}, {"/wiki/", 2, R | S, Q},
+        {"/forum/", 2, R | S, Q}, {"/shop/", 2, R | S, Q},
+    };
+
+    entry_case("entry", home, 7, 1);
+    entry_case("no entry", inner, 7, 0);
+    entry_case("entry, small header", header, 4, 1);
+    entry_case("entry, listing", listing, 11, 1);
 }
 
 #undef R
@@ -1116,6 +1184,7 @@ int main(void)
     test_outline_lookalike();
     test_mirror();
     test_dead_end();
+    test_entry();
     test_names();
     test_rule_parse();
     return t_done("u-noise");
