@@ -83,7 +83,9 @@ trap 'real_sites_stop; bash "$SHARED/bench/serve.sh" stop >/dev/null 2>&1' EXIT
 bash "$SHARED/bench/serve.sh" start "$WORK/gen" >"$WORK/serve.log" 2>&1 || { cat "$WORK/serve.log"; exit 1; }
 real_sites_start "$WORK/real" || exit 1
 
-suffixes=$(awk -F'"' '/^skip_suffixes/ {print $2}' "$SRC/conf/dcrawl.conf")
+# wget rejects what dcrawl's defaults skip (`dcrawl config` of NEW)
+suffixes=$("$NEW" config | sed -n 's/^scope\.skip_suffixes=//p')
+[ -n "$suffixes" ] || { echo "deadhosts: no scope.skip_suffixes in $NEW config" >&2; exit 1; }
 rej=$(echo "$suffixes" | tr -s ' ' '\n' | sed -n 's/^\.//p' | paste -sd,)
 now() { date +%s%N; }
 # pages/s figure: COUNT NS -> "count secs rate"
