@@ -22,7 +22,7 @@ static void cset_release(struct cset *s)
         free(s->c[i].rep);
     free(s->c);
     s->c = NULL;
-    s->n = 0;
+    s->n = s->cap = 0;
 }
 
 void noise__host_release(struct host *h)
@@ -35,8 +35,8 @@ void noise__host_release(struct host *h)
     memset(h, 0, sizeof(*h));
 }
 
-struct host *noise__host_get(struct noise *nz, const char *name,
-                             size_t len)
+struct host *noise__host_entry(struct noise *nz, const char *name,
+                               size_t len)
 {
     struct host *h, *lru = NULL;
     size_t i;
@@ -59,14 +59,27 @@ struct host *noise__host_get(struct noise *nz, const char *name,
     memcpy(h->name, name, len);
     h->name[len] = '\0';
     h->len = len;
-    h->content.c = xcalloc(nz->c.max_clusters, sizeof(struct cluster));
-    h->nav.c = xcalloc(nz->c.max_clusters, sizeof(struct cluster));
-    h->memo = xcalloc(MEMO_SLOTS, sizeof(*h->memo));
-    if (nz->c.enabled && nz->c.block_rule != NOISE_RULE_RATIO)
-        h->seen = xcalloc(SEEN_BUCKETS * SEEN_WAYS, sizeof(*h->seen));
     h->nav_version = 1;
 found:
     h->used = ++nz->clock;
+    return h;
+}
+
+/* The memo and seen tables (56 KB a host) are made when a page of the
+ * host is judged or a saved state is read, not for every host leased, and
+ * the cluster sets grow as clusters are founded (they were made whole,
+ * 2 x 256 clusters of 144 bytes): a crawl that tried hundreds of off-site
+ * hosts that never answer (dead names, refused) held 130 KB for each, 60
+ * MB on the Linux documentation. */
+struct host *noise__host_get(struct noise *nz, const char *name, size_t len)
+{
+    struct host *h = noise__host_entry(nz, name, len);
+
+    if (h->memo)
+        return h;
+    h->memo = xcalloc(MEMO_SLOTS, sizeof(*h->memo));
+    if (nz->c.enabled && nz->c.block_rule != NOISE_RULE_RATIO)
+        h->seen = xcalloc(SEEN_BUCKETS * SEEN_WAYS, sizeof(*h->seen));
     return h;
 }
 
@@ -126,6 +139,7 @@ static size_t cset_found(struct noise *nz, struct host *h, struct cset *s,
     size_t i, slot = 0;
 
     if (s->n < nz->c.max_clusters) {
+        xgrow((void **)&s->c, &s->cap, s->n + 1, sizeof(*s->c));
         slot = s->n++;
     } else {
         for (i = 1; i < s->n; i++)

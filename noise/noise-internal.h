@@ -62,8 +62,9 @@ struct cluster {
 };
 
 struct cset {
-    struct cluster *c;
-    size_t n; /* slots used so far (<= max_clusters) */
+    struct cluster *c; /* grown as clusters are founded */
+    size_t n;          /* slots used so far (<= max_clusters) */
+    size_t cap;
 };
 
 struct memo_ent {
@@ -117,8 +118,12 @@ struct noise {
 };
 
 /* noise-host.c: the state of host name[0..len), made (dropping the least
- * recently used host when NOISE_MAX_HOSTS are held) when new. */
+ * recently used host when NOISE_MAX_HOSTS are held) when new, with its
+ * tables; host_entry makes the entry only (the tables stay NULL until a
+ * host_get: a host leased but never judged costs its name). */
 struct host *noise__host_get(struct noise *nz, const char *name, size_t len);
+struct host *noise__host_entry(struct noise *nz, const char *name,
+                               size_t len);
 /* noise-host.c: the state of host name[0..len), or NULL. */
 struct host *noise__host_find(struct noise *nz, const char *name, size_t len);
 void noise__host_release(struct host *h);

@@ -113,9 +113,11 @@ int noise_state_import(struct noise *nz, const char *host, size_t hostlen,
 
     if (!nz->c.enabled)
         return DC_OK;
-    h = noise__host_get(nz, host, hostlen);
-    if (!blob || !len)
+    if (!blob || !len) { /* nothing saved: known, no tables yet */
+        (void)noise__host_entry(nz, host, hostlen);
         return DC_OK;
+    }
+    h = noise__host_get(nz, host, hostlen);
     if (len > NOISE_STATE_MAX_BYTES || len < 3 || p[0] != 'd' || p[1] != 'n' ||
         p[2] != NOISE_STATE_VERSION)
         return DC_EINVAL;
