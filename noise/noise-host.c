@@ -65,21 +65,26 @@ found:
     return h;
 }
 
-/* The memo and seen tables (56 KB a host) are made when a page of the
- * host is judged or a saved state is read, not for every host leased, and
- * the cluster sets grow as clusters are founded (they were made whole,
- * 2 x 256 clusters of 144 bytes): a crawl that tried hundreds of off-site
- * hosts that never answer (dead names, refused) held 130 KB for each, 60
- * MB on the Linux documentation. */
+/* The memo and seen tables are made when a page of the host is judged or
+ * a saved state is read, not for every host leased, and they and the
+ * cluster sets grow with what the host shows (all three were made whole,
+ * 130 KB a host: a crawl that tried hundreds of off-site hosts that never
+ * answer held 60 MB for them on the Linux documentation, and 1,024 hosts
+ * judged would hold 130 MB). Growing the seen table never drops an entry
+ * (a bucket's entries split between it and its new twin), so its
+ * sightings are those of a table made whole. */
 struct host *noise__host_get(struct noise *nz, const char *name, size_t len)
 {
     struct host *h = noise__host_entry(nz, name, len);
 
     if (h->memo)
         return h;
-    h->memo = xcalloc(MEMO_SLOTS, sizeof(*h->memo));
-    if (nz->c.enabled && nz->c.block_rule != NOISE_RULE_RATIO)
-        h->seen = xcalloc(SEEN_BUCKETS * SEEN_WAYS, sizeof(*h->seen));
+    h->memo_cap = MEMO_START;
+    h->memo = xcalloc(h->memo_cap, sizeof(*h->memo));
+    if (nz->c.enabled && nz->c.block_rule != NOISE_RULE_RATIO) {
+        h->seen_nb = SEEN_START;
+        h->seen = xcalloc(h->seen_nb * SEEN_WAYS, sizeof(*h->seen));
+    }
     return h;
 }
 
@@ -168,13 +173,39 @@ static void nav_page(struct noise *nz, struct host *h, struct cluster *c)
         h->nav_version++;
 }
 
+static struct memo_ent *memo_slot(const struct host *h, uint64_t fp)
+{
+    return &h->memo[fp & (h->memo_cap - 1)];
+}
+
+/* Twice the slots; an entry whose new slot is taken already is dropped
+ * (it is a cache). */
+static void memo_grow(struct host *h)
+{
+    struct memo_ent *old = h->memo;
+    size_t i, cap = h->memo_cap;
+
+    h->memo_cap *= 2;
+    h->memo = xcalloc(h->memo_cap, sizeof(*h->memo));
+    h->memo_n = 0;
+    for (i = 0; i < cap; i++) {
+        struct memo_ent *m;
+        if (!old[i].fp)
+            continue;
+        m = memo_slot(h, old[i].fp);
+        h->memo_n += !m->fp;
+        *m = old[i];
+    }
+    free(old);
+}
+
 /* The cluster key->fp joins in s (founding one if needed). */
 struct cluster *noise__cluster_of(struct noise *nz, struct host *h, int nav,
                                   const char *key, size_t len, size_t *slotp)
 {
     struct cset *s = nav ? &h->nav : &h->content;
     uint64_t fp = noise__fp(key, len) ^ (uint64_t)nav;
-    struct memo_ent *m = &h->memo[fp & (MEMO_SLOTS - 1)];
+    struct memo_ent *m = memo_slot(h, fp);
     struct cluster *c;
     size_t before;
     long i;
@@ -201,6 +232,11 @@ struct cluster *noise__cluster_of(struct noise *nz, struct host *h, int nav,
         h->nav_version++;
     if (nav)
         nav_page(nz, h, c);
+    if (!m->fp && ++h->memo_n * 2 > h->memo_cap && h->memo_cap < MEMO_SLOTS) {
+        memo_grow(h);
+        m = memo_slot(h, fp);
+        h->memo_n += !m->fp;
+    }
     m->fp = fp;
     m->nav = nav;
     m->slot = (uint32_t)i;
@@ -250,7 +286,45 @@ struct host *noise__host_find(struct noise *nz, const char *name, size_t len)
 /* The bucket of fp in h's seen table (SEEN_WAYS entries). */
 static struct seen_ent *seen_bucket(const struct host *h, uint64_t fp)
 {
-    return &h->seen[(fp & (SEEN_BUCKETS - 1)) * SEEN_WAYS];
+    return &h->seen[(fp & (h->seen_nb - 1)) * SEEN_WAYS];
+}
+
+/* Twice the buckets: bucket b's entries go to b or b + the old count. */
+static void seen_grow(struct host *h)
+{
+    struct seen_ent *old = h->seen;
+    size_t i, w, nb = h->seen_nb;
+
+    h->seen_nb *= 2;
+    h->seen = xcalloc(h->seen_nb * SEEN_WAYS, sizeof(*h->seen));
+    for (i = 0; i < nb * SEEN_WAYS; i++) {
+        struct seen_ent *b;
+        if (!old[i].fp)
+            continue;
+        b = seen_bucket(h, old[i].fp);
+        for (w = 0; b[w].fp; w++)
+            ;
+        b[w] = old[i];
+    }
+    free(old);
+}
+
+/* The bucket for fp, grown until it holds fp or has a free way (or the
+ * table is whole). */
+static struct seen_ent *seen_room(struct host *h, uint64_t fp)
+{
+    struct seen_ent *b = seen_bucket(h, fp);
+    size_t w;
+
+    for (;;) {
+        for (w = 0; w < SEEN_WAYS; w++)
+            if (!b[w].fp || b[w].fp == fp)
+                return b;
+        if (h->seen_nb >= SEEN_BUCKETS)
+            return b;
+        seen_grow(h);
+        b = seen_bucket(h, fp);
+    }
 }
 
 /* The way of bucket b that holds fp, else its oldest way (empty ways have
@@ -282,7 +356,7 @@ int noise__seen_has(const struct host *h, uint64_t fp)
 /* fp seen on the host's current page: its entry, else the oldest one. */
 void noise__seen_put(struct host *h, uint64_t fp)
 {
-    struct seen_ent *b = seen_bucket(h, fp);
+    struct seen_ent *b = seen_room(h, fp);
     size_t w = seen_way(b, fp);
 
     b[w].fp = fp;
@@ -293,7 +367,7 @@ void noise__seen_put(struct host *h, uint64_t fp)
  * more recent sighting and never pushing out a more recent entry. */
 void noise__seen_merge(struct host *h, uint64_t fp, uint64_t page)
 {
-    struct seen_ent *b = seen_bucket(h, fp);
+    struct seen_ent *b = seen_room(h, fp);
     size_t w = seen_way(b, fp);
 
     if (b[w].fp == fp) {
@@ -316,7 +390,7 @@ size_t noise__seen_count(struct noise *nz, const char *host, size_t hostlen)
         const struct host *h = &nz->hosts[i];
         if (h->len != hostlen || memcmp(h->name, host, hostlen) || !h->seen)
             continue;
-        for (k = 0; k < SEEN_BUCKETS * SEEN_WAYS; k++)
+        for (k = 0; k < h->seen_nb * SEEN_WAYS; k++)
             n += h->seen[k].fp != 0;
     }
     return n;

@@ -45,9 +45,11 @@ size_t noise__lcs_dp(const char *a, size_t alen, const char *b, size_t blen);
 /* ------------------------------------------------ noise*.c internals */
 
 #define MEMBERS_KEEP 8
-#define MEMO_SLOTS 1024 /* per host, power of two */
+#define MEMO_SLOTS 1024 /* per host at most, power of two */
+#define MEMO_START 64   /* ... at first, doubled past half full */
 #define SEEN_WAYS 4
-#define SEEN_BUCKETS (NOISE_SEEN_MAX / SEEN_WAYS) /* power of two */
+#define SEEN_BUCKETS (NOISE_SEEN_MAX / SEEN_WAYS) /* at most, power of two */
+#define SEEN_START 16   /* buckets at first, doubled when one is full */
 
 struct cluster {
     char *rep; /* NULL: free slot */
@@ -85,8 +87,10 @@ struct host {
     uint64_t used;
     struct cset content, nav;
     uint64_t nav_version;
-    struct memo_ent *memo;
-    struct seen_ent *seen; /* SEEN_BUCKETS * SEEN_WAYS; repeated rule */
+    struct memo_ent *memo; /* memo_cap slots, memo_n of them used */
+    size_t memo_cap, memo_n;
+    struct seen_ent *seen; /* seen_nb * SEEN_WAYS; repeated rule */
+    size_t seen_nb;
     uint64_t pages;        /* pages judged by noise_repeat */
     uint64_t saved_pages;  /* pages when last exported or imported */
     uint64_t fpages;       /* pages seen by noise_filter */

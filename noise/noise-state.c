@@ -75,8 +75,8 @@ static size_t state_write(const struct host *h, unsigned char *out)
         len += put_varint(out + len, 0);
         return len;
     }
-    e = xmalloc(SEEN_BUCKETS * SEEN_WAYS * sizeof(*e));
-    for (i = 0; i < SEEN_BUCKETS * SEEN_WAYS; i++)
+    e = xmalloc(h->seen_nb * SEEN_WAYS * sizeof(*e));
+    for (i = 0; i < h->seen_nb * SEEN_WAYS; i++)
         if (h->seen[i].fp)
             e[k++] = h->seen[i];
     qsort(e, k, sizeof(*e), ent_recent);

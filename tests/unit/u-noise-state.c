@@ -10,7 +10,11 @@
  *    bytes, a count over the bound, a zero fingerprint, and random and
  *    bit-flipped blobs never crash, and a refused one changes nothing;
  *  - merge into held state, dirty tracking (also of hosts the LRU drops),
- *    noise_state_has / noise_state_used, disabled noise.
+ *    noise_state_has / noise_state_used, disabled noise;
+ *  - the seen table grows from SEEN_START buckets and holds exactly what a
+ *    table made whole (SEEN_BUCKETS x SEEN_WAYS, oldest sighting out)
+ *    would, checked against such a table over puts and merges; a host
+ *    known without saved state has no tables.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -307,6 +311,83 @@ static void test_modes(void)
     noise_free(&a);
 }
 
+/* The seen table made whole, as noise-host.c had it: the model. */
+static struct seen_ent model[SEEN_BUCKETS * SEEN_WAYS];
+
+static void model_set(uint64_t fp, uint64_t page, int merge)
+{
+    struct seen_ent *b = &model[(fp & (SEEN_BUCKETS - 1)) * SEEN_WAYS];
+    size_t w, old = 0;
+
+    for (w = 0; w < SEEN_WAYS; w++) {
+        if (b[w].fp == fp)
+            break;
+        if (b[w].page < b[old].page)
+            old = w;
+    }
+    if (w == SEEN_WAYS)
+        w = old;
+    if (merge && b[w].fp == fp) {
+        if (b[w].page < page)
+            b[w].page = page;
+        return;
+    }
+    if (merge && b[w].fp && b[w].page >= page)
+        return;
+    b[w].fp = fp;
+    b[w].page = page;
+}
+
+static void test_seen_growth(void)
+{
+    struct noise_conf nc = {1, 0.25, 0.8, 64, 2, 0, NOISE_RULE_SIGNALS};
+    struct noise *nz = noise_new(&nc);
+    struct host *h;
+    uint64_t x = 0x9e3779b97f4a7c15ull, fps[6000];
+    size_t i, bad = 0, held = 0;
+
+    memset(model, 0, sizeof(model));
+    (void)noise_state_import(nz, "e.test", 6, NULL, 0);
+    h = noise__host_find(nz, "e.test", 6);
+    CHECK(h && !h->seen && !h->memo, "a host known without state: no tables");
+    h = noise__host_get(nz, "g.test", 6);
+    CHECK(h->seen_nb == SEEN_START, "seen table starts at %zu buckets",
+          h->seen_nb);
+    for (i = 0; i < 6000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        fps[i] = x | 1;
+        h->pages = 1 + i / 7;
+        if (i % 5 == 4) { /* a merge of an older sighting, or a re-sighting */
+            uint64_t f = i % 10 == 4 ? fps[i / 2] : fps[i];
+            noise__seen_merge(h, f, h->pages > 40 ? h->pages - 40 : 1);
+            model_set(f, h->pages > 40 ? h->pages - 40 : 1, 1);
+        } else {
+            noise__seen_put(h, fps[i]);
+            model_set(fps[i], h->pages, 0);
+        }
+        if (i == 40)
+            CHECK(h->seen_nb < SEEN_BUCKETS, "40 entries: %zu buckets",
+                  h->seen_nb);
+    }
+    for (i = 0; i < SEEN_BUCKETS * SEEN_WAYS; i++) {
+        held += model[i].fp != 0;
+        bad += model[i].fp && !noise__seen_has(h, model[i].fp);
+    }
+    for (i = 0; i < 6000; i++) { /* nothing the model dropped is held */
+        struct seen_ent *b =
+            &model[(fps[i] & (SEEN_BUCKETS - 1)) * SEEN_WAYS];
+        int in = 0;
+        for (size_t w = 0; w < SEEN_WAYS; w++)
+            in |= b[w].fp == fps[i];
+        bad += !in && noise__seen_has(h, fps[i]);
+    }
+    CHECK(bad == 0 && held == noise__seen_count(nz, "g.test", 6),
+          "grown table differs from a whole one: %zu, held %zu vs %zu", bad,
+          held, noise__seen_count(nz, "g.test", 6));
+    CHECK(h->seen_nb == SEEN_BUCKETS, "whole at last: %zu", h->seen_nb);
+    noise_free(&nz);
+}
+
 int main(void)
 {
     test_round_trip(NOISE_RULE_REPEATED);
@@ -315,5 +396,6 @@ int main(void)
     test_refused();
     test_merge_dirty();
     test_modes();
+    test_seen_growth();
     return t_done("u-noise-state");
 }
