@@ -26,6 +26,8 @@ be fetched, OUT/absent.txt the pages that must not.
 import os
 import sys
 
+from site_files import write_files, write_list
+
 HOST = "127.0.1.1:8080"
 PROSE = ("This page has a paragraph of ordinary prose, the kind of text a "
          "reader comes for, long enough to be content on its own. ")
@@ -71,18 +73,14 @@ def main():
     for name in ("about", "contact"):
         files[name + ".html"] = page(name.title(), prose_to())
     files["robots.txt"] = "User-agent: *\nDisallow:\n"
-    for name, text in files.items():
-        path = os.path.join(root, name)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(text)
-    with open(os.path.join(out, "depths.txt"), "w") as f:
-        f.write("".join("http://%s%s %d\n" % (HOST, u, d)
-                        for u, d in sorted(depths.items())))
-    with open(os.path.join(out, "absent.txt"), "w") as f:
-        f.write("".join("http://%s%s\n" % (HOST, u) for u in
-                        ("/about.html", "/contact.html", "/m1/deeper.html",
-                         "/m2/deeper.html")))
+    write_files(root, files)
+    write_list(os.path.join(out, "depths.txt"),
+               ["http://%s%s %d" % (HOST, u, d)
+                for u, d in sorted(depths.items())])
+    write_list(os.path.join(out, "absent.txt"),
+               ["http://%s%s" % (HOST, u) for u in
+                ("/about.html", "/contact.html", "/m1/deeper.html",
+                 "/m2/deeper.html")])
 
 
 if __name__ == "__main__":

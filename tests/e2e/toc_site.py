@@ -34,6 +34,8 @@ still drops: a small menu is navigation on the host's first page too.
 import os
 import sys
 
+from site_files import write_files, write_list
+
 HOST = "127.0.1.1:8080"
 GUIDES = 36
 CHAPTERS = 3
@@ -124,16 +126,11 @@ def main():
     for name in ("about", "contact"):
         files[name + ".html"] = page(name.title(), "", PROSE)
     files["robots.txt"] = "User-agent: *\nDisallow:\n"
-    for rel, text in files.items():
-        path = os.path.join(root, rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(text)
-    with open(os.path.join(out, "content.txt"), "w") as f:
-        f.write("".join("http://%s%s\n" % (HOST, u) for u in content))
-    with open(os.path.join(out, "navonly.txt"), "w") as f:
-        f.write("http://%s/about.html\nhttp://%s/contact.html\n"
-                % (HOST, HOST))
+    write_files(root, files)
+    write_list(os.path.join(out, "content.txt"),
+               ["http://%s%s" % (HOST, u) for u in content])
+    write_list(os.path.join(out, "navonly.txt"),
+               ["http://%s/about.html" % HOST, "http://%s/contact.html" % HOST])
 
 
 if __name__ == "__main__":
