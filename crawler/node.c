@@ -11,10 +11,10 @@
  *              transfer slots and dispatch them (node-pop.c)
  *     level    idle with nothing to pop: next depth level (node-pop.c)
  *     drain    stopping and nothing in flight: leave
- *     reclaim  expired leases of dead nodes back to their queues; not at
- *              the first turn on a server this run started (dcrawl crawl's
- *              own: nothing can have expired), which saves one script call
- *              per partition (1,024) at start
+ *     reclaim  expired leases of dead nodes back to their queues; on a
+ *              server this run started (dcrawl crawl's own) first after
+ *              RECLAIM_MS, as no lease can have expired before (node_run:
+ *              one script call per partition saved at start)
  *   fetch    start the transfers the politeness queue releases, run libcurl
  *            until something finishes, a worker wakes us, or the next host
  *            becomes ready; robots.txt and sitemaps are handled, pages go
@@ -243,8 +243,6 @@ static int node_setup(struct node *n, struct frontier *f, const struct conf *c,
     n->epoch = frontier_epoch(f);
     n->batch_epoch = NODE_ANY_EPOCH;
     memcpy(n->loop.timers, timers_init, sizeof(timers_init));
-    if (o->fresh_redis) /* nothing to reclaim yet */
-        n->loop.timers[TIMER_RECLAIM].due = dc_now_ms() + RECLAIM_MS;
     rc = node_parts(n, c);
     if (rc)
         return rc;
@@ -702,7 +700,9 @@ int node_run(struct frontier *f, const struct conf *c, const char *node_id,
     st->started_us = dc_mono_us();
     rc = node_setup(&n, f, c, node_id, o, st);
     frontier_set_reply_hook(f, on_reply_wait, &n);
-    if (!rc && !o->fresh_redis) /* what a previous run of this node held */
+    if (!rc && o->fresh_redis) /* a server this run started: no lease yet */
+        n.loop.timers[TIMER_RECLAIM].due = dc_now_ms() + RECLAIM_MS;
+    else if (!rc) /* what a previous run of this node held */
         rc = frontier_reclaim(f, dc_now_ms(), 1, &reclaimed);
     if (!rc)
         rc = frontier_cluster_join(f, c);
