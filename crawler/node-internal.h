@@ -219,6 +219,10 @@ struct workers *workers_new(int n, const struct conf *c, workers_wake_fn wake,
 void workers_submit(struct workers *w, struct work_job *j);
 /* All finished jobs, as a list (caller owns them), or NULL. */
 struct work_job *workers_take_done(struct workers *w);
+/* Jobs taken (list, oldest first) that the caller will not handle now:
+ * back on the done list, ahead of the jobs finished since, so the next
+ * workers_take_done returns them first; counted pending again. */
+void workers_put_back(struct workers *w, struct work_job *list);
 /* Jobs submitted and not yet taken back; *bytes (when not NULL) their
  * bodies' bytes, the memory the backlog holds (the node bounds it,
  * NODE_BACKLOG_BYTES). */
@@ -524,6 +528,8 @@ void retry_release(struct retry *t);
 #define NODE_MAX_DEPTH DC_DEPTH_MAX
 /* Finished pages handled per batch (digest claim, admission, completion). */
 #define NODE_JOB_BATCH 1024
+/* ... and at least this many, however slow pages are (node.c, batch_cap). */
+#define NODE_JOB_BATCH_MIN 8
 /* While idle, how often the node asks whether a depth level is done. */
 #define NODE_LEVEL_CHECK_MS 20
 /* Most body bytes of fetched pages waiting for the workers; beyond it the
@@ -691,6 +697,9 @@ struct node {
     struct inflight **deferred;
     size_t ndeferred, capdeferred;
     int pump_ok;                  /* the reply hook may run transfers */
+    /* the results phase yields to a due tick (node.c, phase_results) */
+    int results_due;              /* finished pages put back: no wait */
+    int64_t job_us;               /* results time per page, smoothed */
     int pumping;                  /* ... and runs them now */
     struct parser_scope *scope;   /* which links are followed */
     struct warc_writer *writers[NODE_MAX_DEPTH + 1]; /* one per depth */

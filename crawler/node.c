@@ -380,14 +380,15 @@ static int timers_run(struct node *n, int64_t now)
  * something to check, at most IDLE_WAIT_MS. Not at all while transfers
  * that ended during the last turn's round trips (the reply hook took
  * them) are unhandled: phase_fetch handles them after the wait, and a
- * robots.txt among them holds its host's URLs until then. */
+ * robots.txt among them holds its host's URLs until then; nor while
+ * finished pages wait that the last results phase put back. */
 static int64_t wait_ms(const struct node *n, int64_t now)
 {
     int64_t pop = n->loop.timers[TIMER_POP].due;
     int64_t tick = n->loop.timers[TIMER_TICK].due;
     int64_t level = n->loop.timers[TIMER_LEVEL].due;
     int64_t w = IDLE_WAIT_MS;
-    if (n->nended)
+    if (n->nended || n->results_due)
         return 0;
     if (pop > now && pop - now < w)
         w = pop - now;
@@ -517,16 +518,37 @@ static int results_batch(struct node *n, struct work_job **jobs, size_t nj)
     return rc;
 }
 
+/* Pages per results batch: NODE_JOB_BATCH, or fewer when pages cost so
+ * much (a slow or loaded machine: under the sanitizers in CI, 1,024 pages
+ * took 1.6 s) that a batch would outlast half the stall limit, so the
+ * loop reaches a due tick in time (the heartbeat and the partition
+ * renewals; a node whose renewals lapse loses its partitions and its
+ * pages in flight are fetched again elsewhere). */
+static size_t batch_cap(const struct node *n)
+{
+    int64_t slice = (int64_t)(n->c->cluster_node_timeout * 1e6 /
+                              NODE_STALL_PART / 2);
+    int64_t cap = n->job_us > 0 ? slice / n->job_us : NODE_JOB_BATCH;
+    if (cap < NODE_JOB_BATCH_MIN)
+        return NODE_JOB_BATCH_MIN;
+    return cap > NODE_JOB_BATCH ? NODE_JOB_BATCH : (size_t)cap;
+}
+
 /* Results: the pages the workers finished and the held pages whose level
- * has come, NODE_JOB_BATCH at a time; a page of the next level whose
- * links must wait for this one's end is held (node-ahead.c). */
+ * has come, batch_cap at a time; a page of the next level whose links
+ * must wait for this one's end is held (node-ahead.c). When the tick is
+ * due between two batches, the pages left go back to the workers' done
+ * list and the turn ends (the next one runs the tick first, without
+ * waiting in libcurl). */
 static int phase_results(struct node *n)
 {
     struct work_job *list = workers_take_done(n->workers), *j;
     struct work_job *held = node__ahead_take_jobs(n);
     struct work_job *jobs[NODE_JOB_BATCH];
-    size_t nj, k;
+    size_t nj, k, cap = batch_cap(n);
+    int64_t t0;
     int rc = DC_OK;
+    n->results_due = 0;
     if (held) { /* the older pages first */
         for (j = held; j->next; j = j->next)
             ;
@@ -534,7 +556,7 @@ static int phase_results(struct node *n)
         list = held;
     }
     while (list && !rc) {
-        for (nj = 0; list && nj < NODE_JOB_BATCH; list = j) {
+        for (nj = 0; list && nj < cap; list = j) {
             j = list->next;
             if (node__job_lapsed(n, list)) /* nothing written for it */
                 work_job_free(list);
@@ -543,9 +565,18 @@ static int phase_results(struct node *n)
         }
         if (!nj)
             continue;
+        t0 = dc_mono_us();
         rc = results_batch(n, jobs, nj);
+        t0 = (dc_mono_us() - t0) / (int64_t)nj; /* this batch, per page */
+        n->job_us = n->job_us ? (3 * n->job_us + t0) / 4 : t0;
         for (k = 0; k < nj; k++)
             work_job_free(jobs[k]);
+        cap = batch_cap(n);
+        if (list && !rc && dc_now_ms() >= n->loop.timers[TIMER_TICK].due) {
+            workers_put_back(n->workers, list);
+            n->results_due = 1;
+            list = NULL;
+        }
     }
     while (list) {
         struct work_job *next = list->next;

@@ -521,6 +521,26 @@ struct work_job *workers_take_done(struct workers *w)
     return rev;
 }
 
+void workers_put_back(struct workers *w, struct work_job *list)
+{
+    struct work_job **tail, *rev = NULL;
+    if (!list)
+        return;
+    pthread_mutex_lock(&w->mu);
+    while (list) { /* the done list is newest first: oldest last */
+        struct work_job *next = list->next;
+        list->next = rev;
+        rev = list;
+        w->pending++;
+        w->pending_bytes += rev->held_bytes;
+        list = next;
+    }
+    for (tail = &w->done; *tail; tail = &(*tail)->next)
+        ;
+    *tail = rev;
+    pthread_mutex_unlock(&w->mu);
+}
+
 size_t workers_pending(struct workers *w, size_t *bytes)
 {
     size_t n;
