@@ -697,10 +697,10 @@ struct node {
     struct inflight **deferred;
     size_t ndeferred, capdeferred;
     int pump_ok;                  /* the reply hook may run transfers */
+    int pumping;                  /* ... and runs them now */
     /* the results phase yields to a due tick (node.c, phase_results) */
     int results_due;              /* finished pages put back: no wait */
     int64_t job_us;               /* results time per page, smoothed */
-    int pumping;                  /* ... and runs them now */
     struct parser_scope *scope;   /* which links are followed */
     struct warc_writer *writers[NODE_MAX_DEPTH + 1]; /* one per depth */
     char agent[64];               /* robots.txt product token */

@@ -328,6 +328,12 @@ static int node_teardown(struct node *n)
 
 /* --------------------------------------------------------------- loop */
 
+/* The longest a step of the loop should take (stall_check, batch_cap). */
+static int64_t stall_limit_us(const struct node *n)
+{
+    return (int64_t)(n->c->cluster_node_timeout * 1e6 / NODE_STALL_PART);
+}
+
 /* A step of the turn that took longer than NODE_STALL_PART of
  * cluster.node_timeout delays the heartbeat behind it: one warning line
  * (at most one per NODE_STALL_WARN_MS), and the longest such step is kept
@@ -335,8 +341,7 @@ static int node_teardown(struct node *n)
 static void stall_check(struct node *n, const char *step, int64_t t0_us)
 {
     int64_t d = dc_mono_us() - t0_us;
-    int64_t limit = (int64_t)(n->c->cluster_node_timeout * 1e6 / NODE_STALL_PART);
-    if (d < limit)
+    if (d < stall_limit_us(n))
         return;
     if (d > n->st->stall_max_us) {
         n->st->stall_max_us = d;
@@ -526,9 +531,8 @@ static int results_batch(struct node *n, struct work_job **jobs, size_t nj)
  * pages in flight are fetched again elsewhere). */
 static size_t batch_cap(const struct node *n)
 {
-    int64_t slice = (int64_t)(n->c->cluster_node_timeout * 1e6 /
-                              NODE_STALL_PART / 2);
-    int64_t cap = n->job_us > 0 ? slice / n->job_us : NODE_JOB_BATCH;
+    int64_t cap = n->job_us > 0 ? stall_limit_us(n) / 2 / n->job_us
+                                : NODE_JOB_BATCH;
     if (cap < NODE_JOB_BATCH_MIN)
         return NODE_JOB_BATCH_MIN;
     return cap > NODE_JOB_BATCH ? NODE_JOB_BATCH : (size_t)cap;
@@ -546,7 +550,7 @@ static int phase_results(struct node *n)
     struct work_job *held = node__ahead_take_jobs(n);
     struct work_job *jobs[NODE_JOB_BATCH];
     size_t nj, k, cap = batch_cap(n);
-    int64_t t0;
+    int64_t t0, per_job;
     int rc = DC_OK;
     n->results_due = 0;
     if (held) { /* the older pages first */
@@ -567,8 +571,8 @@ static int phase_results(struct node *n)
             continue;
         t0 = dc_mono_us();
         rc = results_batch(n, jobs, nj);
-        t0 = (dc_mono_us() - t0) / (int64_t)nj; /* this batch, per page */
-        n->job_us = n->job_us ? (3 * n->job_us + t0) / 4 : t0;
+        per_job = (dc_mono_us() - t0) / (int64_t)nj;
+        n->job_us = n->job_us ? (3 * n->job_us + per_job) / 4 : per_job;
         for (k = 0; k < nj; k++)
             work_job_free(jobs[k]);
         cap = batch_cap(n);

@@ -20,18 +20,19 @@
 typedef void (*part_call_fn)(struct frontier *f, struct frontier_call *c,
                              int p, void *ud);
 
-/* Build k calls per partition with fn, run them in one pipeline. */
-static int run_all(struct frontier *f, size_t k, part_call_fn fn, void *ud,
-                   redisReply ***rep)
+/* Build k calls per partition with fn, run them in one pipeline: the np
+ * partitions of part, or every partition when part is NULL. */
+static int run_parts(struct frontier *f, const int *part, size_t np, size_t k,
+                     part_call_fn fn, void *ud, redisReply ***rep)
 {
-    size_t n = (size_t)f->nparts * k;
-    struct frontier_call *calls = xcalloc(n, sizeof(*calls));
+    size_t n = np * k;
+    struct frontier_call *calls = xcalloc(n ? n : 1, sizeof(*calls));
     int rc;
 
-    for (int p = 0; p < f->nparts; p++)
-        fn(f, &calls[(size_t)p * k], p, ud);
-    *rep = xcalloc(n, sizeof(**rep));
-    rc = frontier__run(f, calls, n, *rep);
+    for (size_t i = 0; i < np; i++)
+        fn(f, &calls[i * k], part ? part[i] : (int)i, ud);
+    *rep = xcalloc(n ? n : 1, sizeof(**rep));
+    rc = n ? frontier__run(f, calls, n, *rep) : DC_OK;
     frontier__calls_free(calls, n);
     if (rc) {
         free(*rep);
@@ -40,10 +41,21 @@ static int run_all(struct frontier *f, size_t k, part_call_fn fn, void *ud,
     return rc;
 }
 
+static int run_all(struct frontier *f, size_t k, part_call_fn fn, void *ud,
+                   redisReply ***rep)
+{
+    return run_parts(f, NULL, (size_t)f->nparts, k, fn, ud, rep);
+}
+
+static void free_parts(size_t n, redisReply **rep)
+{
+    frontier__replies_free(rep, n);
+    free(rep);
+}
+
 static void free_all(struct frontier *f, size_t k, redisReply **rep)
 {
-    frontier__replies_free(rep, (size_t)f->nparts * k);
-    free(rep);
+    free_parts((size_t)f->nparts * k, rep);
 }
 
 struct reclaim_arg {
@@ -52,8 +64,10 @@ struct reclaim_arg {
 };
 
 static void reclaim_call(struct frontier *f, struct frontier_call *c, int p,
-                         const struct reclaim_arg *a)
+                         void *ud)
 {
+    const struct reclaim_arg *a = ud;
+
     frontier__lease_call(f, c, FRONTIER_SCRIPT_RECLAIM, p);
     frontier__strv_pushf(&c->keys, "%s:{%d}:", f->prefix, p);
     frontier__strv_pushf(&c->args, "%lld", (long long)a->now);
@@ -74,9 +88,8 @@ int frontier_reclaim(struct frontier *f, int64_t now_ms, int own_node,
                      size_t *reclaimed)
 {
     struct reclaim_arg a = { frontier__rnow(f, now_ms), own_node != 0 };
-    size_t n = 0;
     int *part = xcalloc((size_t)f->nparts, sizeof(*part));
-    struct frontier_call *calls;
+    size_t n = 0;
     redisReply **rep;
     int rc;
 
@@ -84,11 +97,7 @@ int frontier_reclaim(struct frontier *f, int64_t now_ms, int own_node,
     for (int p = 0; p < f->nparts; p++)
         if (own_node || !f->cl || frontier__is_used(f, p))
             part[n++] = p;
-    calls = xcalloc(n ? n : 1, sizeof(*calls));
-    rep = xcalloc(n ? n : 1, sizeof(*rep));
-    for (size_t i = 0; i < n; i++)
-        reclaim_call(f, &calls[i], part[i], &a);
-    rc = n ? frontier__run(f, calls, n, rep) : DC_OK;
+    rc = run_parts(f, part, n, 1, reclaim_call, &a, &rep);
     for (size_t i = 0; !rc && i < n; i++) {
         if (rep[i]->integer <= 0)
             continue;
@@ -96,9 +105,7 @@ int frontier_reclaim(struct frontier *f, int64_t now_ms, int own_node,
         frontier__index_lower(f, part[i], a.now);
     }
     if (!rc)
-        frontier__replies_free(rep, n);
-    frontier__calls_free(calls, n);
-    free(rep);
+        free_parts(n, rep);
     free(part);
     return rc;
 }
