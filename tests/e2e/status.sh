@@ -6,7 +6,9 @@
 #     their hosts ready, 0 nodes, and the partitions with work unowned.
 #  3. while `dcrawl node --id n1` crawls a slow loopback site
 #     (tests/e2e/polite_server.py, 0.3 s per page and politeness.delay
-#     0.3, so the crawl lasts seconds): URLs in flight are seen and done
+#     0.8, so the crawl lasts ~9 s and a host spends most of it waiting on
+#     politeness, which the samples, ~0.3-0.6 s apart under sanitizers
+#     and load, must catch): URLs in flight are seen and done
 #     grows; after it: done per depth equals the lines of the node's
 #     depth-<d>/*.jsonl, nothing queued or in flight. Node n1 is live
 #     with partitions while it runs, and its PAGES/S is its pages over the
@@ -102,7 +104,7 @@ check "table: no nodes, and the stall says work is queued with no live node" \
 # ---- 3. while a node crawls ----
 out=$WORK/out
 "$DCRAWL" node --redis "$R" --id n1 --out "$out" --exit-when-idle --set noise.enabled=false \
-    --set politeness.delay=0.3 --set fetch.timeout=20 >"$WORK/node.log" 2>&1 &
+    --set politeness.delay=0.8 --set fetch.timeout=20 >"$WORK/node.log" 2>&1 &
 NODE=$!
 mkdir -p "$WORK/samples"
 i=0
