@@ -21,7 +21,7 @@
  *            to the workers (node-fetch.c, sitemaps.c). When transfers end
  *            (here and between the results phase's round trips, pump), the
  *            transfers their hosts already hold leases for start at once:
- *            the frontier leases a few URLs a host ahead (NODE_LEASE_AHEAD),
+ *            the frontier leases URLs of a host ahead (NODE_LEASE_AHEAD),
  *            the politeness queue keeps host_connections and the gap
  *   results  for the pages the workers finished, in batches: claim their
  *            payload digests, run the noise filter's per-host stage, admit
