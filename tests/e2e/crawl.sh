@@ -4,7 +4,8 @@
 # and nginx log), nothing robots.txt disallows, the summary's figures equal
 # what the merged pages.jsonl holds (pages, 2xx, responses, transport
 # errors, MB, pages per depth) and its rates are those counts over its
-# time, the private redis-server gone afterwards.
+# time, the private redis-server gone afterwards; its frontier has 32
+# partitions unless frontier.partitions is set (then the setting).
 . "$(dirname "$0")/lib.sh"
 S=$(site 10 200) || exit 1
 serve "$S" || exit 1
@@ -62,6 +63,15 @@ print("\n".join(bad) or "    %d pages, %d 2xx, %d depths; %.2f s loop, %s s wall
 sys.exit(1 if bad else 0)
 EOF
 check "summary names seen-set layout $LAYOUT" grep -q "seen-set (layout $LAYOUT)" "$WORK/crawl.log"
+# keys of the seen-set layout for P partitions: one per partition
+# (mod-u64), 256 per partition (b256-i64)
+layout_keys() { [ "$LAYOUT" = mod-u64 ] && echo "$1" || echo $(($1 * 256)); }
+check "the embedded frontier has 32 partitions (seen-set keys of the layout)" \
+    grep -q "keys (of the $(layout_keys 32) the layout has)" "$WORK/crawl.log"
+timeout 120 "$DCRAWL" crawl --seeds "$S/roots.txt" --depth 1 --out "$WORK/out64" \
+    --set politeness.delay=0 --set frontier.partitions=64 >"$WORK/crawl64.log" 2>&1
+check "frontier.partitions given: the embedded frontier has that many" \
+    grep -q "keys (of the $(layout_keys 64) the layout has)" "$WORK/crawl64.log"
 check "merged output written" test -s "$out/merged/pages.jsonl" -a -s "$out/merged/depth-3.warc.gz"
 check "embedded redis-server stopped" bash -c "! ps -eo comm=,args= | awk '\$1 == \"redis-server\"' | grep -qF '$out/'"
 check "a second crawl into the same DIR is refused (exit 2)" bash -c \
