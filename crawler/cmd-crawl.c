@@ -193,40 +193,40 @@ static int run(struct crawl_args *a, struct conf *c, const char *redis,
     return failures_report(stderr, &st) ? 1 : 0;
 }
 
-/* The embedded redis-server has no password (its socket is mode 700, no
- * TCP port): credentials in the settings are for an external Redis. */
-static void no_credentials(struct conf *c)
+/* Set key to a value known to be valid (a failure is a bug). */
+static void set_valid(struct conf *c, const char *key, const char *value)
 {
-    static const char *const keys[] = {"redis.user", "redis.password",
-                                       "redis.password_file"};
     char err[128];
 
-    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-        if (conf_set_kv(c, keys[i], "", err, sizeof(err)))
-            abort(); /* "" is valid for each: a bug */
+    if (conf_set_kv(c, key, value, err, sizeof(err)))
+        abort();
 }
 
-/* The private redis-server serves this one node: no other node will ever
- * own a partition, so its frontier needs few of them, and every partition
- * a batch touches costs its own script call (pop, admission, completion):
- * the hosts of the real web spread over all of them. frontier.partitions
- * keeps its default of 1,024 for a shared Redis (a cluster's unit of
- * ownership); here EMBEDDED_PARTITIONS, unless the settings give a
- * number. Not fewer: each partition's seen-set value is 256 sorted
- * arrays (seen/module), where an insert moves the larger members, so an
- * insert costs more as a partition holds more URLs (at 10 M URLs, about
- * 5 KB moved per insert with 32 partitions, 160 KB with 1). */
+/* The private redis-server serves this one node, so the settings made
+ * for a shared Redis change here:
+ *  - no credentials: it has no password (its socket is mode 700, no TCP
+ *    port); credentials in the settings are for an external Redis;
+ *  - EMBEDDED_PARTITIONS partitions, unless the settings give a number:
+ *    no other node will ever own one, and every partition a batch touches
+ *    costs its own script call (pop, admission, completion), with the
+ *    hosts of the real web spread over all of them. frontier.partitions
+ *    keeps 1,024 for a shared Redis (a cluster's unit of ownership). Not
+ *    fewer: each partition's seen-set value is 256 sorted arrays
+ *    (seen/module), where an insert moves the larger members, so an
+ *    insert costs more as a partition holds more URLs (at 10 M URLs,
+ *    about 5 KB moved per insert with 32 partitions, 160 KB with 1). */
 #define EMBEDDED_PARTITIONS "32"
 
-static void embedded_partitions(struct conf *c)
+static void embedded_settings(struct conf *c)
 {
-    char buf[64], err[128];
+    char buf[64];
     const char *from = conf_origin(c, "frontier.partitions", buf, sizeof(buf));
 
-    if (from && !strcmp(from, "default") &&
-        conf_set_kv(c, "frontier.partitions", EMBEDDED_PARTITIONS, err,
-                    sizeof(err)))
-        abort(); /* a valid value: a bug */
+    set_valid(c, "redis.user", "");
+    set_valid(c, "redis.password", "");
+    set_valid(c, "redis.password_file", "");
+    if (from && !strcmp(from, "default"))
+        set_valid(c, "frontier.partitions", EMBEDDED_PARTITIONS);
 }
 
 int cmd_crawl(int argc, char **argv)
@@ -275,8 +275,7 @@ int cmd_crawl(int argc, char **argv)
             goto out;
         }
         redis = er.url;
-        no_credentials(&c);
-        embedded_partitions(&c);
+        embedded_settings(&c);
     }
     rc = run(&a, &c, redis, &er, id, t0);
     embedded_redis_stop(&er);
