@@ -330,7 +330,18 @@ static int call_argv(const struct frontier *f, const struct frontier_call *c,
         n += 3 + c->keys.n;
     *argv = xmalloc(n * sizeof(**argv));
     *len = xmalloc(n * sizeof(**len));
-    if (c->script >= 0) {
+    if (f->native && (c->script == FRONTIER_SCRIPT_POP ||
+                      c->script == FRONTIER_SCRIPT_COMPLETE)) {
+        snprintf(nk, 24, "%zu", c->keys.n);
+        /* the script's keys and arguments */
+        (*argv)[0] = c->script == FRONTIER_SCRIPT_POP ? "DCFRONT.POP"
+                                                      : "DCFRONT.COMPLETE";
+        (*argv)[1] = nk;
+        for (int k = 0; k < 2; k++)
+            (*len)[k] = strlen((*argv)[k]);
+        i = 2;
+        n--;
+    } else if (c->script >= 0) {
         const char *body = frontier__script_body(c->script);
         snprintf(nk, 24, "%zu", c->keys.n);
         (*argv)[0] = eval ? "EVAL" : "EVALSHA";
@@ -339,6 +350,8 @@ static int call_argv(const struct frontier *f, const struct frontier_call *c,
         for (int k = 0; k < 3; k++)
             (*len)[k] = strlen((*argv)[k]);
         i = 3;
+    }
+    if (c->script >= 0) {
         for (size_t k = 0; k < c->keys.n; k++, i++) {
             (*argv)[i] = c->keys.v[k];
             (*len)[i] = c->keys.len[k];

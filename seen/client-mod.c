@@ -28,16 +28,26 @@
 #include "seen-internal.h"
 
 
+/* Which of the module's commands the server has: DCSEEN.ADD (have_module)
+ * and DCFRONT.POP and DCFRONT.COMPLETE (native, unless DCRAWL_LUA_FRONTIER
+ * is set in the environment: a switch for benchmarks and tests to run the
+ * Lua scripts on the same server). A module of an older build has only the
+ * first. */
 int seen__probe_module(struct frontier *f)
 {
     redisReply *r = NULL;
     int rc = frontier__command(f, &r, "COMMAND", "INFO", "dcseen.add",
+                               "dcfront.pop", "dcfront.complete",
                                (char *)NULL);
 
     if (rc)
         return rc;
-    f->have_module = r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+    f->have_module = r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
                      r->element[0]->type == REDIS_REPLY_ARRAY;
+    f->native = f->have_module &&
+                r->element[1]->type == REDIS_REPLY_ARRAY &&
+                r->element[2]->type == REDIS_REPLY_ARRAY &&
+                !getenv("DCRAWL_LUA_FRONTIER");
     freeReplyObject(r);
     return DC_OK;
 }

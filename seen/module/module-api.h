@@ -20,8 +20,20 @@
 #define REDISMODULE_READ (1 << 0)
 #define REDISMODULE_WRITE (1 << 1)
 #define REDISMODULE_KEYTYPE_EMPTY 0
+#define REDISMODULE_KEYTYPE_STRING 1
+#define REDISMODULE_KEYTYPE_LIST 2
+#define REDISMODULE_KEYTYPE_HASH 3
+#define REDISMODULE_KEYTYPE_ZSET 5
 #define REDISMODULE_KEYTYPE_MODULE 6
 #define REDISMODULE_TYPE_METHOD_VERSION_1 1
+#define REDISMODULE_LIST_HEAD 0
+#define REDISMODULE_LIST_TAIL 1
+#define REDISMODULE_HASH_NONE 0
+#define REDISMODULE_HASH_DELETE ((RedisModuleString *)(long)1)
+#define REDISMODULE_REPLY_STRING 0
+#define REDISMODULE_REPLY_INTEGER 2
+#define REDISMODULE_ZADD_XX (1 << 0)
+#define REDISMODULE_POSTPONED_ARRAY_LEN -1
 #define REDISMODULE_ERRORMSG_WRONGTYPE \
     "WRONGTYPE Operation against a key holding the wrong kind of value"
 
@@ -31,6 +43,7 @@ typedef struct RedisModuleString RedisModuleString;
 typedef struct RedisModuleIO RedisModuleIO;
 typedef struct RedisModuleType RedisModuleType;
 typedef struct RedisModuleDigest RedisModuleDigest;
+typedef struct RedisModuleCallReply RedisModuleCallReply;
 
 typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx,
                                   RedisModuleString **argv, int argc);
@@ -74,6 +87,41 @@ typedef struct RedisModuleTypeMethods {
                                    size_t len))                               \
     X(int, ReplyWithError, (RedisModuleCtx * ctx, const char *err))          \
     X(int, ReplyWithLongLong, (RedisModuleCtx * ctx, long long ll))          \
+    X(int, ReplyWithArray, (RedisModuleCtx * ctx, long len))                 \
+    X(void, AutoMemory, (RedisModuleCtx * ctx))                              \
+    X(int, IsKeysPositionRequest, (RedisModuleCtx * ctx))                    \
+    X(void, KeyAtPos, (RedisModuleCtx * ctx, int pos))                       \
+    X(long long, Milliseconds, (void))                                       \
+    X(RedisModuleString *, CreateString, (RedisModuleCtx * ctx,             \
+                                          const char *ptr, size_t len))      \
+    X(int, StringToLongLong, (const RedisModuleString *s, long long *ll))    \
+    X(size_t, ValueLength, (RedisModuleKey * key))                           \
+    X(RedisModuleString *, ListPop, (RedisModuleKey * key, int where))       \
+    X(int, ZsetAdd, (RedisModuleKey * key, double score,                     \
+                     RedisModuleString * ele, int *flagsptr))                \
+    X(int, ZsetRem, (RedisModuleKey * key, RedisModuleString * ele,          \
+                     int *deleted))                                          \
+    X(int, ZsetFirstInScoreRange, (RedisModuleKey * key, double min,         \
+                                   double max, int minex, int maxex))        \
+    X(RedisModuleString *, ZsetRangeCurrentElement, (RedisModuleKey * key,  \
+                                                     double *score))         \
+    X(int, ZsetRangeNext, (RedisModuleKey * key))                            \
+    X(int, ZsetRangeEndReached, (RedisModuleKey * key))                      \
+    X(void, ZsetRangeStop, (RedisModuleKey * key))                           \
+    X(int, HashGet, (RedisModuleKey * key, int flags, ...))                  \
+    X(int, HashSet, (RedisModuleKey * key, int flags, ...))                  \
+    X(RedisModuleCallReply *, Call, (RedisModuleCtx * ctx,                  \
+                                     const char *cmdname, const char *fmt,   \
+                                     ...))                                   \
+    X(int, CallReplyType, (RedisModuleCallReply * reply))                    \
+    X(long long, CallReplyInteger, (RedisModuleCallReply * reply))           \
+    X(int, ListPush, (RedisModuleKey * key, int where,                       \
+                      RedisModuleString * ele))                              \
+    X(int, ZsetIncrby, (RedisModuleKey * key, double score,                  \
+                        RedisModuleString * ele, int *flagsptr,              \
+                        double *newscore))                                   \
+    X(const char *, CallReplyStringPtr, (RedisModuleCallReply * reply,      \
+                                         size_t *len))                       \
     X(int, WrongArity, (RedisModuleCtx * ctx))                                \
     X(int, ReplicateVerbatim, (RedisModuleCtx * ctx))                         \
     X(void, SaveUnsigned, (RedisModuleIO * io, uint64_t value))               \

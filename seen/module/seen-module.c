@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "module-api.h"
+#include "front-module.h"
 
 #define SEEN_SUBS 256
 #define SEEN_TYPE_NAME "dcseenset"  /* exactly 9 characters */
@@ -434,7 +435,11 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,
         RedisModule_CreateCommand(ctx, "dcseen.check", cmd_check, "readonly",
                                   1, 1, 1) ||
         RedisModule_CreateCommand(ctx, "dcseen.card", cmd_card,
-                                  "readonly fast", 1, 1, 1))
+                                  "readonly fast", 1, 1, 1) ||
+        RedisModule_CreateCommand(ctx, "dcfront.pop", front_cmd_pop,
+                                  "write deny-oom getkeys-api", 0, 0, 0) ||
+        RedisModule_CreateCommand(ctx, "dcfront.complete", front_cmd_complete,
+                                  "write deny-oom getkeys-api", 0, 0, 0))
         return REDISMODULE_ERR;
     return REDISMODULE_OK;
 }

@@ -1,0 +1,432 @@
+/*
+ * complete-module.c: DCFRONT.COMPLETE, the frontier's completion
+ * (frontier/lua/complete.lua) as a native command of dcrawl-seen.so; same
+ * KEYS, ARGV and reply as the script:
+ *
+ *   DCFRONT.COMPLETE numkeys lease host pend stat h:<d> fail
+ *                    (queue h:<d> h:<d+1>)... now host_connections
+ *                    (entry outcome delay depth host url retry)...
+ *
+ * Reply: the next ready ms of KEYS[5] (h:<d>), or -1. The steps are the
+ * script's, in its order: the leases still held leave the lease ZSET (a
+ * lease named twice counts once); per lease the host's field is read and
+ * written once (front-state.c), a retry goes to the end of its queue, a
+ * lease no longer held is counted only when its requeued copy is found
+ * and removed (LREM); then pend and stat get one increment per field.
+ * Every input is an integer the client formats, so the arithmetic is on
+ * integers. Deterministic (no clock of its own): replicated verbatim.
+ *
+ * Thread rules: Redis's main thread.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "front-module.h"
+#include "front-state.h"
+
+#define FAIL_MAX 1000 /* as complete.lua */
+#define NHEAD 6       /* keys before the per-lease triples */
+#define NAHEAD 2      /* arguments before the per-lease sevens */
+
+/* pend and stat increments, keyed by field name (a few per call) */
+struct incr {
+    char name[40];
+    long long n;
+};
+
+struct counts {
+    struct incr *v;
+    size_t n, cap;
+};
+
+static void count_add(struct counts *c, const char *name, long long k)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (!strcmp(c->v[i].name, name)) {
+            c->v[i].n += k;
+            return;
+        }
+    if (c->n == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 8;
+        c->v = RedisModule_Realloc(c->v, c->cap * sizeof(*c->v));
+    }
+    snprintf(c->v[c->n].name, sizeof(c->v[c->n].name), "%s", name);
+    c->v[c->n++].n = k;
+}
+
+static RedisModuleKey *open_rw(RedisModuleCtx *ctx, RedisModuleString *k)
+{
+    return RedisModule_OpenKey(ctx, k, REDISMODULE_READ | REDISMODULE_WRITE);
+}
+
+static RedisModuleKey *open_name(RedisModuleCtx *ctx, const char *name,
+                                 size_t len)
+{
+    return open_rw(ctx, RedisModule_CreateString(ctx, name, len));
+}
+
+static int is(RedisModuleKey *k, int type)
+{
+    int t = RedisModule_KeyType(k);
+    return t == REDISMODULE_KEYTYPE_EMPTY || t == type;
+}
+
+static int exists(RedisModuleKey *k)
+{
+    return RedisModule_KeyType(k) != REDISMODULE_KEYTYPE_EMPTY;
+}
+
+/* ZADD k XX score host: only a host already in an existing set */
+static void zadd_xx(RedisModuleKey *k, double score, RedisModuleString *host)
+{
+    int fl = REDISMODULE_ZADD_XX;
+
+    if (RedisModule_KeyType(k) == REDISMODULE_KEYTYPE_ZSET)
+        RedisModule_ZsetAdd(k, score, host, &fl);
+}
+
+/* ZREMRANGEBYRANK k 0 0: the lowest score (then name) leaves */
+static void zrem_first(RedisModuleKey *k)
+{
+    RedisModuleString *e = NULL;
+    double score;
+
+    if (RedisModule_ZsetFirstInScoreRange(k, -1.0 / 0.0, 1.0 / 0.0, 0, 0) !=
+        REDISMODULE_OK)
+        return;
+    if (!RedisModule_ZsetRangeEndReached(k))
+        e = RedisModule_ZsetRangeCurrentElement(k, &score);
+    RedisModule_ZsetRangeStop(k);
+    if (e)
+        RedisModule_ZsetRem(k, e, NULL);
+}
+
+/* HINCRBY hash field k; *out the new value. -1 when the field is not an
+ * integer. */
+static int hincr(RedisModuleCtx *ctx, RedisModuleKey *hash, const char *field,
+                 long long k, long long *out)
+{
+    RedisModuleString *f = RedisModule_CreateString(ctx, field, strlen(field));
+    RedisModuleString *v = NULL;
+    long long x = 0;
+    char buf[32];
+    int n;
+
+    if (RedisModule_HashGet(hash, REDISMODULE_HASH_NONE, f, &v, NULL) !=
+        REDISMODULE_OK)
+        return -1;
+    if (v && RedisModule_StringToLongLong(v, &x) != REDISMODULE_OK)
+        return -1;
+    x += k;
+    n = snprintf(buf, sizeof(buf), "%lld", x);
+    RedisModule_HashSet(hash, REDISMODULE_HASH_NONE, f,
+                        RedisModule_CreateString(ctx, buf, (size_t)n), NULL);
+    *out = x;
+    return 0;
+}
+
+/* qenc(url, host): "http://<host>" or "https://<host>" kept as \1 or \2 */
+static RedisModuleString *qenc(RedisModuleCtx *ctx, const char *url,
+                               size_t ulen, const char *host, size_t hlen)
+{
+    char small[1024], *b = small;
+    RedisModuleString *s;
+    size_t pre = 0;
+    char tag = 0;
+
+    if (ulen >= 7 + hlen && !memcmp(url, "http://", 7) &&
+        !memcmp(url + 7, host, hlen))
+        pre = 7 + hlen, tag = 1;
+    else if (ulen >= 8 + hlen && !memcmp(url, "https://", 8) &&
+             !memcmp(url + 8, host, hlen))
+        pre = 8 + hlen, tag = 2;
+    if (!tag)
+        return RedisModule_CreateString(ctx, url, ulen);
+    if (ulen - pre + 1 > sizeof(small))
+        b = RedisModule_Alloc(ulen - pre + 1);
+    b[0] = tag;
+    memcpy(b + 1, url + pre, ulen - pre);
+    s = RedisModule_CreateString(ctx, b, ulen - pre + 1);
+    if (b != small)
+        RedisModule_Free(b);
+    return s;
+}
+
+/* LREM q 1 s == 1 */
+static int lrem1(RedisModuleCtx *ctx, RedisModuleString *q,
+                 RedisModuleString *s)
+{
+    RedisModuleCallReply *r = RedisModule_Call(ctx, "LREM", "sls", q, 1LL, s);
+
+    return r && RedisModule_CallReplyType(r) == REDISMODULE_REPLY_INTEGER &&
+           RedisModule_CallReplyInteger(r) == 1;
+}
+
+/* The partition's key prefix "<prefix>:{p}:" (KEYS[1] without "lease")
+ * and h:<d> under it, opened. */
+static RedisModuleKey *h_of(RedisModuleCtx *ctx, const char *pfx,
+                            size_t plen, const char *d)
+{
+    char name[512];
+    int n = snprintf(name, sizeof(name), "%.*sh:%s", (int)plen, pfx, d);
+
+    if (n < 0 || (size_t)n >= sizeof(name))
+        return NULL;
+    return open_name(ctx, name, (size_t)n);
+}
+
+/* free_one / free_marks of common.lua: every marked depth no longer at
+ * the limit gets score in its h:<d> (except k0 and k1, which the caller
+ * scores); out = the marks left. */
+static void free_marks(RedisModuleCtx *ctx, const char *pfx, size_t plen,
+                       RedisModuleString *host, const char *m, double score,
+                       const struct front_st *st, long long conns,
+                       long long k0, long long k1, int has_k1, char *out)
+{
+    char left[FRONT_MARKS] = "", d[32];
+    const char *p = m;
+
+    while (*p) {
+        size_t n = strspn(p, "0123456789");
+        long long dn;
+
+        if (!n) {
+            p++;
+            continue;
+        }
+        if (n >= sizeof(d))
+            n = sizeof(d) - 1;
+        memcpy(d, p, n);
+        d[n] = '\0';
+        p += strspn(p, "0123456789");
+        dn = strtoll(d, NULL, 10);
+        if (front_low(st, dn) >= conns) {
+            front_mark(left, d, left);
+            continue;
+        }
+        if (dn != k0 && !(has_k1 && dn == k1)) {
+            RedisModuleKey *h = h_of(ctx, pfx, plen, d);
+            if (h) {
+                zadd_xx(h, score, host);
+                RedisModule_CloseKey(h);
+            }
+        }
+    }
+    strcpy(out, left);
+}
+
+/* lease_end(act, td, tn, d) */
+static void lease_end(struct front_st *st, long long d)
+{
+    st->act--;
+    if (st->has_td && st->td == d)
+        st->tn--;
+    if (st->act <= 0 || !st->has_td || st->tn <= 0) {
+        st->has_td = 0;
+        st->td = 0;
+        st->tn = 0;
+    }
+}
+
+/* A lease's queue and ready sets are closed before the next lease opens
+ * them again: an emptied list or set is deleted, and another handle of the
+ * same key would keep the freed value. */
+static void close3(RedisModuleKey *a, RedisModuleKey *b, RedisModuleKey *c)
+{
+    RedisModule_CloseKey(a);
+    RedisModule_CloseKey(b);
+    RedisModule_CloseKey(c);
+}
+
+static int bad(RedisModuleCtx *ctx, const char *what)
+{
+    char msg[96];
+
+    snprintf(msg, sizeof(msg), "ERR DCFRONT.COMPLETE: %s", what);
+    return RedisModule_ReplyWithError(ctx, msg);
+}
+
+int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
+                       int argc)
+{
+    static const char *names[] = { "done:", "failed:", "skipped:" };
+    RedisModuleString **K, **A;
+    RedisModuleKey *lease, *hosts, *pend, *stat, *fail, *h5 = NULL;
+    struct counts pc = { 0 }, sc = { 0 };
+    long long numkeys, n, now, conns;
+    const char *pfx;
+    size_t plen;
+    double ready = -1, score;
+    unsigned char *held;
+    int rc = 0;
+
+    if (front_keys_request(ctx, argv, argc))
+        return REDISMODULE_OK;
+    if (argc < 2 || RedisModule_StringToLongLong(argv[1], &numkeys) !=
+                        REDISMODULE_OK ||
+        numkeys < NHEAD || (numkeys - NHEAD) % 3 || 2 + numkeys > argc)
+        return RedisModule_WrongArity(ctx);
+    n = (numkeys - NHEAD) / 3;
+    if (argc != 2 + numkeys + NAHEAD + 7 * n)
+        return RedisModule_WrongArity(ctx);
+    K = argv + 2;
+    A = K + numkeys;
+    if (RedisModule_StringToLongLong(A[0], &now) != REDISMODULE_OK ||
+        RedisModule_StringToLongLong(A[1], &conns) != REDISMODULE_OK)
+        return bad(ctx, "bad number");
+    RedisModule_AutoMemory(ctx);
+    lease = open_rw(ctx, K[0]);
+    hosts = open_rw(ctx, K[1]);
+    pend = open_rw(ctx, K[2]);
+    stat = open_rw(ctx, K[3]);
+    fail = open_rw(ctx, K[5]);
+    if (!is(lease, REDISMODULE_KEYTYPE_ZSET) ||
+        !is(hosts, REDISMODULE_KEYTYPE_HASH) ||
+        !is(pend, REDISMODULE_KEYTYPE_HASH) ||
+        !is(stat, REDISMODULE_KEYTYPE_HASH) ||
+        !is(fail, REDISMODULE_KEYTYPE_ZSET))
+        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    pfx = RedisModule_StringPtrLen(K[0], &plen);
+    if (plen < 5)
+        return bad(ctx, "bad lease key");
+    plen -= 5; /* "<prefix>:{p}:" of "...:lease" */
+
+    /* the leases still held leave the lease ZSET, each once */
+    held = RedisModule_Calloc((size_t)n + 1, 1);
+    for (long long i = 0; i < n; i++) {
+        int del = 0;
+        if (RedisModule_ZsetRem(lease, A[NAHEAD + 7 * i], &del) ==
+                REDISMODULE_OK && del)
+            held[i] = 1;
+    }
+    for (long long i = 0; i < n && !rc; i++) {
+        RedisModuleString **a = A + NAHEAD + 7 * i, *host = a[4];
+        RedisModuleKey *q = open_rw(ctx, K[NHEAD + 3 * i]);
+        RedisModuleKey *h = open_rw(ctx, K[NHEAD + 3 * i + 1]);
+        RedisModuleKey *h1 = open_rw(ctx, K[NHEAD + 3 * i + 2]);
+        long long outcome, delay, dn, retry, gap, queued = -1, nx;
+        const char *d, *url, *hs;
+        size_t dlen, ulen, hlen;
+        struct front_st st;
+        double s0, s1, sc_now;
+        int counted = held[i], nxt;
+        char m[FRONT_MARKS], name[48], dnext[32];
+
+        if (RedisModule_StringToLongLong(a[1], &outcome) != REDISMODULE_OK ||
+            RedisModule_StringToLongLong(a[2], &delay) != REDISMODULE_OK ||
+            RedisModule_StringToLongLong(a[3], &dn) != REDISMODULE_OK ||
+            RedisModule_StringToLongLong(a[6], &retry) != REDISMODULE_OK) {
+            rc = bad(ctx, "bad number");
+            close3(q, h, h1);
+            break;
+        }
+        if (!is(q, REDISMODULE_KEYTYPE_LIST) ||
+            !is(h, REDISMODULE_KEYTYPE_ZSET) ||
+            !is(h1, REDISMODULE_KEYTYPE_ZSET)) {
+            rc = RedisModule_ReplyWithError(ctx,
+                                            REDISMODULE_ERRORMSG_WRONGTYPE);
+            close3(q, h, h1);
+            break;
+        }
+        d = RedisModule_StringPtrLen(a[3], &dlen);
+        url = RedisModule_StringPtrLen(a[5], &ulen);
+        hs = RedisModule_StringPtrLen(host, &hlen);
+        front_st_get(hosts, host, &st);
+        if (counted)
+            lease_end(&st, dn);
+        if (outcome == 3) {
+            if (counted)
+                RedisModule_ListPush(q, REDISMODULE_LIST_TAIL,
+                                     qenc(ctx, url, ulen, hs, hlen));
+            counted = 0;
+        } else if (!counted) {
+            RedisModuleString *s = qenc(ctx, url, ulen, hs, hlen);
+            size_t slen;
+            RedisModule_StringPtrLen(s, &slen);
+            RedisModule_CloseKey(q); /* LREM may delete it */
+            counted = lrem1(ctx, K[NHEAD + 3 * i], s) ||
+                      (slen != ulen && lrem1(ctx, K[NHEAD + 3 * i], a[5]));
+            q = open_rw(ctx, K[NHEAD + 3 * i]);
+        }
+        if (counted && outcome >= 0 && outcome <= 2) {
+            snprintf(name, sizeof(name), "%s%.*s", names[outcome], (int)dlen, d);
+            count_add(&pc, d, 1);
+            count_add(&sc, name, 1);
+            if (outcome == 1) {
+                RedisModule_ZsetIncrby(fail, 1.0, host, NULL, NULL);
+                if (RedisModule_ValueLength(fail) > FAIL_MAX)
+                    zrem_first(fail);
+            }
+        }
+        gap = delay > 0 ? delay : 0;
+        if (outcome == 3 || !held[i])
+            queued = exists(q) ? (long long)RedisModule_ValueLength(q) : 0;
+        if (outcome == 3 && queued <= 1 && retry > gap)
+            gap = retry;
+        nx = st.nx > now + gap ? st.nx : now + gap;
+        sc_now = (double)(nx > now ? nx : now);
+        /* after_end(pfx, host, act, td, tn, m, d, score, conns, nxt) */
+        nxt = exists(h1);
+        s0 = s1 = sc_now;
+        strcpy(m, st.m);
+        if (front_low(&st, dn) >= conns) {
+            s0 = FRONT_BUSY;
+            front_mark(m, d, m);
+        }
+        snprintf(dnext, sizeof(dnext), "%lld", dn + 1);
+        if (nxt && front_low(&st, dn + 1) >= conns) {
+            s1 = FRONT_BUSY;
+            front_mark(m, dnext, m);
+        }
+        if (m[0])
+            free_marks(ctx, pfx, plen, host, m, sc_now, &st, conns, dn,
+                       dn + 1, nxt, m);
+        strcpy(st.m, m);
+        st.nx = nx > now ? nx : 0;
+        front_st_set(ctx, hosts, host, &st);
+        if (queued < 0)
+            zadd_xx(h, s0, host);
+        else if (queued > 0)
+            RedisModule_ZsetAdd(h, s0, host, NULL);
+        else if (exists(h))
+            RedisModule_ZsetRem(h, host, NULL);
+        if (exists(h1))
+            zadd_xx(h1, s1, host);
+        close3(q, h, h1);
+    }
+    RedisModule_Free(held);
+    for (size_t i = 0; !rc && i < pc.n; i++) {
+        long long v;
+        if (hincr(ctx, pend, pc.v[i].name, -pc.v[i].n, &v)) {
+            rc = bad(ctx, "pend is not an integer");
+            break;
+        }
+        if (v <= 0)
+            RedisModule_HashSet(pend, REDISMODULE_HASH_NONE,
+                                RedisModule_CreateString(ctx, pc.v[i].name,
+                                                         strlen(pc.v[i].name)),
+                                REDISMODULE_HASH_DELETE, NULL);
+    }
+    for (size_t i = 0; !rc && i < sc.n; i++) {
+        long long v;
+        if (hincr(ctx, stat, sc.v[i].name, sc.v[i].n, &v))
+            rc = bad(ctx, "stat is not an integer");
+    }
+    RedisModule_Free(pc.v);
+    RedisModule_Free(sc.v);
+    RedisModule_ReplicateVerbatim(ctx);
+    if (rc)
+        return REDISMODULE_OK; /* the error is the reply */
+    /* ready(KEYS[5]), opened now: a lease's handle may have emptied it */
+    h5 = RedisModule_OpenKey(ctx, K[4], REDISMODULE_READ);
+    if (RedisModule_KeyType(h5) == REDISMODULE_KEYTYPE_ZSET &&
+        RedisModule_ZsetFirstInScoreRange(h5, -1.0 / 0.0, FRONT_BUSY, 0, 1) ==
+            REDISMODULE_OK) {
+        if (!RedisModule_ZsetRangeEndReached(h5) &&
+            RedisModule_ZsetRangeCurrentElement(h5, &score))
+            ready = score;
+        RedisModule_ZsetRangeStop(h5);
+    }
+    return RedisModule_ReplyWithLongLong(ctx, (long long)ready);
+}

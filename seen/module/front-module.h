@@ -1,0 +1,23 @@
+/*
+ * front-module.h: the frontier's native commands in dcrawl-seen.so, each
+ * a Lua script of frontier/lua/ as a command, with the script's KEYS,
+ * ARGV and reply (COMMAND numkeys KEYS... ARGV...): DCFRONT.POP is
+ * pop.lua (pop-module.c), DCFRONT.COMPLETE is complete.lua
+ * (complete-module.c). frontier/redis.c sends them instead of the scripts
+ * when the server has them.
+ */
+#ifndef DC_FRONT_MODULE_H
+#define DC_FRONT_MODULE_H
+
+#include "module-api.h"
+
+int front_cmd_pop(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
+                       int argc);
+
+/* For getkeys-api: when Redis asks for the key positions, declare the
+ * numkeys keys after argv[1] and return 1. */
+int front_keys_request(RedisModuleCtx *ctx, RedisModuleString **argv,
+                       int argc);
+
+#endif

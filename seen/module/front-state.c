@@ -1,0 +1,154 @@
+/*
+ * front-state.c: a host's state field (front-state.h), parsed and written
+ * exactly as frontier/lua/lib/common.lua does (parse_st, hset_st, low,
+ * lease_add, mark).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "front-state.h"
+
+static const char *digits(const char *p, const char *end, long long *v,
+                          int *n)
+{
+    *v = 0;
+    *n = 0;
+    for (; p < end && *p >= '0' && *p <= '9'; p++, (*n)++)
+        *v = *v * 10 + (*p - '0');
+    return p;
+}
+
+/* parse_st's pattern '^(%-?%d+)@?(%d*):?(%d*) (%d+) ?([%d,]*)$'; 0 when
+ * it does not match. */
+static int parse(const char *p, size_t len, struct front_st *st)
+{
+    const char *end = p + len, *q;
+    long long a, td = 0, tn = 0, nx;
+    int neg = 0, n, ntd = 0, ntn = 0;
+
+    if (p < end && *p == '-')
+        neg = 1, p++;
+    p = digits(p, end, &a, &n);
+    if (!n)
+        return 0;
+    if (p < end && *p == '@')
+        p++;
+    p = digits(p, end, &td, &ntd);
+    if (p < end && *p == ':')
+        p++;
+    p = digits(p, end, &tn, &ntn);
+    if (p >= end || *p != ' ')
+        return 0;
+    p = digits(p + 1, end, &nx, &n);
+    if (!n)
+        return 0;
+    if (p < end && *p == ' ')
+        p++;
+    for (q = p; q < end; q++)
+        if (!((*q >= '0' && *q <= '9') || *q == ','))
+            return 0;
+    if ((size_t)(end - p) >= sizeof(st->m))
+        return 0;
+    st->act = neg ? -a : a;
+    st->nx = nx;
+    st->has_td = ntd > 0;
+    st->td = td;
+    st->tn = st->has_td ? (ntn ? tn : st->act) : 0;
+    memcpy(st->m, p, (size_t)(end - p));
+    st->m[end - p] = '\0';
+    return 1;
+}
+
+void front_st_get(RedisModuleKey *hash, RedisModuleString *host,
+                  struct front_st *st)
+{
+    RedisModuleString *v = NULL;
+    const char *p;
+    size_t len;
+
+    memset(st, 0, sizeof(*st));
+    if (RedisModule_HashGet(hash, REDISMODULE_HASH_NONE, host, &v, NULL) !=
+            REDISMODULE_OK || !v)
+        return;
+    p = RedisModule_StringPtrLen(v, &len);
+    if (!parse(p, len, st))
+        memset(st, 0, sizeof(*st));
+}
+
+void front_st_set(RedisModuleCtx *ctx, RedisModuleKey *hash,
+                  RedisModuleString *host, const struct front_st *st)
+{
+    char buf[FRONT_MARKS + 96];
+    int n;
+
+    if (st->act <= 0 && st->nx <= 0 && !st->m[0]) {
+        RedisModule_HashSet(hash, REDISMODULE_HASH_NONE, host,
+                            REDISMODULE_HASH_DELETE, NULL);
+        return;
+    }
+    n = snprintf(buf, sizeof(buf), "%lld", st->act > 0 ? st->act : 0);
+    if (st->act > 0 && st->has_td && st->tn > 0) {
+        n += snprintf(buf + n, sizeof(buf) - (size_t)n, "@%lld", st->td);
+        if (st->tn != st->act)
+            n += snprintf(buf + n, sizeof(buf) - (size_t)n, ":%lld", st->tn);
+    }
+    n += snprintf(buf + n, sizeof(buf) - (size_t)n, " %lld", st->nx);
+    if (st->m[0])
+        n += snprintf(buf + n, sizeof(buf) - (size_t)n, " %s", st->m);
+    RedisModule_HashSet(hash, REDISMODULE_HASH_NONE, host,
+                        RedisModule_CreateString(ctx, buf, (size_t)n), NULL);
+}
+
+long long front_low(const struct front_st *st, long long d)
+{
+    if (st->has_td && d < st->td)
+        return st->act - st->tn;
+    return st->act;
+}
+
+void front_lease_add(struct front_st *st, long long d, long long k)
+{
+    if (k <= 0)
+        return;
+    if (st->has_td && st->td == d) {
+        st->act += k;
+        st->tn += k;
+    } else if (!st->has_td || d > st->td) {
+        st->act += k;
+        st->has_td = 1;
+        st->td = d;
+        st->tn = k;
+    } else {
+        st->act += k;
+    }
+}
+
+int front_mark(const char *m, const char *d, char *out)
+{
+    size_t lm = strlen(m), ld = strlen(d);
+    const char *p;
+
+    if (!lm || !strcmp(m, d)) {
+        if (strcmp(m, d) && ld < FRONT_MARKS)
+            memmove(out, d, ld + 1);
+        else if (out != m)
+            memmove(out, m, lm + 1);
+        return strcmp(m, d) != 0;
+    }
+    for (p = m; p; p = strchr(p, ',')) { /* ','..m..',' holds ','..d..',' */
+        if (*p == ',')
+            p++;
+        if (!strncmp(p, d, ld) && (p[ld] == ',' || !p[ld])) {
+            if (out != m)
+                memmove(out, m, lm + 1);
+            return 0;
+        }
+    }
+    if (out != m)
+        memmove(out, m, lm + 1);
+    if (lm + 1 + ld < FRONT_MARKS) {
+        out[lm] = ',';
+        memcpy(out + lm + 1, d, ld + 1);
+    }
+    return 1;
+}

@@ -1,0 +1,50 @@
+/*
+ * front-state.h: a frontier host's state field, as the Lua scripts keep it
+ * (frontier/lua/lib/common.lua), read and written by the module's native
+ * frontier commands (pop-module.c). One field of the partition's host
+ * HASH: "<act>[@<td>[:<tn>]] <next>[ <marks>]": act = the host's URLs
+ * leased (every depth), td = the deepest depth it has leases of and tn =
+ * how many (act when left out), next = its politeness clock in ms (0:
+ * none), marks = the depths ("1,3") whose ready set gave it the busy
+ * score. The functions are common.lua's, one for one (same names), so a
+ * field written by either side reads the same on the other.
+ *
+ * Thread rules: Redis's main thread only.
+ */
+#ifndef DC_FRONT_STATE_H
+#define DC_FRONT_STATE_H
+
+#include "module-api.h"
+
+/* common.lua's busy: the score of a host at its connection limit */
+#define FRONT_BUSY 9000000000000000.0
+#define FRONT_MARKS 512 /* marks longer than this read as none */
+
+struct front_st {
+    long long act, nx;
+    int has_td;
+    long long td, tn;
+    char m[FRONT_MARKS];
+};
+
+/* hget_st: the host's state from the open host HASH (zeros when absent or
+ * unreadable, as parse_st). */
+void front_st_get(RedisModuleKey *hash, RedisModuleString *host,
+                  struct front_st *st);
+
+/* hset_st: write it back, or delete the field when act <= 0, nx <= 0
+ * and no marks. */
+void front_st_set(RedisModuleCtx *ctx, RedisModuleKey *hash,
+                  RedisModuleString *host, const struct front_st *st);
+
+/* low(act, td, tn, d) */
+long long front_low(const struct front_st *st, long long d);
+
+/* lease_add(act, td, tn, d, k), in place */
+void front_lease_add(struct front_st *st, long long d, long long k);
+
+/* mark(m, d): out = m with depth d (its decimal text) added; out may be
+ * m. Returns 1 when out differs from m. */
+int front_mark(const char *m, const char *d, char *out);
+
+#endif
