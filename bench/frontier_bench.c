@@ -10,7 +10,8 @@
  *
  * Servers: started as the crawl's embedded one (bench/redis-priv.h), with
  * the dcrawl-seen module, so the seen-set layout is mod-u64 as a crawl's by
- * default; default configuration otherwise (1024 partitions,
+ * default, and admit, pop and complete are the module's native commands
+ * (DCRAWL_LUA_FRONTIER=1 in the environment times the Lua scripts instead); default configuration otherwise (1024 partitions,
  * host_connections 1, lease 60 s). The handles do not join a cluster: pop
  * does not check partition ownership (one GET per partition call less
  * than a node).

@@ -147,9 +147,10 @@ struct frontier {
     uint64_t reconnects;         /* reconnect attempts after a lost link */
     int64_t intset_entries;      /* Redis set-max-intset-entries, -1 unknown */
     int have_module;             /* the server has DCSEEN.ADD (dcrawl-seen.so) */
-    int native;                  /* ... and DCFRONT.POP and .COMPLETE: sent
-                                    instead of pop.lua and complete.lua
-                                    (seen/module/front-module.h) */
+    int native;                  /* ... and DCFRONT.POP, .COMPLETE, .ADMIT:
+                                    sent instead of pop.lua, complete.lua,
+                                    admit-mod.lua (seen/module/
+                                    front-module.h) */
     int seen_mod;                /* seen-set layout: 1 mod-u64, 0 b256-i64 */
 
     /* Which server answers (redis.c): its run_id (or address when INFO

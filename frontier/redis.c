@@ -320,6 +320,22 @@ void frontier__disconnect(struct frontier *f)
 
 /* ---- pipelines ---- */
 
+/* The module command that does a script's work with the script's keys,
+ * arguments and reply (seen/module/front-module.h), or NULL. */
+static const char *native_name(int script)
+{
+    switch (script) {
+    case FRONTIER_SCRIPT_POP:
+        return "DCFRONT.POP";
+    case FRONTIER_SCRIPT_COMPLETE:
+        return "DCFRONT.COMPLETE";
+    case FRONTIER_SCRIPT_ADMIT_MOD:
+        return "DCFRONT.ADMIT";
+    default:
+        return NULL;
+    }
+}
+
 /* argv of a call, as pointers into the call (valid while it lives). */
 static int call_argv(const struct frontier *f, const struct frontier_call *c,
                      int eval, const char ***argv, size_t **len, char *nk)
@@ -330,12 +346,9 @@ static int call_argv(const struct frontier *f, const struct frontier_call *c,
         n += 3 + c->keys.n;
     *argv = xmalloc(n * sizeof(**argv));
     *len = xmalloc(n * sizeof(**len));
-    if (f->native && (c->script == FRONTIER_SCRIPT_POP ||
-                      c->script == FRONTIER_SCRIPT_COMPLETE)) {
+    if (f->native && native_name(c->script)) {
         snprintf(nk, 24, "%zu", c->keys.n);
-        /* the script's keys and arguments */
-        (*argv)[0] = c->script == FRONTIER_SCRIPT_POP ? "DCFRONT.POP"
-                                                      : "DCFRONT.COMPLETE";
+        (*argv)[0] = native_name(c->script); /* the script's keys and args */
         (*argv)[1] = nk;
         for (int k = 0; k < 2; k++)
             (*len)[k] = strlen((*argv)[k]);

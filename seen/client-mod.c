@@ -29,7 +29,7 @@
 
 
 /* Which of the module's commands the server has: DCSEEN.ADD (have_module)
- * and DCFRONT.POP and DCFRONT.COMPLETE (native, unless DCRAWL_LUA_FRONTIER
+ * and DCFRONT.POP, .COMPLETE and .ADMIT (native, unless DCRAWL_LUA_FRONTIER
  * is set in the environment: a switch for benchmarks and tests to run the
  * Lua scripts on the same server). A module of an older build has only the
  * first. */
@@ -38,16 +38,15 @@ int seen__probe_module(struct frontier *f)
     redisReply *r = NULL;
     int rc = frontier__command(f, &r, "COMMAND", "INFO", "dcseen.add",
                                "dcfront.pop", "dcfront.complete",
-                               (char *)NULL);
+                               "dcfront.admit", (char *)NULL);
 
     if (rc)
         return rc;
-    f->have_module = r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
+    f->have_module = r->type == REDIS_REPLY_ARRAY && r->elements == 4 &&
                      r->element[0]->type == REDIS_REPLY_ARRAY;
-    f->native = f->have_module &&
-                r->element[1]->type == REDIS_REPLY_ARRAY &&
-                r->element[2]->type == REDIS_REPLY_ARRAY &&
-                !getenv("DCRAWL_LUA_FRONTIER");
+    f->native = f->have_module && !getenv("DCRAWL_LUA_FRONTIER");
+    for (size_t i = 1; f->native && i < 4; i++)
+        f->native = r->element[i]->type == REDIS_REPLY_ARRAY;
     freeReplyObject(r);
     return DC_OK;
 }

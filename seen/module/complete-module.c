@@ -102,57 +102,6 @@ static void zrem_first(RedisModuleKey *k)
         RedisModule_ZsetRem(k, e, NULL);
 }
 
-/* HINCRBY hash field k; *out the new value. -1 when the field is not an
- * integer. */
-static int hincr(RedisModuleCtx *ctx, RedisModuleKey *hash, const char *field,
-                 long long k, long long *out)
-{
-    RedisModuleString *f = RedisModule_CreateString(ctx, field, strlen(field));
-    RedisModuleString *v = NULL;
-    long long x = 0;
-    char buf[32];
-    int n;
-
-    if (RedisModule_HashGet(hash, REDISMODULE_HASH_NONE, f, &v, NULL) !=
-        REDISMODULE_OK)
-        return -1;
-    if (v && RedisModule_StringToLongLong(v, &x) != REDISMODULE_OK)
-        return -1;
-    x += k;
-    n = snprintf(buf, sizeof(buf), "%lld", x);
-    RedisModule_HashSet(hash, REDISMODULE_HASH_NONE, f,
-                        RedisModule_CreateString(ctx, buf, (size_t)n), NULL);
-    *out = x;
-    return 0;
-}
-
-/* qenc(url, host): "http://<host>" or "https://<host>" kept as \1 or \2 */
-static RedisModuleString *qenc(RedisModuleCtx *ctx, const char *url,
-                               size_t ulen, const char *host, size_t hlen)
-{
-    char small[1024], *b = small;
-    RedisModuleString *s;
-    size_t pre = 0;
-    char tag = 0;
-
-    if (ulen >= 7 + hlen && !memcmp(url, "http://", 7) &&
-        !memcmp(url + 7, host, hlen))
-        pre = 7 + hlen, tag = 1;
-    else if (ulen >= 8 + hlen && !memcmp(url, "https://", 8) &&
-             !memcmp(url + 8, host, hlen))
-        pre = 8 + hlen, tag = 2;
-    if (!tag)
-        return RedisModule_CreateString(ctx, url, ulen);
-    if (ulen - pre + 1 > sizeof(small))
-        b = RedisModule_Alloc(ulen - pre + 1);
-    b[0] = tag;
-    memcpy(b + 1, url + pre, ulen - pre);
-    s = RedisModule_CreateString(ctx, b, ulen - pre + 1);
-    if (b != small)
-        RedisModule_Free(b);
-    return s;
-}
-
 /* LREM q 1 s == 1 */
 static int lrem1(RedisModuleCtx *ctx, RedisModuleString *q,
                  RedisModuleString *s)
@@ -338,10 +287,10 @@ int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
         if (outcome == 3) {
             if (counted)
                 RedisModule_ListPush(q, REDISMODULE_LIST_TAIL,
-                                     qenc(ctx, url, ulen, hs, hlen));
+                                     front_qenc(ctx, url, ulen, hs, hlen));
             counted = 0;
         } else if (!counted) {
-            RedisModuleString *s = qenc(ctx, url, ulen, hs, hlen);
+            RedisModuleString *s = front_qenc(ctx, url, ulen, hs, hlen);
             size_t slen;
             RedisModule_StringPtrLen(s, &slen);
             RedisModule_CloseKey(q); /* LREM may delete it */
@@ -398,7 +347,8 @@ int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
     RedisModule_Free(held);
     for (size_t i = 0; !rc && i < pc.n; i++) {
         long long v;
-        if (hincr(ctx, pend, pc.v[i].name, -pc.v[i].n, &v)) {
+        if (front_hincr(ctx, pend, pc.v[i].name, strlen(pc.v[i].name),
+                        -pc.v[i].n, &v)) {
             rc = bad(ctx, "pend is not an integer");
             break;
         }
@@ -410,7 +360,8 @@ int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
     }
     for (size_t i = 0; !rc && i < sc.n; i++) {
         long long v;
-        if (hincr(ctx, stat, sc.v[i].name, sc.v[i].n, &v))
+        if (front_hincr(ctx, stat, sc.v[i].name, strlen(sc.v[i].name),
+                        sc.v[i].n, &v))
             rc = bad(ctx, "stat is not an integer");
     }
     RedisModule_Free(pc.v);

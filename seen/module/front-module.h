@@ -3,7 +3,9 @@
  * a Lua script of frontier/lua/ as a command, with the script's KEYS,
  * ARGV and reply (COMMAND numkeys KEYS... ARGV...): DCFRONT.POP is
  * pop.lua (pop-module.c), DCFRONT.COMPLETE is complete.lua
- * (complete-module.c). frontier/redis.c sends them instead of the scripts
+ * (complete-module.c), DCFRONT.ADMIT is admit-mod.lua (admit-module.c).
+ * front-state.h holds what they share with each other and with the
+ * scripts' common.lua: a host's state field. frontier/redis.c sends them instead of the scripts
  * when the server has them.
  */
 #ifndef DC_FRONT_MODULE_H
@@ -14,6 +16,7 @@
 int front_cmd_pop(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
                        int argc);
+int front_cmd_admit(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
 /* For getkeys-api: when Redis asks for the key positions, declare the
  * numkeys keys after argv[1] and return 1. */

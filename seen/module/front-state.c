@@ -1,7 +1,8 @@
 /*
  * front-state.c: a host's state field (front-state.h), parsed and written
  * exactly as frontier/lua/lib/common.lua does (parse_st, hset_st, low,
- * lease_add, mark).
+ * lease_add, mark), and the small helpers the native commands share
+ * (HINCRBY on a hash, qenc).
  */
 #include <stdio.h>
 #include <string.h>
@@ -151,4 +152,55 @@ int front_mark(const char *m, const char *d, char *out)
         memcpy(out + lm + 1, d, ld + 1);
     }
     return 1;
+}
+
+/* HINCRBY hash field k; *out the new value. -1 when the field is not an
+ * integer. */
+int front_hincr(RedisModuleCtx *ctx, RedisModuleKey *hash, const char *field,
+                size_t flen, long long k, long long *out)
+{
+    RedisModuleString *f = RedisModule_CreateString(ctx, field, flen);
+    RedisModuleString *v = NULL;
+    long long x = 0;
+    char buf[32];
+    int n;
+
+    if (RedisModule_HashGet(hash, REDISMODULE_HASH_NONE, f, &v, NULL) !=
+        REDISMODULE_OK)
+        return -1;
+    if (v && RedisModule_StringToLongLong(v, &x) != REDISMODULE_OK)
+        return -1;
+    x += k;
+    n = snprintf(buf, sizeof(buf), "%lld", x);
+    RedisModule_HashSet(hash, REDISMODULE_HASH_NONE, f,
+                        RedisModule_CreateString(ctx, buf, (size_t)n), NULL);
+    *out = x;
+    return 0;
+}
+
+/* qenc(url, host): "http://<host>" or "https://<host>" kept as \1 or \2 */
+RedisModuleString *front_qenc(RedisModuleCtx *ctx, const char *url,
+                               size_t ulen, const char *host, size_t hlen)
+{
+    char small[1024], *b = small;
+    RedisModuleString *s;
+    size_t pre = 0;
+    char tag = 0;
+
+    if (ulen >= 7 + hlen && !memcmp(url, "http://", 7) &&
+        !memcmp(url + 7, host, hlen))
+        pre = 7 + hlen, tag = 1;
+    else if (ulen >= 8 + hlen && !memcmp(url, "https://", 8) &&
+             !memcmp(url + 8, host, hlen))
+        pre = 8 + hlen, tag = 2;
+    if (!tag)
+        return RedisModule_CreateString(ctx, url, ulen);
+    if (ulen - pre + 1 > sizeof(small))
+        b = RedisModule_Alloc(ulen - pre + 1);
+    b[0] = tag;
+    memcpy(b + 1, url + pre, ulen - pre);
+    s = RedisModule_CreateString(ctx, b, ulen - pre + 1);
+    if (b != small)
+        RedisModule_Free(b);
+    return s;
 }

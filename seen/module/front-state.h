@@ -47,4 +47,14 @@ void front_lease_add(struct front_st *st, long long d, long long k);
  * m. Returns 1 when out differs from m. */
 int front_mark(const char *m, const char *d, char *out);
 
+/* HINCRBY hash field k through the key API; *out the new value. -1 when
+ * the field holds no integer. */
+int front_hincr(RedisModuleCtx *ctx, RedisModuleKey *hash, const char *field,
+                size_t flen, long long k, long long *out);
+
+/* qenc(url, host) of common.lua: a leading "http://<host>" or
+ * "https://<host>" kept as one byte, \1 or \2; any other URL as it is. */
+RedisModuleString *front_qenc(RedisModuleCtx *ctx, const char *url,
+                              size_t ulen, const char *host, size_t hlen);
+
 #endif

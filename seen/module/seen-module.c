@@ -32,6 +32,7 @@
 
 #include "module-api.h"
 #include "front-module.h"
+#include "seen-set.h"
 
 #define SEEN_SUBS 256
 #define SEEN_TYPE_NAME "dcseenset"  /* exactly 9 characters */
@@ -145,10 +146,10 @@ static void set_free(void *value)
 /* ---- commands ---- */
 
 /* Open name with mode: *key (NULL for a missing key opened read-only) and
- * *set = its value, or NULL when empty. Returns -1, after replying, when it
- * holds another type. */
-static int open_seen(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
-                     RedisModuleKey **key, struct seen_set **set)
+ * *set = its value, or NULL when empty. Returns -1 (the key closed) when
+ * it holds another type. */
+static int open_value(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
+                      RedisModuleKey **key, struct seen_set **set)
 {
     int t;
 
@@ -160,10 +161,20 @@ static int open_seen(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
     if (t != REDISMODULE_KEYTYPE_MODULE ||
         RedisModule_ModuleTypeGetType(*key) != seen_type) {
         RedisModule_CloseKey(*key);
-        RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
         return -1;
     }
     *set = RedisModule_ModuleTypeGetValue(*key);
+    return 0;
+}
+
+/* open_value, replying WRONGTYPE on -1 */
+static int open_seen(RedisModuleCtx *ctx, RedisModuleString *name, int mode,
+                     RedisModuleKey **key, struct seen_set **set)
+{
+    if (open_value(ctx, name, mode, key, set)) {
+        RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+        return -1;
+    }
     return 0;
 }
 
@@ -178,42 +189,59 @@ static const unsigned char *blob_arg(RedisModuleString *arg, size_t *n)
     return (const unsigned char *)p;
 }
 
+int seen_add_blob(RedisModuleCtx *ctx, RedisModuleString *name,
+                  const unsigned char *blob, size_t n, char *out,
+                  size_t *added)
+{
+    struct seen_set *set;
+    RedisModuleKey *key;
+    int full = 0;
+
+    *added = 0;
+    if (open_value(ctx, name, REDISMODULE_READ | REDISMODULE_WRITE, &key,
+                   &set))
+        return SEEN_WRONGTYPE;
+    if (!set && n) {
+        set = RedisModule_Calloc(1, sizeof(*set));
+        RedisModule_ModuleTypeSetValue(key, seen_type, set);
+    }
+    for (size_t i = 0; i < n && !full; i++) {
+        int isnew = set_add(set, load_le(blob + 8 * i));
+        full = isnew < 0;
+        out[i] = isnew > 0 ? '1' : '0';
+        *added += isnew > 0;
+    }
+    RedisModule_CloseKey(key);
+    return full ? SEEN_FULL : 0; /* what was inserted stays */
+}
+
 static int cmd_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     const unsigned char *blob;
-    struct seen_set *set;
-    RedisModuleKey *key;
     size_t n, added = 0;
-    int full = 0;
     char *out;
+    int rc;
 
     if (argc != 3)
         return RedisModule_WrongArity(ctx);
     if (!(blob = blob_arg(argv[2], &n)))
         return RedisModule_ReplyWithError(ctx, ERR_BLOB);
-    if (open_seen(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, &key,
-                  &set))
-        return REDISMODULE_OK;
-    if (!set && n) {
-        set = RedisModule_Calloc(1, sizeof(*set));
-        RedisModule_ModuleTypeSetValue(key, seen_type, set);
-    }
     out = RedisModule_Alloc(n ? n : 1);
-    for (size_t i = 0; i < n && !full; i++) {
-        int isnew = set_add(set, load_le(blob + 8 * i));
-        full = isnew < 0;
-        out[i] = isnew > 0 ? '1' : '0';
-        added += isnew > 0;
-    }
-    RedisModule_CloseKey(key);
-    if (full) /* what was inserted stays: a retry answers it '0' */
-        RedisModule_ReplyWithError(ctx, "ERR seen-set sub-array full");
+    rc = seen_add_blob(ctx, argv[1], blob, n, out, &added);
+    if (rc) /* full: a retry answers what was inserted '0' */
+        RedisModule_ReplyWithError(ctx, seen_errstr(rc));
     else
         RedisModule_ReplyWithStringBuffer(ctx, out, n);
     RedisModule_Free(out);
     if (added)
         RedisModule_ReplicateVerbatim(ctx);
     return REDISMODULE_OK;
+}
+
+const char *seen_errstr(int rc)
+{
+    return rc == SEEN_FULL ? "ERR seen-set sub-array full"
+                           : REDISMODULE_ERRORMSG_WRONGTYPE;
 }
 
 struct fp_at {
@@ -252,26 +280,37 @@ static void unflag_repeats(const unsigned char *blob, char *out, size_t n)
     RedisModule_Free(a);
 }
 
+int seen_check_blob(RedisModuleCtx *ctx, RedisModuleString *name,
+                    const unsigned char *blob, size_t n, char *out)
+{
+    struct seen_set *set;
+    RedisModuleKey *key;
+
+    if (open_value(ctx, name, REDISMODULE_READ, &key, &set))
+        return SEEN_WRONGTYPE;
+    for (size_t i = 0; i < n; i++)
+        out[i] = set && set_has(set, load_le(blob + 8 * i)) ? '0' : '1';
+    RedisModule_CloseKey(key);
+    unflag_repeats(blob, out, n);
+    return 0;
+}
+
 static int cmd_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     const unsigned char *blob;
-    struct seen_set *set;
-    RedisModuleKey *key;
     size_t n;
     char *out;
+    int rc;
 
     if (argc != 3)
         return RedisModule_WrongArity(ctx);
     if (!(blob = blob_arg(argv[2], &n)))
         return RedisModule_ReplyWithError(ctx, ERR_BLOB);
-    if (open_seen(ctx, argv[1], REDISMODULE_READ, &key, &set))
-        return REDISMODULE_OK;
     out = RedisModule_Alloc(n ? n : 1);
-    for (size_t i = 0; i < n; i++)
-        out[i] = set && set_has(set, load_le(blob + 8 * i)) ? '0' : '1';
-    RedisModule_CloseKey(key);
-    unflag_repeats(blob, out, n);
-    RedisModule_ReplyWithStringBuffer(ctx, out, n);
+    if ((rc = seen_check_blob(ctx, argv[1], blob, n, out)))
+        RedisModule_ReplyWithError(ctx, seen_errstr(rc));
+    else
+        RedisModule_ReplyWithStringBuffer(ctx, out, n);
     RedisModule_Free(out);
     return REDISMODULE_OK;
 }
@@ -439,6 +478,8 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,
         RedisModule_CreateCommand(ctx, "dcfront.pop", front_cmd_pop,
                                   "write deny-oom getkeys-api", 0, 0, 0) ||
         RedisModule_CreateCommand(ctx, "dcfront.complete", front_cmd_complete,
+                                  "write deny-oom getkeys-api", 0, 0, 0) ||
+        RedisModule_CreateCommand(ctx, "dcfront.admit", front_cmd_admit,
                                   "write deny-oom getkeys-api", 0, 0, 0))
         return REDISMODULE_ERR;
     return REDISMODULE_OK;

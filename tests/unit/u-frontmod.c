@@ -1,14 +1,16 @@
 /*
  * u-frontmod.c: the module's native frontier commands (DCFRONT.POP and
- * DCFRONT.COMPLETE, seen/module/front-module.h) against the Lua scripts
- * they replace (frontier/lua/pop.lua, complete.lua), on one real
+ * DCFRONT.COMPLETE, DCFRONT.ADMIT, seen/module/front-module.h) against
+ * the Lua scripts they replace (frontier/lua/pop.lua, complete.lua,
+ * admit-mod.lua), on one real
  * redis-server with the module (tests/with-redis.sh).
  *
  * Two frontier handles on the same server under two key prefixes: "dl"
  * opened with DCRAWL_LUA_FRONTIER set (the scripts), "dn" without (the
  * commands). A seeded random run drives both with the same calls: admits
  * over a few hosts at three depths (http and https URLs, URLs whose text
- * does not start with their host, repeats), pops with random limits,
+ * does not start with their host, repeats; one run with a host budget, so
+ * some are refused), pops with random limits,
  * completions with every outcome (done, failed, skipped, retry with and
  * without its own back-off), politeness delays, completions of leases
  * already completed, and leases expired and reclaimed (their completion
@@ -48,7 +50,8 @@ static unsigned rnd(unsigned n)
     return (unsigned)(rng % n);
 }
 
-static struct frontier *open_prefix(const char *prefix, int conns, int lua)
+static struct frontier *open_prefix(const char *prefix, int conns,
+                                   int budget, int lua)
 {
     struct frontier *f = NULL;
     struct conf c;
@@ -59,6 +62,7 @@ static struct frontier *open_prefix(const char *prefix, int conns, int lua)
     c.frontier_partitions = 3;
     c.politeness_host_connections = conns;
     c.frontier_lease = 30;
+    c.scope_host_budget = budget;
     free(c.redis_prefix);
     c.redis_prefix = strdup(prefix);
     if (lua)
@@ -239,7 +243,7 @@ static char *url_text(int i, int host, int depth)
     return strdup(buf);
 }
 
-static void run(int conns, int ahead, unsigned seed)
+static void run(int conns, int ahead, int budget, unsigned seed)
 {
     struct frontier *f[2];
     struct held *held = calloc(MAXHELD, sizeof(*held));
@@ -250,8 +254,8 @@ static void run(int conns, int ahead, unsigned seed)
 
     freeReplyObject(r);
     rng = 0x9e3779b97f4a7c15ULL ^ seed;
-    f[0] = open_prefix("dl", conns, 1);
-    f[1] = open_prefix("dn", conns, 0);
+    f[0] = open_prefix("dl", conns, budget, 1);
+    f[1] = open_prefix("dn", conns, budget, 0);
     if (!f[0] || !f[1])
         return;
     frontier_set_lease_ahead(f[0], ahead);
@@ -370,7 +374,7 @@ static void run(int conns, int ahead, unsigned seed)
 int main(void)
 {
     const char *url = getenv("DCRAWL_TEST_REDIS");
-    long long pops, completes;
+    long long pops, completes, admits;
 
     if (!url || strncmp(url, "unix://", 7)) {
         fprintf(stderr, "u-frontmod: run under tests/with-redis.sh\n");
@@ -381,15 +385,18 @@ int main(void)
         fprintf(stderr, "u-frontmod: cannot connect to %s\n", url);
         return 1;
     }
-    run(1, 0, 1);
-    run(1, 4, 2);
-    run(2, 0, 3);
-    run(3, 8, 4);
+    run(1, 0, 0, 1);
+    run(1, 4, 0, 2);
+    run(2, 0, 0, 3);
+    run(3, 8, 0, 4);
+    run(1, 2, 9, 5); /* a host budget: URLs over it refused (2) */
     pops = cmdstat_calls("dcfront.pop");
     completes = cmdstat_calls("dcfront.complete");
+    admits = cmdstat_calls("dcfront.admit");
     /* both paths ran: the commands for "dn", the scripts for "dl" */
-    CHECK(pops > 100 && completes > 100, "native calls: pop %lld complete %lld",
-          pops, completes);
+    CHECK(pops > 100 && completes > 100 && admits > 100,
+          "native calls: pop %lld complete %lld admit %lld", pops, completes,
+          admits);
     CHECK(cmdstat_calls("evalsha") > pops, "the scripts ran too");
     redisFree(raw);
     return t_done("u-frontmod");

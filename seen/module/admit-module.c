@@ -1,0 +1,236 @@
+/*
+ * admit-module.c: DCFRONT.ADMIT, the frontier's admission in seen-set
+ * layout mod-u64 (frontier/lua/admit-mod.lua with lib/admit.lua) as a
+ * native command of dcrawl-seen.so; same KEYS, ARGV and reply as the
+ * script:
+ *
+ *   DCFRONT.ADMIT numkeys pend stat host budget S (queue h:<d>)...
+ *                 now host_connections budget (url host depth)... blob
+ *
+ * blob holds every URL's fingerprint (8 little-endian bytes each). Without
+ * a host budget (0) the fingerprints go into the partition's seen-set S in
+ * one insert, as one DCSEEN.ADD would (seen-set.h); with one, each URL is
+ * checked against its host's count first: under it, inserted on its own;
+ * over it, only checked, and a URL not seen yet is refused (answer 2).
+ * A new URL is queued at the end of its host queue (qenc, front-state.h);
+ * a queue that this makes one long was empty, so its host gets a score in
+ * h:<d>: now or its politeness clock, or busy (and the depth marked) while
+ * its leases at or below d are at host_connections. Reply: per URL 1
+ * (new, queued), 0 (seen before) or 2 (refused by the budget); stat and
+ * pend get one increment per field. Deterministic: replicated verbatim.
+ *
+ * Thread rules: Redis's main thread.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "front-module.h"
+#include "front-state.h"
+#include "seen-set.h"
+
+#define NHEAD 5  /* keys before the per-URL pairs */
+#define NAHEAD 3 /* arguments before the per-URL triples */
+#define NOT_INT -9 /* a counter field holds no integer (as HINCRBY's error) */
+
+struct pend {
+    char d[24];
+    long long n;
+};
+
+static RedisModuleKey *open_rw(RedisModuleCtx *ctx, RedisModuleString *k)
+{
+    return RedisModule_OpenKey(ctx, k, REDISMODULE_READ | REDISMODULE_WRITE);
+}
+
+static int is(RedisModuleKey *k, int type)
+{
+    int t = RedisModule_KeyType(k);
+    return t == REDISMODULE_KEYTYPE_EMPTY || t == type;
+}
+
+/* enqueue(q, h, url, host, d) of lib/admit.lua; -1 on a wrong key type */
+static int enqueue(RedisModuleCtx *ctx, RedisModuleKey *hosts,
+                   RedisModuleString *qname, RedisModuleString *hname,
+                   RedisModuleString *url, RedisModuleString *host,
+                   RedisModuleString *d, long long now, long long conns)
+{
+    RedisModuleKey *q = open_rw(ctx, qname), *h;
+    const char *u, *hs, *ds;
+    size_t ulen, hlen;
+    long long dn;
+    struct front_st st;
+    double score;
+    char m2[FRONT_MARKS];
+    int first;
+
+    if (!is(q, REDISMODULE_KEYTYPE_LIST)) {
+        RedisModule_CloseKey(q);
+        return -1;
+    }
+    u = RedisModule_StringPtrLen(url, &ulen);
+    hs = RedisModule_StringPtrLen(host, &hlen);
+    RedisModule_ListPush(q, REDISMODULE_LIST_TAIL,
+                         front_qenc(ctx, u, ulen, hs, hlen));
+    first = RedisModule_ValueLength(q) == 1;
+    RedisModule_CloseKey(q);
+    if (!first)
+        return 0;
+    h = open_rw(ctx, hname);
+    if (!is(h, REDISMODULE_KEYTYPE_ZSET)) {
+        RedisModule_CloseKey(h);
+        return -1;
+    }
+    ds = RedisModule_StringPtrLen(d, NULL);
+    dn = strtoll(ds, NULL, 10);
+    front_st_get(hosts, host, &st);
+    score = (double)(now > st.nx ? now : st.nx);
+    if (front_low(&st, dn) >= conns) {
+        score = FRONT_BUSY;
+        if (front_mark(st.m, ds, m2)) {
+            strcpy(st.m, m2);
+            front_st_set(ctx, hosts, host, &st);
+        }
+    }
+    RedisModule_ZsetAdd(h, score, host, NULL);
+    RedisModule_CloseKey(h);
+    return 0;
+}
+
+static void pend_add(struct pend **v, size_t *n, const char *d)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (!strcmp((*v)[i].d, d)) {
+            (*v)[i].n++;
+            return;
+        }
+    *v = RedisModule_Realloc(*v, (*n + 1) * sizeof(**v));
+    snprintf((*v)[*n].d, sizeof((*v)[*n].d), "%s", d);
+    (*v)[(*n)++].n = 1;
+}
+
+int front_cmd_admit(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    RedisModuleString **K, **A;
+    RedisModuleKey *pend, *stat, *hosts, *budk;
+    struct pend *pv = NULL;
+    size_t npend = 0, blen, added_set;
+    long long numkeys, n, now, conns, budget, added = 0, seen = 0, over = 0;
+    const unsigned char *blob;
+    unsigned char *res;
+    char *flags = NULL;
+    int rc = 0;
+
+    if (front_keys_request(ctx, argv, argc))
+        return REDISMODULE_OK;
+    if (argc < 2 || RedisModule_StringToLongLong(argv[1], &numkeys) !=
+                        REDISMODULE_OK ||
+        numkeys < NHEAD || (numkeys - NHEAD) % 2 || 2 + numkeys > argc)
+        return RedisModule_WrongArity(ctx);
+    n = (numkeys - NHEAD) / 2;
+    if (argc != 2 + numkeys + NAHEAD + 3 * n + 1)
+        return RedisModule_WrongArity(ctx);
+    K = argv + 2;
+    A = K + numkeys;
+    if (RedisModule_StringToLongLong(A[0], &now) != REDISMODULE_OK ||
+        RedisModule_StringToLongLong(A[1], &conns) != REDISMODULE_OK ||
+        RedisModule_StringToLongLong(A[2], &budget) != REDISMODULE_OK)
+        return RedisModule_ReplyWithError(ctx, "ERR DCFRONT.ADMIT: bad number");
+    blob = (const unsigned char *)RedisModule_StringPtrLen(A[NAHEAD + 3 * n],
+                                                           &blen);
+    if (blen != 8 * (size_t)n)
+        return RedisModule_ReplyWithError(ctx,
+                                          "ERR DCFRONT.ADMIT: bad blob length");
+    RedisModule_AutoMemory(ctx);
+    pend = open_rw(ctx, K[0]);
+    stat = open_rw(ctx, K[1]);
+    hosts = open_rw(ctx, K[2]);
+    budk = open_rw(ctx, K[3]);
+    if (!is(pend, REDISMODULE_KEYTYPE_HASH) ||
+        !is(stat, REDISMODULE_KEYTYPE_HASH) ||
+        !is(hosts, REDISMODULE_KEYTYPE_HASH) ||
+        !is(budk, REDISMODULE_KEYTYPE_HASH))
+        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    res = RedisModule_Calloc((size_t)n + 1, 1);
+    if (budget == 0) {
+        flags = RedisModule_Alloc((size_t)n + 1);
+        rc = seen_add_blob(ctx, K[4], blob, (size_t)n, flags, &added_set);
+    }
+    for (long long i = 0; i < n && !rc; i++) {
+        RedisModuleString **a = A + NAHEAD + 3 * i, *host = a[1];
+        int isnew = 0;
+
+        if (budget == 0) {
+            isnew = flags[i] == '1';
+        } else {
+            RedisModuleString *v = NULL;
+            long long used = 0;
+            char flag;
+
+            if (RedisModule_HashGet(budk, REDISMODULE_HASH_NONE, host, &v,
+                                    NULL) == REDISMODULE_OK && v &&
+                RedisModule_StringToLongLong(v, &used) != REDISMODULE_OK)
+                used = 0; /* num(): not a number reads as 0 */
+            if (used < budget) {
+                rc = seen_add_blob(ctx, K[4], blob + 8 * i, 1, &flag,
+                                   &added_set);
+                isnew = !rc && flag == '1';
+            } else if (!(rc = seen_check_blob(ctx, K[4], blob + 8 * i, 1,
+                                              &flag)) && flag == '1') {
+                over++;
+                res[i] = 2;
+            }
+            if (rc)
+                break;
+        }
+        if (res[i] == 2)
+            continue;
+        if (isnew) {
+            const char *h;
+            size_t hlen;
+            long long v;
+
+            pend_add(&pv, &npend, RedisModule_StringPtrLen(a[2], NULL));
+            if (enqueue(ctx, hosts, K[NHEAD + 2 * i], K[NHEAD + 2 * i + 1],
+                        a[0], host, a[2], now, conns)) {
+                rc = SEEN_WRONGTYPE;
+                break;
+            }
+            h = RedisModule_StringPtrLen(host, &hlen);
+            if (budget > 0 && front_hincr(ctx, budk, h, hlen, 1, &v)) {
+                rc = NOT_INT;
+                break;
+            }
+            added++;
+            res[i] = 1;
+        } else {
+            seen++;
+            res[i] = 0;
+        }
+    }
+    RedisModule_Free(flags);
+    if (!rc) {
+        static const char *names[] = { "admitted", "seen", "budget" };
+        long long cnt[] = { added, seen, over }, v;
+        for (int i = 0; i < 3 && !rc; i++)
+            if (cnt[i] > 0 && front_hincr(ctx, stat, names[i],
+                                          strlen(names[i]), cnt[i], &v))
+                rc = NOT_INT;
+        for (size_t i = 0; i < npend && !rc; i++)
+            if (front_hincr(ctx, pend, pv[i].d, strlen(pv[i].d), pv[i].n, &v))
+                rc = NOT_INT;
+    }
+    RedisModule_Free(pv);
+    RedisModule_ReplicateVerbatim(ctx);
+    if (rc) {
+        RedisModule_Free(res);
+        return RedisModule_ReplyWithError(ctx, rc == NOT_INT
+                                                   ? "ERR hash value is not an integer"
+                                                   : seen_errstr(rc));
+    }
+    RedisModule_ReplyWithArray(ctx, (long)n);
+    for (long long i = 0; i < n; i++)
+        RedisModule_ReplyWithLongLong(ctx, res[i]);
+    RedisModule_Free(res);
+    return REDISMODULE_OK;
+}
