@@ -31,6 +31,12 @@
  * Numbers written back are formatted with %.0f: Lua's default %.14g would
  * round 13+ digit millisecond clocks.
  *
+ * admit-mod.lua, pop.lua and complete.lua have native twins in the
+ * module dcrawl-seen.so (seen/module/front-module.h): same keys,
+ * arguments, replies and invariants, sent instead of the scripts when the
+ * server has them (redis.c). A change to one side is a change to both;
+ * tests/unit/u-frontmod.c compares them call by call.
+ *
  * Thread rules: the bodies are constants; loading runs on f's connection.
  */
 #include <stdio.h>

@@ -8,6 +8,7 @@
 -- checked against its host's budget first, as in admit.lua, and inserted
 -- (or only checked, when the budget is spent) on its own. Same reply as
 -- admit.lua.
+-- Native twin: DCFRONT.ADMIT (seen/module/admit-module.c); keep the two equal.
 --#include common
 local now, conns = tonumber(ARGV[1]), tonumber(ARGV[2])
 local budget = tonumber(ARGV[3])

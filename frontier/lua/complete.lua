@@ -14,6 +14,7 @@
 -- its queue as it was, so its host is in h:<d> exactly when it was before
 -- (the invariant, scripts.c): ZADD XX re-scores it without reading the
 -- queue.
+-- Native twin: DCFRONT.COMPLETE (seen/module/complete-module.c); keep the two equal.
 --#include common
 --#include ready
 local now, conns = tonumber(ARGV[1]), tonumber(ARGV[2])

@@ -14,6 +14,7 @@
 -- ms at d or -1, lease entry... }, or { -2 } when the partition is not
 -- ours. A host's leases of deeper depths do not count against its limit
 -- here (low, common.lua).
+-- Native twin: DCFRONT.POP (seen/module/pop-module.c); keep the two equal.
 --#include common
 --#include ready
 if ARGV[7] == '1' and redis.call('GET', KEYS[5]) ~= ARGV[6] then
