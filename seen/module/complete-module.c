@@ -208,7 +208,7 @@ int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
     size_t plen;
     double ready = -1, score;
     unsigned char *held;
-    int rc = 0;
+    int rc = 0; /* 1: an error was replied */
 
     if (front_keys_request(ctx, argv, argc))
         return REDISMODULE_OK;
@@ -266,15 +266,16 @@ int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
             RedisModule_StringToLongLong(a[2], &delay) != REDISMODULE_OK ||
             RedisModule_StringToLongLong(a[3], &dn) != REDISMODULE_OK ||
             RedisModule_StringToLongLong(a[6], &retry) != REDISMODULE_OK) {
-            rc = bad(ctx, "bad number");
+            bad(ctx, "bad number");
+            rc = 1;
             close3(q, h, h1);
             break;
         }
         if (!is(q, REDISMODULE_KEYTYPE_LIST) ||
             !is(h, REDISMODULE_KEYTYPE_ZSET) ||
             !is(h1, REDISMODULE_KEYTYPE_ZSET)) {
-            rc = RedisModule_ReplyWithError(ctx,
-                                            REDISMODULE_ERRORMSG_WRONGTYPE);
+            RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+            rc = 1;
             close3(q, h, h1);
             break;
         }
@@ -303,7 +304,9 @@ int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
             count_add(&pc, d, 1);
             count_add(&sc, name, 1);
             if (outcome == 1) {
-                RedisModule_ZsetIncrby(fail, 1.0, host, NULL, NULL);
+                int fl = 0;
+                double ns;
+                RedisModule_ZsetIncrby(fail, 1.0, host, &fl, &ns);
                 if (RedisModule_ValueLength(fail) > FAIL_MAX)
                     zrem_first(fail);
             }
@@ -349,7 +352,8 @@ int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
         long long v;
         if (front_hincr(ctx, pend, pc.v[i].name, strlen(pc.v[i].name),
                         -pc.v[i].n, &v)) {
-            rc = bad(ctx, "pend is not an integer");
+            bad(ctx, "pend is not an integer");
+            rc = 1;
             break;
         }
         if (v <= 0)
@@ -361,8 +365,10 @@ int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
     for (size_t i = 0; !rc && i < sc.n; i++) {
         long long v;
         if (front_hincr(ctx, stat, sc.v[i].name, strlen(sc.v[i].name),
-                        sc.v[i].n, &v))
-            rc = bad(ctx, "stat is not an integer");
+                        sc.v[i].n, &v)) {
+            bad(ctx, "stat is not an integer");
+            rc = 1;
+        }
     }
     RedisModule_Free(pc.v);
     RedisModule_Free(sc.v);

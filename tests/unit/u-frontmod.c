@@ -19,7 +19,8 @@
  * steps and at the end the whole key space of both prefixes must be equal:
  * every key's type and contents (host fields, ready sets with scores,
  * queues, pend, stat, fail), the lease sets by member (their deadlines
- * are each server call's clock). FRONTMOD_EVERY=1 in the environment
+ * are each server call's clock). Malformed calls of the commands get one
+ * error reply each and leave the server answering. FRONTMOD_EVERY=1 in the environment
  * compares after every step and prints each step's call, to find where
  * the two first part.
  */
@@ -218,6 +219,50 @@ static long long cmdstat_calls(const char *cmd)
     return n;
 }
 
+/* Malformed calls get an error reply, one each, and the server stays up
+ * with its data: wrong arity, numbers that are not numbers, keys of
+ * another type. */
+static void bad_input(void)
+{
+    static const char *calls[] = {
+        "DCFRONT.POP",
+        "DCFRONT.POP 5 a b c d e 1 2 3",
+        "DCFRONT.POP 5 b:h b:host b:lease b:q: b:own x 0 10 1000 1 n 0 1",
+        "DCFRONT.POP 5 b:str b:host b:lease b:q: b:own 1 0 10 1000 1 n 0 1",
+        "DCFRONT.POP 2 a b",
+        "DCFRONT.COMPLETE",
+        "DCFRONT.COMPLETE 7 a b c d e f g 1 1",
+        "DCFRONT.COMPLETE 9 b:lease b:host b:pend b:stat b:h b:fail b:q b:h b:h1 "
+            "1 1 e x 0 0 h u 0",
+        "DCFRONT.COMPLETE 9 b:lease b:host b:pend b:stat b:h b:fail b:str b:h b:h1 "
+            "1 1 e 0 0 0 h http://h/ 0",
+        "DCFRONT.COMPLETE 9 b:lease b:host b:pend b:stat b:h b:fail b:q b:h b:h1 "
+            "1 1 e 0",
+        "DCFRONT.ADMIT",
+        "DCFRONT.ADMIT 7 b:pend b:stat b:host b:budget b:S b:q b:h 1 1 0 "
+            "http://h/ h 0 123",
+        "DCFRONT.ADMIT 7 b:pend b:stat b:host b:budget b:str b:q b:h 1 1 0 "
+            "http://h/ h 0 12345678",
+        "DCFRONT.ADMIT 7 b:pend b:stat b:host b:budget b:S b:str b:h 1 1 0 "
+            "http://h/ h 0 12345678",
+    };
+    redisReply *r = redisCommand(raw, "SET b:str x");
+
+    freeReplyObject(r);
+    for (size_t i = 0; i < sizeof(calls) / sizeof(*calls); i++) {
+        r = redisCommand(raw, calls[i]);
+        CHECK(r && r->type == REDIS_REPLY_ERROR, "error reply for '%s': %s",
+              calls[i], r && r->type == REDIS_REPLY_ERROR ? "" : "none");
+        if (r)
+            freeReplyObject(r);
+        r = redisCommand(raw, "GET b:str");
+        CHECK(r && r->type == REDIS_REPLY_STRING && !strcmp(r->str, "x"),
+              "server answers after '%s', in step", calls[i]);
+        if (r)
+            freeReplyObject(r);
+    }
+}
+
 /* ---- the run ---- */
 
 struct held {
@@ -390,6 +435,7 @@ int main(void)
     run(2, 0, 0, 3);
     run(3, 8, 0, 4);
     run(1, 2, 9, 5); /* a host budget: URLs over it refused (2) */
+    bad_input();
     pops = cmdstat_calls("dcfront.pop");
     completes = cmdstat_calls("dcfront.complete");
     admits = cmdstat_calls("dcfront.admit");
