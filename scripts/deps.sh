@@ -30,7 +30,7 @@ TOOLS=(
 # libraries (no command to look for): headers and pkg-config files, and
 # python3-hpack (HTTP/2 header blocks for tests/e2e/hostile2_server.py)
 LIBS=(libcurl4-openssl-dev libgumbo-dev libhiredis-dev libssl-dev zlib1g-dev
-      libdeflate-dev libpsl-dev libmicrohttpd-dev python3-hpack
+      libdeflate-dev libisal-dev libpsl-dev libmicrohttpd-dev python3-hpack
       # libFuzzer (libclang_rt.fuzzer-x86_64.a) for tests/fuzz/, clang 14's
       libclang-rt-14-dev)
 

@@ -20,6 +20,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include <isa-l/igzip_lib.h>
 #include <libdeflate.h>
 
 #include "conf.h"
@@ -168,15 +169,25 @@ int warc_parse_iso(const char *s, int64_t *ms)
 /* --------------------------------------------------------------- gzip */
 
 /*
- * Each record is one gzip member, compressed in one call by libdeflate
+ * Each record is one gzip member, compressed in one call. Level 1 (the
+ * default output.gzip_level) is ISA-L's igzip level 1 (isal_deflate_
+ * stateless): on the pages measured it compresses 1.5 to 2.2 times as fast
+ * as libdeflate's level 1 for output about 6 % larger (Python docs: 8.70
+ * against 8.12 MB for 48.5 MB of HTML; PostgreSQL docs: 4.40 against 4.16
+ * MB for 15.2 MB). Levels 2-9 (smaller archives for more CPU) and a
+ * member igzip cannot fit in its output bound are libdeflate's
  * (whole-buffer compression, about twice zlib's speed at the same level).
- * Compressors are expensive to set up, so each thread keeps one per level
- * plus a scratch buffer, freed when the thread exits (pthread key).
+ * Level 0 stores. Compressor state is expensive to set up, so each thread
+ * keeps its own (igzip's stream and level buffer, a libdeflate compressor
+ * per level) plus a scratch buffer, freed when the thread exits (pthread
+ * key).
  */
 #define GZ_IN_KEEP ((size_t)1 << 20) /* scratch kept between records */
 
 struct gz_cache {
     struct libdeflate_compressor *c[10];
+    struct isal_zstream *z;     /* igzip level 1 */
+    unsigned char *zbuf;        /* its level buffer */
     unsigned char *in;
     size_t incap;
 };
@@ -189,6 +200,8 @@ static void gz_cache_free(void *p)
     struct gz_cache *gc = p;
     for (int i = 0; i < 10; i++)
         libdeflate_free_compressor(gc->c[i]);
+    free(gc->z);
+    free(gc->zbuf);
     free(gc->in);
     free(gc);
 }
@@ -208,6 +221,37 @@ static struct gz_cache *gz_cache_get(void)
         pthread_setspecific(gz_key, gc);
     }
     return gc;
+}
+
+/* gc->in[0..total) as one gzip member by igzip level 1 into out (room
+ * for cap bytes); its length, or 0 when it did not fit (the caller then
+ * uses libdeflate). */
+static size_t igzip1(struct gz_cache *gc, size_t total, unsigned char *out,
+                     size_t cap)
+{
+    struct isal_zstream *z;
+
+    if (total > UINT32_MAX || cap > UINT32_MAX)
+        return 0;
+    if (!gc->z) {
+        gc->z = xmalloc(sizeof(*gc->z));
+        gc->zbuf = xmalloc(ISAL_DEF_LVL1_DEFAULT);
+    }
+    z = gc->z;
+    isal_deflate_stateless_init(z);
+    z->level = 1;
+    z->level_buf = gc->zbuf;
+    z->level_buf_size = ISAL_DEF_LVL1_DEFAULT;
+    z->gzip_flag = IGZIP_GZIP;
+    z->end_of_stream = 1;
+    z->flush = NO_FLUSH;
+    z->next_in = gc->in;
+    z->avail_in = (uint32_t)total;
+    z->next_out = out;
+    z->avail_out = (uint32_t)cap;
+    if (isal_deflate_stateless(z) != COMP_OK || z->avail_in)
+        return 0;
+    return z->total_out;
 }
 
 int warc__gzip_member(struct warc_buf *out, int level,
@@ -241,8 +285,13 @@ int warc__gzip_member(struct warc_buf *out, int level,
         xgrow(&t, &out->cap, out->len + bound, 1);
         out->p = t;
     }
-    n = libdeflate_gzip_compress(gc->c[level], gc->in, total,
-                                 (unsigned char *)out->p + out->len, bound);
+    n = level == 1 ? igzip1(gc, total, (unsigned char *)out->p + out->len,
+                            bound)
+                   : 0;
+    if (!n)
+        n = libdeflate_gzip_compress(gc->c[level], gc->in, total,
+                                     (unsigned char *)out->p + out->len,
+                                     bound);
     if (gc->incap > GZ_IN_KEEP) { /* a big page: do not hold its copy */
         free(gc->in);
         gc->in = NULL;
