@@ -237,7 +237,8 @@ const struct conf_opt conf__opts[] = {
     OPT_BYTES("output.warc_max_bytes", output_warc_max_bytes, "1G", MiB, TiB,
               "size at which a WARC file is closed and the next one begun"),
     OPT_INT("output.gzip_level", output_gzip_level, "1", 0, 9,
-            "gzip level of WARC records (1 = fastest; 0 = no compression)"),
+            "gzip level of WARC records (1 = fastest, ISA-L igzip; 2-9 "
+            "libdeflate; 0 = no compression)"),
     OPT_DOUBLE("output.progress_interval", output_progress_interval, "10.0",
                0, 86400, "seconds between progress lines when stderr is "
                "not a terminal (0 = none)"),
