@@ -171,10 +171,11 @@ int warc_parse_iso(const char *s, int64_t *ms)
 /*
  * Each record is one gzip member, compressed in one call. Level 1 (the
  * default output.gzip_level) is ISA-L's igzip level 1 (isal_deflate_
- * stateless): on the pages measured it compresses 1.5 to 2.2 times as fast
- * as libdeflate's level 1 for output about 6 % larger (Python docs: 8.70
- * against 8.12 MB for 48.5 MB of HTML; PostgreSQL docs: 4.40 against 4.16
- * MB for 15.2 MB). Levels 2-9 (smaller archives for more CPU) and a
+ * stateless): bench/gzip_bench measured it at 1.31-1.32 times libdeflate
+ * level 1's speed on real documentation HTML, for output 6-7 % larger
+ * (Python docs, 50.7 MB: 8.93 against 8.33 MB; PostgreSQL docs, 16.1 MB:
+ * 4.68 against 4.42 MB), and 2.1 times on the bench site's generated
+ * text, which compresses less (0.394 against 0.380). Levels 2-9 (smaller archives for more CPU) and a
  * member igzip cannot fit in its output bound are libdeflate's
  * (whole-buffer compression, about twice zlib's speed at the same level).
  * Level 0 stores. Compressor state is expensive to set up, so each thread
