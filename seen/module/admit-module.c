@@ -123,13 +123,9 @@ int front_cmd_admit(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
     if (front_keys_request(ctx, argv, argc))
         return REDISMODULE_OK;
-    if (argc < 2 || RedisModule_StringToLongLong(argv[1], &numkeys) !=
-                        REDISMODULE_OK ||
-        numkeys < NHEAD || (numkeys - NHEAD) % 2 || 2 + numkeys > argc)
+    if ((n = front_groups(argv, argc, NHEAD, 2, NAHEAD, 3, 1)) < 0)
         return RedisModule_WrongArity(ctx);
-    n = (numkeys - NHEAD) / 2;
-    if (argc != 2 + numkeys + NAHEAD + 3 * n + 1)
-        return RedisModule_WrongArity(ctx);
+    numkeys = NHEAD + 2 * n;
     K = argv + 2;
     A = K + numkeys;
     if (RedisModule_StringToLongLong(A[0], &now) != REDISMODULE_OK ||

@@ -212,13 +212,9 @@ int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
 
     if (front_keys_request(ctx, argv, argc))
         return REDISMODULE_OK;
-    if (argc < 2 || RedisModule_StringToLongLong(argv[1], &numkeys) !=
-                        REDISMODULE_OK ||
-        numkeys < NHEAD || (numkeys - NHEAD) % 3 || 2 + numkeys > argc)
+    if ((n = front_groups(argv, argc, NHEAD, 3, NAHEAD, 7, 0)) < 0)
         return RedisModule_WrongArity(ctx);
-    n = (numkeys - NHEAD) / 3;
-    if (argc != 2 + numkeys + NAHEAD + 7 * n)
-        return RedisModule_WrongArity(ctx);
+    numkeys = NHEAD + 3 * n;
     K = argv + 2;
     A = K + numkeys;
     if (RedisModule_StringToLongLong(A[0], &now) != REDISMODULE_OK ||

@@ -23,4 +23,11 @@ int front_cmd_admit(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int front_keys_request(RedisModuleCtx *ctx, RedisModuleString **argv,
                        int argc);
 
+/* The call "CMD numkeys KEYS... ARGV..." of a command whose keys are nhead
+ * fixed ones then groups of kper, and whose arguments are nahead fixed
+ * ones, aper per group, then tail more: the number of groups, or -1 when
+ * argc does not fit (wrong arity). */
+long long front_groups(RedisModuleString **argv, int argc, int nhead,
+                       int kper, int nahead, int aper, int tail);
+
 #endif

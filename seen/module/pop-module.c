@@ -261,6 +261,21 @@ int front_keys_request(RedisModuleCtx *ctx, RedisModuleString **argv,
     return 1;
 }
 
+long long front_groups(RedisModuleString **argv, int argc, int nhead,
+                       int kper, int nahead, int aper, int tail)
+{
+    long long nk, n;
+
+    if (argc < 2 || kper < 1 ||
+        RedisModule_StringToLongLong(argv[1], &nk) != REDISMODULE_OK ||
+        nk < nhead || (nk - nhead) % kper || 2 + nk > argc)
+        return -1;
+    n = (nk - nhead) / kper;
+    if (argc != 2 + nk + nahead + aper * n + tail)
+        return -1;
+    return n;
+}
+
 int front_cmd_pop(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     RedisModuleString **K = argv + 2, **A = argv + 2 + NKEYS;

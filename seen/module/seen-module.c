@@ -215,6 +215,26 @@ int seen_add_blob(RedisModuleCtx *ctx, RedisModuleString *name,
     return full ? SEEN_FULL : 0; /* what was inserted stays */
 }
 
+/* "CMD key blob": the blob, its n fingerprints and a flags buffer of n
+ * bytes (the caller frees it); NULL after replying to a bad call. */
+static const unsigned char *blob_call(RedisModuleCtx *ctx,
+                                      RedisModuleString **argv, int argc,
+                                      size_t *n, char **out)
+{
+    const unsigned char *blob;
+
+    if (argc != 3) {
+        RedisModule_WrongArity(ctx);
+        return NULL;
+    }
+    if (!(blob = blob_arg(argv[2], n))) {
+        RedisModule_ReplyWithError(ctx, ERR_BLOB);
+        return NULL;
+    }
+    *out = RedisModule_Alloc(*n ? *n : 1);
+    return blob;
+}
+
 static int cmd_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     const unsigned char *blob;
@@ -222,11 +242,8 @@ static int cmd_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     char *out;
     int rc;
 
-    if (argc != 3)
-        return RedisModule_WrongArity(ctx);
-    if (!(blob = blob_arg(argv[2], &n)))
-        return RedisModule_ReplyWithError(ctx, ERR_BLOB);
-    out = RedisModule_Alloc(n ? n : 1);
+    if (!(blob = blob_call(ctx, argv, argc, &n, &out)))
+        return REDISMODULE_OK;
     rc = seen_add_blob(ctx, argv[1], blob, n, out, &added);
     if (rc) /* full: a retry answers what was inserted '0' */
         RedisModule_ReplyWithError(ctx, seen_errstr(rc));
@@ -302,11 +319,8 @@ static int cmd_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     char *out;
     int rc;
 
-    if (argc != 3)
-        return RedisModule_WrongArity(ctx);
-    if (!(blob = blob_arg(argv[2], &n)))
-        return RedisModule_ReplyWithError(ctx, ERR_BLOB);
-    out = RedisModule_Alloc(n ? n : 1);
+    if (!(blob = blob_call(ctx, argv, argc, &n, &out)))
+        return REDISMODULE_OK;
     if ((rc = seen_check_blob(ctx, argv[1], blob, n, out)))
         RedisModule_ReplyWithError(ctx, seen_errstr(rc));
     else
