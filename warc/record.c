@@ -175,9 +175,10 @@ int warc_parse_iso(const char *s, int64_t *ms)
  * level 1's speed on real documentation HTML, for output 6-7 % larger
  * (Python docs, 50.7 MB: 8.93 against 8.33 MB; PostgreSQL docs, 16.1 MB:
  * 4.68 against 4.42 MB), and 2.1 times on the bench site's generated
- * text, which compresses less (0.394 against 0.380). Levels 2-9 (smaller archives for more CPU) and a
- * member igzip cannot fit in its output bound are libdeflate's
- * (whole-buffer compression, about twice zlib's speed at the same level).
+ * text, which compresses less (0.394 against 0.380). Levels 2-9 (smaller
+ * archives for more CPU) and a member igzip cannot fit in its output
+ * bound are libdeflate's (whole-buffer compression, about twice zlib's
+ * speed at the same level).
  * Level 0 stores. Compressor state is expensive to set up, so each thread
  * keeps its own (igzip's stream and level buffer, a libdeflate compressor
  * per level) plus a scratch buffer, freed when the thread exits (pthread
