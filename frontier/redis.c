@@ -341,14 +341,15 @@ static int call_argv(const struct frontier *f, const struct frontier_call *c,
                      int eval, const char ***argv, size_t **len, char *nk)
 {
     size_t n = c->args.n, i = 0;
+    const char *native = f->native ? native_name(c->script) : NULL;
 
     if (c->script >= 0)
         n += 3 + c->keys.n;
     *argv = xmalloc(n * sizeof(**argv));
     *len = xmalloc(n * sizeof(**len));
-    if (f->native && native_name(c->script)) {
+    if (native) {
         snprintf(nk, 24, "%zu", c->keys.n);
-        (*argv)[0] = native_name(c->script); /* the script's keys and args */
+        (*argv)[0] = native; /* with the script's keys and arguments */
         (*argv)[1] = nk;
         for (int k = 0; k < 2; k++)
             (*len)[k] = strlen((*argv)[k]);

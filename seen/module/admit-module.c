@@ -33,29 +33,13 @@
 #define NAHEAD 3 /* arguments before the per-URL triples */
 #define NOT_INT -9 /* a counter field holds no integer (as HINCRBY's error) */
 
-struct pend {
-    char d[24];
-    long long n;
-};
-
-static RedisModuleKey *open_rw(RedisModuleCtx *ctx, RedisModuleString *k)
-{
-    return RedisModule_OpenKey(ctx, k, REDISMODULE_READ | REDISMODULE_WRITE);
-}
-
-static int is(RedisModuleKey *k, int type)
-{
-    int t = RedisModule_KeyType(k);
-    return t == REDISMODULE_KEYTYPE_EMPTY || t == type;
-}
-
 /* enqueue(q, h, url, host, d) of lib/admit.lua; -1 on a wrong key type */
 static int enqueue(RedisModuleCtx *ctx, RedisModuleKey *hosts,
                    RedisModuleString *qname, RedisModuleString *hname,
                    RedisModuleString *url, RedisModuleString *host,
                    RedisModuleString *d, long long now, long long conns)
 {
-    RedisModuleKey *q = open_rw(ctx, qname), *h;
+    RedisModuleKey *q = front_open(ctx, qname), *h;
     const char *u, *hs, *ds;
     size_t ulen, hlen;
     long long dn;
@@ -64,7 +48,7 @@ static int enqueue(RedisModuleCtx *ctx, RedisModuleKey *hosts,
     char m2[FRONT_MARKS];
     int first;
 
-    if (!is(q, REDISMODULE_KEYTYPE_LIST)) {
+    if (!front_is(q, REDISMODULE_KEYTYPE_LIST)) {
         RedisModule_CloseKey(q);
         return -1;
     }
@@ -76,8 +60,8 @@ static int enqueue(RedisModuleCtx *ctx, RedisModuleKey *hosts,
     RedisModule_CloseKey(q);
     if (!first)
         return 0;
-    h = open_rw(ctx, hname);
-    if (!is(h, REDISMODULE_KEYTYPE_ZSET)) {
+    h = front_open(ctx, hname);
+    if (!front_is(h, REDISMODULE_KEYTYPE_ZSET)) {
         RedisModule_CloseKey(h);
         return -1;
     }
@@ -97,25 +81,13 @@ static int enqueue(RedisModuleCtx *ctx, RedisModuleKey *hosts,
     return 0;
 }
 
-static void pend_add(struct pend **v, size_t *n, const char *d)
-{
-    for (size_t i = 0; i < *n; i++)
-        if (!strcmp((*v)[i].d, d)) {
-            (*v)[i].n++;
-            return;
-        }
-    *v = RedisModule_Realloc(*v, (*n + 1) * sizeof(**v));
-    snprintf((*v)[*n].d, sizeof((*v)[*n].d), "%s", d);
-    (*v)[(*n)++].n = 1;
-}
-
 int front_cmd_admit(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     RedisModuleString **K, **A;
     RedisModuleKey *pend, *stat, *hosts, *budk;
-    struct pend *pv = NULL;
-    size_t npend = 0, blen, added_set;
-    long long numkeys, n, now, conns, budget, added = 0, seen = 0, over = 0;
+    struct front_counts pc = { 0 }, sc = { 0 };
+    size_t blen, added_set;
+    long long n, now, conns, budget;
     const unsigned char *blob;
     unsigned char *res;
     char *flags = NULL;
@@ -123,11 +95,8 @@ int front_cmd_admit(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
     if (front_keys_request(ctx, argv, argc))
         return REDISMODULE_OK;
-    if ((n = front_groups(argv, argc, NHEAD, 2, NAHEAD, 3, 1)) < 0)
+    if ((n = front_groups(argv, argc, NHEAD, 2, NAHEAD, 3, 1, &K, &A)) < 0)
         return RedisModule_WrongArity(ctx);
-    numkeys = NHEAD + 2 * n;
-    K = argv + 2;
-    A = K + numkeys;
     if (RedisModule_StringToLongLong(A[0], &now) != REDISMODULE_OK ||
         RedisModule_StringToLongLong(A[1], &conns) != REDISMODULE_OK ||
         RedisModule_StringToLongLong(A[2], &budget) != REDISMODULE_OK)
@@ -138,14 +107,14 @@ int front_cmd_admit(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RedisModule_ReplyWithError(ctx,
                                           "ERR DCFRONT.ADMIT: bad blob length");
     RedisModule_AutoMemory(ctx);
-    pend = open_rw(ctx, K[0]);
-    stat = open_rw(ctx, K[1]);
-    hosts = open_rw(ctx, K[2]);
-    budk = open_rw(ctx, K[3]);
-    if (!is(pend, REDISMODULE_KEYTYPE_HASH) ||
-        !is(stat, REDISMODULE_KEYTYPE_HASH) ||
-        !is(hosts, REDISMODULE_KEYTYPE_HASH) ||
-        !is(budk, REDISMODULE_KEYTYPE_HASH))
+    pend = front_open(ctx, K[0]);
+    stat = front_open(ctx, K[1]);
+    hosts = front_open(ctx, K[2]);
+    budk = front_open(ctx, K[3]);
+    if (!front_is(pend, REDISMODULE_KEYTYPE_HASH) ||
+        !front_is(stat, REDISMODULE_KEYTYPE_HASH) ||
+        !front_is(hosts, REDISMODULE_KEYTYPE_HASH) ||
+        !front_is(budk, REDISMODULE_KEYTYPE_HASH))
         return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
     res = RedisModule_Calloc((size_t)n + 1, 1);
     if (budget == 0) {
@@ -173,7 +142,7 @@ int front_cmd_admit(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
                 isnew = !rc && flag == '1';
             } else if (!(rc = seen_check_blob(ctx, K[4], blob + 8 * i, 1,
                                               &flag)) && flag == '1') {
-                over++;
+                front_count_add(&sc, "budget", 1);
                 res[i] = 2;
             }
             if (rc)
@@ -186,7 +155,7 @@ int front_cmd_admit(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             size_t hlen;
             long long v;
 
-            pend_add(&pv, &npend, RedisModule_StringPtrLen(a[2], NULL));
+            front_count_add(&pc, RedisModule_StringPtrLen(a[2], NULL), 1);
             if (enqueue(ctx, hosts, K[NHEAD + 2 * i], K[NHEAD + 2 * i + 1],
                         a[0], host, a[2], now, conns)) {
                 rc = SEEN_WRONGTYPE;
@@ -197,26 +166,19 @@ int front_cmd_admit(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
                 rc = NOT_INT;
                 break;
             }
-            added++;
+            front_count_add(&sc, "admitted", 1);
             res[i] = 1;
         } else {
-            seen++;
+            front_count_add(&sc, "seen", 1);
             res[i] = 0;
         }
     }
     RedisModule_Free(flags);
-    if (!rc) {
-        static const char *names[] = { "admitted", "seen", "budget" };
-        long long cnt[] = { added, seen, over }, v;
-        for (int i = 0; i < 3 && !rc; i++)
-            if (cnt[i] > 0 && front_hincr(ctx, stat, names[i],
-                                          strlen(names[i]), cnt[i], &v))
-                rc = NOT_INT;
-        for (size_t i = 0; i < npend && !rc; i++)
-            if (front_hincr(ctx, pend, pv[i].d, strlen(pv[i].d), pv[i].n, &v))
-                rc = NOT_INT;
-    }
-    RedisModule_Free(pv);
+    if (!rc && (front_counts_flush(ctx, stat, &sc, 1, 0) ||
+                front_counts_flush(ctx, pend, &pc, 1, 0)))
+        rc = NOT_INT;
+    RedisModule_Free(sc.v); /* left by an error before the flushes */
+    RedisModule_Free(pc.v);
     RedisModule_ReplicateVerbatim(ctx);
     if (rc) {
         RedisModule_Free(res);

@@ -29,49 +29,6 @@
 #define NHEAD 6       /* keys before the per-lease triples */
 #define NAHEAD 2      /* arguments before the per-lease sevens */
 
-/* pend and stat increments, keyed by field name (a few per call) */
-struct incr {
-    char name[40];
-    long long n;
-};
-
-struct counts {
-    struct incr *v;
-    size_t n, cap;
-};
-
-static void count_add(struct counts *c, const char *name, long long k)
-{
-    for (size_t i = 0; i < c->n; i++)
-        if (!strcmp(c->v[i].name, name)) {
-            c->v[i].n += k;
-            return;
-        }
-    if (c->n == c->cap) {
-        c->cap = c->cap ? c->cap * 2 : 8;
-        c->v = RedisModule_Realloc(c->v, c->cap * sizeof(*c->v));
-    }
-    snprintf(c->v[c->n].name, sizeof(c->v[c->n].name), "%s", name);
-    c->v[c->n++].n = k;
-}
-
-static RedisModuleKey *open_rw(RedisModuleCtx *ctx, RedisModuleString *k)
-{
-    return RedisModule_OpenKey(ctx, k, REDISMODULE_READ | REDISMODULE_WRITE);
-}
-
-static RedisModuleKey *open_name(RedisModuleCtx *ctx, const char *name,
-                                 size_t len)
-{
-    return open_rw(ctx, RedisModule_CreateString(ctx, name, len));
-}
-
-static int is(RedisModuleKey *k, int type)
-{
-    int t = RedisModule_KeyType(k);
-    return t == REDISMODULE_KEYTYPE_EMPTY || t == type;
-}
-
 static int exists(RedisModuleKey *k)
 {
     return RedisModule_KeyType(k) != REDISMODULE_KEYTYPE_EMPTY;
@@ -122,7 +79,7 @@ static RedisModuleKey *h_of(RedisModuleCtx *ctx, const char *pfx,
 
     if (n < 0 || (size_t)n >= sizeof(name))
         return NULL;
-    return open_name(ctx, name, (size_t)n);
+    return front_open_text(ctx, name, (size_t)n);
 }
 
 /* free_one / free_marks of common.lua: every marked depth no longer at
@@ -201,36 +158,32 @@ int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
 {
     static const char *names[] = { "done:", "failed:", "skipped:" };
     RedisModuleString **K, **A;
-    RedisModuleKey *lease, *hosts, *pend, *stat, *fail, *h5 = NULL;
-    struct counts pc = { 0 }, sc = { 0 };
-    long long numkeys, n, now, conns;
+    RedisModuleKey *lease, *hosts, *pend, *stat, *fail;
+    struct front_counts pc = { 0 }, sc = { 0 };
+    long long n, now, conns;
     const char *pfx;
     size_t plen;
-    double ready = -1, score;
     unsigned char *held;
     int rc = 0; /* 1: an error was replied */
 
     if (front_keys_request(ctx, argv, argc))
         return REDISMODULE_OK;
-    if ((n = front_groups(argv, argc, NHEAD, 3, NAHEAD, 7, 0)) < 0)
+    if ((n = front_groups(argv, argc, NHEAD, 3, NAHEAD, 7, 0, &K, &A)) < 0)
         return RedisModule_WrongArity(ctx);
-    numkeys = NHEAD + 3 * n;
-    K = argv + 2;
-    A = K + numkeys;
     if (RedisModule_StringToLongLong(A[0], &now) != REDISMODULE_OK ||
         RedisModule_StringToLongLong(A[1], &conns) != REDISMODULE_OK)
         return bad(ctx, "bad number");
     RedisModule_AutoMemory(ctx);
-    lease = open_rw(ctx, K[0]);
-    hosts = open_rw(ctx, K[1]);
-    pend = open_rw(ctx, K[2]);
-    stat = open_rw(ctx, K[3]);
-    fail = open_rw(ctx, K[5]);
-    if (!is(lease, REDISMODULE_KEYTYPE_ZSET) ||
-        !is(hosts, REDISMODULE_KEYTYPE_HASH) ||
-        !is(pend, REDISMODULE_KEYTYPE_HASH) ||
-        !is(stat, REDISMODULE_KEYTYPE_HASH) ||
-        !is(fail, REDISMODULE_KEYTYPE_ZSET))
+    lease = front_open(ctx, K[0]);
+    hosts = front_open(ctx, K[1]);
+    pend = front_open(ctx, K[2]);
+    stat = front_open(ctx, K[3]);
+    fail = front_open(ctx, K[5]);
+    if (!front_is(lease, REDISMODULE_KEYTYPE_ZSET) ||
+        !front_is(hosts, REDISMODULE_KEYTYPE_HASH) ||
+        !front_is(pend, REDISMODULE_KEYTYPE_HASH) ||
+        !front_is(stat, REDISMODULE_KEYTYPE_HASH) ||
+        !front_is(fail, REDISMODULE_KEYTYPE_ZSET))
         return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
     pfx = RedisModule_StringPtrLen(K[0], &plen);
     if (plen < 5)
@@ -247,9 +200,9 @@ int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
     }
     for (long long i = 0; i < n && !rc; i++) {
         RedisModuleString **a = A + NAHEAD + 7 * i, *host = a[4];
-        RedisModuleKey *q = open_rw(ctx, K[NHEAD + 3 * i]);
-        RedisModuleKey *h = open_rw(ctx, K[NHEAD + 3 * i + 1]);
-        RedisModuleKey *h1 = open_rw(ctx, K[NHEAD + 3 * i + 2]);
+        RedisModuleKey *q = front_open(ctx, K[NHEAD + 3 * i]);
+        RedisModuleKey *h = front_open(ctx, K[NHEAD + 3 * i + 1]);
+        RedisModuleKey *h1 = front_open(ctx, K[NHEAD + 3 * i + 2]);
         long long outcome, delay, dn, retry, gap, queued = -1, nx;
         const char *d, *url, *hs;
         size_t dlen, ulen, hlen;
@@ -267,9 +220,9 @@ int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
             close3(q, h, h1);
             break;
         }
-        if (!is(q, REDISMODULE_KEYTYPE_LIST) ||
-            !is(h, REDISMODULE_KEYTYPE_ZSET) ||
-            !is(h1, REDISMODULE_KEYTYPE_ZSET)) {
+        if (!front_is(q, REDISMODULE_KEYTYPE_LIST) ||
+            !front_is(h, REDISMODULE_KEYTYPE_ZSET) ||
+            !front_is(h1, REDISMODULE_KEYTYPE_ZSET)) {
             RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
             rc = 1;
             close3(q, h, h1);
@@ -293,12 +246,12 @@ int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
             RedisModule_CloseKey(q); /* LREM may delete it */
             counted = lrem1(ctx, K[NHEAD + 3 * i], s) ||
                       (slen != ulen && lrem1(ctx, K[NHEAD + 3 * i], a[5]));
-            q = open_rw(ctx, K[NHEAD + 3 * i]);
+            q = front_open(ctx, K[NHEAD + 3 * i]);
         }
         if (counted && outcome >= 0 && outcome <= 2) {
             snprintf(name, sizeof(name), "%s%.*s", names[outcome], (int)dlen, d);
-            count_add(&pc, d, 1);
-            count_add(&sc, name, 1);
+            front_count_add(&pc, d, 1);
+            front_count_add(&sc, name, 1);
             if (outcome == 1) {
                 int fl = 0;
                 double ns;
@@ -344,42 +297,20 @@ int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
         close3(q, h, h1);
     }
     RedisModule_Free(held);
-    for (size_t i = 0; !rc && i < pc.n; i++) {
-        long long v;
-        if (front_hincr(ctx, pend, pc.v[i].name, strlen(pc.v[i].name),
-                        -pc.v[i].n, &v)) {
-            bad(ctx, "pend is not an integer");
-            rc = 1;
-            break;
-        }
-        if (v <= 0)
-            RedisModule_HashSet(pend, REDISMODULE_HASH_NONE,
-                                RedisModule_CreateString(ctx, pc.v[i].name,
-                                                         strlen(pc.v[i].name)),
-                                REDISMODULE_HASH_DELETE, NULL);
+    if (!rc && front_counts_flush(ctx, pend, &pc, -1, 1)) {
+        bad(ctx, "pend is not an integer");
+        rc = 1;
     }
-    for (size_t i = 0; !rc && i < sc.n; i++) {
-        long long v;
-        if (front_hincr(ctx, stat, sc.v[i].name, strlen(sc.v[i].name),
-                        sc.v[i].n, &v)) {
-            bad(ctx, "stat is not an integer");
-            rc = 1;
-        }
+    if (!rc && front_counts_flush(ctx, stat, &sc, 1, 0)) {
+        bad(ctx, "stat is not an integer");
+        rc = 1;
     }
-    RedisModule_Free(pc.v);
+    RedisModule_Free(pc.v); /* left by an error before the flushes */
     RedisModule_Free(sc.v);
     RedisModule_ReplicateVerbatim(ctx);
     if (rc)
         return REDISMODULE_OK; /* the error is the reply */
     /* ready(KEYS[5]), opened now: a lease's handle may have emptied it */
-    h5 = RedisModule_OpenKey(ctx, K[4], REDISMODULE_READ);
-    if (RedisModule_KeyType(h5) == REDISMODULE_KEYTYPE_ZSET &&
-        RedisModule_ZsetFirstInScoreRange(h5, -1.0 / 0.0, FRONT_BUSY, 0, 1) ==
-            REDISMODULE_OK) {
-        if (!RedisModule_ZsetRangeEndReached(h5) &&
-            RedisModule_ZsetRangeCurrentElement(h5, &score))
-            ready = score;
-        RedisModule_ZsetRangeStop(h5);
-    }
-    return RedisModule_ReplyWithLongLong(ctx, (long long)ready);
+    return RedisModule_ReplyWithLongLong(
+        ctx, front_ready(RedisModule_OpenKey(ctx, K[4], REDISMODULE_READ)));
 }

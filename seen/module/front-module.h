@@ -25,9 +25,11 @@ int front_keys_request(RedisModuleCtx *ctx, RedisModuleString **argv,
 
 /* The call "CMD numkeys KEYS... ARGV..." of a command whose keys are nhead
  * fixed ones then groups of kper, and whose arguments are nahead fixed
- * ones, aper per group, then tail more: the number of groups, or -1 when
- * argc does not fit (wrong arity). */
+ * ones, aper per group, then tail more: the number of groups, with *keys
+ * and *args at the first key and argument, or -1 when argc does not fit
+ * (wrong arity). */
 long long front_groups(RedisModuleString **argv, int argc, int nhead,
-                       int kper, int nahead, int aper, int tail);
+                       int kper, int nahead, int aper, int tail,
+                       RedisModuleString ***keys, RedisModuleString ***args);
 
 #endif

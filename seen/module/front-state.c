@@ -204,3 +204,71 @@ RedisModuleString *front_qenc(RedisModuleCtx *ctx, const char *url,
         RedisModule_Free(b);
     return s;
 }
+
+RedisModuleKey *front_open(RedisModuleCtx *ctx, RedisModuleString *name)
+{
+    return RedisModule_OpenKey(ctx, name, REDISMODULE_READ | REDISMODULE_WRITE);
+}
+
+RedisModuleKey *front_open_text(RedisModuleCtx *ctx, const char *name,
+                                size_t len)
+{
+    return front_open(ctx, RedisModule_CreateString(ctx, name, len));
+}
+
+int front_is(RedisModuleKey *k, int type)
+{
+    int t = RedisModule_KeyType(k);
+    return t == REDISMODULE_KEYTYPE_EMPTY || t == type;
+}
+
+long long front_ready(RedisModuleKey *h)
+{
+    double score = -1;
+
+    if (RedisModule_KeyType(h) != REDISMODULE_KEYTYPE_ZSET ||
+        RedisModule_ZsetFirstInScoreRange(h, -1.0 / 0.0, FRONT_BUSY, 0, 1) !=
+            REDISMODULE_OK)
+        return -1;
+    if (RedisModule_ZsetRangeEndReached(h) ||
+        !RedisModule_ZsetRangeCurrentElement(h, &score))
+        score = -1;
+    RedisModule_ZsetRangeStop(h);
+    return (long long)score;
+}
+
+void front_count_add(struct front_counts *c, const char *name, long long k)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (!strcmp(c->v[i].name, name)) {
+            c->v[i].n += k;
+            return;
+        }
+    if (c->n == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 8;
+        c->v = RedisModule_Realloc(c->v, c->cap * sizeof(*c->v));
+    }
+    snprintf(c->v[c->n].name, sizeof(c->v[c->n].name), "%s", name);
+    c->v[c->n++].n = k;
+}
+
+int front_counts_flush(RedisModuleCtx *ctx, RedisModuleKey *hash,
+                       struct front_counts *c, int sign, int drop)
+{
+    int rc = 0;
+
+    for (size_t i = 0; i < c->n && !rc; i++) {
+        const char *f = c->v[i].name;
+        long long v;
+
+        if (front_hincr(ctx, hash, f, strlen(f), sign * c->v[i].n, &v))
+            rc = -1;
+        else if (drop && v <= 0)
+            RedisModule_HashSet(hash, REDISMODULE_HASH_NONE,
+                                RedisModule_CreateString(ctx, f, strlen(f)),
+                                REDISMODULE_HASH_DELETE, NULL);
+    }
+    RedisModule_Free(c->v);
+    memset(c, 0, sizeof(*c));
+    return rc;
+}

@@ -47,6 +47,35 @@ void front_lease_add(struct front_st *st, long long d, long long k);
  * m. Returns 1 when out differs from m. */
 int front_mark(const char *m, const char *d, char *out);
 
+/* A key opened for reading and writing, by name or by its text. */
+RedisModuleKey *front_open(RedisModuleCtx *ctx, RedisModuleString *name);
+RedisModuleKey *front_open_text(RedisModuleCtx *ctx, const char *name,
+                                size_t len);
+
+/* 1 when k is missing or of type (REDISMODULE_KEYTYPE_*). */
+int front_is(RedisModuleKey *k, int type);
+
+/* ready(h) of lib/ready.lua: the earliest score below busy in the ready
+ * set h, or -1. */
+long long front_ready(RedisModuleKey *h);
+
+/* Counter increments by field name (pend per depth, stat fields), a few
+ * per call, added to their hash at the end. */
+struct front_counts {
+    struct {
+        char name[40];
+        long long n;
+    } *v;
+    size_t n, cap;
+};
+
+void front_count_add(struct front_counts *c, const char *name, long long k);
+/* HINCRBY hash name sign*n for each counter, deleting a field that falls
+ * to 0 or below when drop; frees c. -1 (the rest skipped) when a field
+ * holds no integer. */
+int front_counts_flush(RedisModuleCtx *ctx, RedisModuleKey *hash,
+                       struct front_counts *c, int sign, int drop);
+
 /* HINCRBY hash field k through the key API; *out the new value. -1 when
  * the field holds no integer. */
 int front_hincr(RedisModuleCtx *ctx, RedisModuleKey *hash, const char *field,

@@ -125,7 +125,7 @@ static RedisModuleKey *queue_open(struct pop *p, RedisModuleString *host)
     k = RedisModule_CreateString(p->ctx, name, p->qpfx_len + hlen);
     if (name != small)
         RedisModule_Free(name);
-    return RedisModule_OpenKey(p->ctx, k, REDISMODULE_READ | REDISMODULE_WRITE);
+    return front_open(p->ctx, k);
 }
 
 /* take(host, n): up to n URLs of host leased; *empty when fewer came
@@ -218,12 +218,6 @@ static int arg_ll(RedisModuleString *s, long long *v)
     return RedisModule_StringToLongLong(s, v) == REDISMODULE_OK ? 0 : -1;
 }
 
-static int key_is(RedisModuleKey *k, int type)
-{
-    int t = RedisModule_KeyType(k);
-    return t == REDISMODULE_KEYTYPE_EMPTY || t == type;
-}
-
 /* check == '1': the partition's own key must hold node */
 static int owned(RedisModuleCtx *ctx, RedisModuleString *own,
                  RedisModuleString *node)
@@ -262,7 +256,8 @@ int front_keys_request(RedisModuleCtx *ctx, RedisModuleString **argv,
 }
 
 long long front_groups(RedisModuleString **argv, int argc, int nhead,
-                       int kper, int nahead, int aper, int tail)
+                       int kper, int nahead, int aper, int tail,
+                       RedisModuleString ***keys, RedisModuleString ***args)
 {
     long long nk, n;
 
@@ -273,6 +268,8 @@ long long front_groups(RedisModuleString **argv, int argc, int nhead,
     n = (nk - nhead) / kper;
     if (argc != 2 + nk + nahead + aper * n + tail)
         return -1;
+    *keys = argv + 2;
+    *args = argv + 2 + nk;
     return n;
 }
 
@@ -283,7 +280,7 @@ int front_cmd_pop(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     struct row *rows = NULL, *open = NULL;
     size_t nrows = 0, nopen = 0;
     long long numkeys, lease_ms, now_ll, deadline;
-    double ready = -1, score;
+    double score;
     const char *check;
     size_t clen;
 
@@ -309,12 +306,12 @@ int front_cmd_pop(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     p.dstr = RedisModule_StringPtrLen(A[1], &p.dlen);
     p.node = RedisModule_StringPtrLen(A[5], &p.node_len);
     p.qpfx = RedisModule_StringPtrLen(K[3], &p.qpfx_len);
-    p.h = RedisModule_OpenKey(ctx, K[0], REDISMODULE_READ | REDISMODULE_WRITE);
-    p.hosts = RedisModule_OpenKey(ctx, K[1], REDISMODULE_READ | REDISMODULE_WRITE);
-    p.lease = RedisModule_OpenKey(ctx, K[2], REDISMODULE_READ | REDISMODULE_WRITE);
-    if (!key_is(p.h, REDISMODULE_KEYTYPE_ZSET) ||
-        !key_is(p.hosts, REDISMODULE_KEYTYPE_HASH) ||
-        !key_is(p.lease, REDISMODULE_KEYTYPE_ZSET))
+    p.h = front_open(ctx, K[0]);
+    p.hosts = front_open(ctx, K[1]);
+    p.lease = front_open(ctx, K[2]);
+    if (!front_is(p.h, REDISMODULE_KEYTYPE_ZSET) ||
+        !front_is(p.hosts, REDISMODULE_KEYTYPE_HASH) ||
+        !front_is(p.lease, REDISMODULE_KEYTYPE_ZSET))
         return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
     deadline = RedisModule_Milliseconds() + lease_ms;
 
@@ -390,17 +387,8 @@ int front_cmd_pop(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         RedisModule_ZsetAdd(p.lease, (double)deadline,
                             RedisModule_CreateString(ctx, e, n), NULL);
     }
-    /* ready(h): the earliest score below busy, or -1 */
-    if (RedisModule_KeyType(p.h) == REDISMODULE_KEYTYPE_ZSET &&
-        RedisModule_ZsetFirstInScoreRange(p.h, -1.0 / 0.0, FRONT_BUSY, 0, 1) ==
-            REDISMODULE_OK) {
-        if (!RedisModule_ZsetRangeEndReached(p.h) &&
-            RedisModule_ZsetRangeCurrentElement(p.h, &score))
-            ready = score;
-        RedisModule_ZsetRangeStop(p.h);
-    }
     RedisModule_ReplyWithArray(ctx, 1 + (long)p.nout);
-    RedisModule_ReplyWithLongLong(ctx, (long long)ready);
+    RedisModule_ReplyWithLongLong(ctx, front_ready(p.h));
     for (size_t i = 0, off = 0, n; i < p.nout; i++) {
         const char *e = entry_at(&p, &off, &n);
         RedisModule_ReplyWithStringBuffer(ctx, e, n);

@@ -68,29 +68,9 @@ static void flush(void)
         freeReplyObject(r);
 }
 
-/* Lease deadlines are Redis's clock (TIME in pop.lua): time passing is
- * simulated by moving every lease entry's deadline into the past. */
 static void leases_expire(void)
 {
-    redisReply *k = redisCommand(raw, "KEYS dc:*:lease");
-
-    for (size_t i = 0; k && k->type == REDIS_REPLY_ARRAY && i < k->elements;
-         i++) {
-        redisReply *m = redisCommand(raw, "ZRANGE %s 0 -1", k->element[i]->str);
-        for (size_t j = 0; m && m->type == REDIS_REPLY_ARRAY && j < m->elements;
-             j++) {
-            redisReply *r = redisCommand(raw, "ZADD %s 1 %b",
-                                         k->element[i]->str,
-                                         m->element[j]->str,
-                                         m->element[j]->len);
-            if (r)
-                freeReplyObject(r);
-        }
-        if (m)
-            freeReplyObject(m);
-    }
-    if (k)
-        freeReplyObject(k);
+    t_leases_expire(raw, "dc:*:lease");
 }
 
 static struct frontier *open_f(int parts, int conns, double lease_s,

@@ -180,29 +180,6 @@ static int same_state(int step)
     return ok;
 }
 
-/* Move every lease deadline of prefix into the past. */
-static void expire(const char *prefix)
-{
-    redisReply *k = redisCommand(raw, "KEYS %s:*:lease", prefix);
-
-    for (size_t i = 0; k && k->type == REDIS_REPLY_ARRAY && i < k->elements;
-         i++) {
-        redisReply *m = redisCommand(raw, "ZRANGE %s 0 -1", k->element[i]->str);
-        for (size_t j = 0; m && m->type == REDIS_REPLY_ARRAY && j < m->elements;
-             j++) {
-            redisReply *z = redisCommand(raw, "ZADD %s 1 %b", k->element[i]->str,
-                                         m->element[j]->str,
-                                         (size_t)m->element[j]->len);
-            if (z)
-                freeReplyObject(z);
-        }
-        if (m)
-            freeReplyObject(m);
-    }
-    if (k)
-        freeReplyObject(k);
-}
-
 static long long cmdstat_calls(const char *cmd)
 {
     redisReply *r = redisCommand(raw, "INFO commandstats");
@@ -392,8 +369,8 @@ static void run(int conns, int ahead, int budget, unsigned seed)
                   rc[1]);
         } else if (op < 93) { /* leases expire and come back */
             size_t got[2] = { 0, 0 };
-            expire("dl");
-            expire("dn");
+            t_leases_expire(raw, "dl:*:lease");
+            t_leases_expire(raw, "dn:*:lease");
             for (int k = 0; k < 2; k++)
                 CHECK(frontier_reclaim(f[k], now, 0, &got[k]) == DC_OK,
                       "reclaim");
