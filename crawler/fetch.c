@@ -42,7 +42,9 @@
  * CURLOPT_QUICK_EXIT a transfer that times out before its lookup answered
  * does not wait for that lookup either (libcurl otherwise joins the
  * thread: a stalled DNS server would hold the loop, and its heartbeat,
- * for the resolver's whole timeout).
+ * for the resolver's whole timeout). Each lookup is a thread the main
+ * thread creates; their stacks are small (main.c, thread_stacks) so that
+ * glibc reuses them.
  *
  * Header limits: a response header block over FETCH_MAX_HEAD_BYTES (a
  * server sending 10,000 Set-Cookie lines) is aborted by on_header and

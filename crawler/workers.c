@@ -78,6 +78,10 @@
 #define MMAP_THRESHOLD ((size_t)1 << 20)
 #define TRIM_THRESHOLD ((size_t)2 << 20)
 
+/* A worker's stack: what threads had before main.c made the default
+ * small (parsing, noise and link extraction of any page run here). */
+#define WORKER_STACK ((size_t)8 << 20)
+
 /* Unstarted jobs, or their body bytes, that call the spare thread in. */
 #define SPARE_QUEUED 16
 #define SPARE_BYTES ((size_t)256 << 10)
@@ -452,6 +456,7 @@ struct workers *workers_new(int n, const struct conf *c, workers_wake_fn wake,
                             void *ud)
 {
     struct workers *w = xcalloc(1, sizeof(*w));
+    pthread_attr_t attr;
     int i;
 #ifdef __GLIBC__
     /* A big page passes through buffers of several MB (bodies, WARC
@@ -478,8 +483,11 @@ struct workers *workers_new(int n, const struct conf *c, workers_wake_fn wake,
     w->wake_ud = ud;
     w->n = n < 1 ? 1 : n;
     w->threads = xcalloc((size_t)w->n, sizeof(*w->threads));
+    pthread_attr_init(&attr); /* main.c made the default small */
+    pthread_attr_setstacksize(&attr, WORKER_STACK);
     for (i = 0; i < w->n; i++)
-        pthread_create(&w->threads[i], NULL, worker_main, w);
+        pthread_create(&w->threads[i], &attr, worker_main, w);
+    pthread_attr_destroy(&attr);
     return w;
 }
 
