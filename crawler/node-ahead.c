@@ -140,18 +140,22 @@ struct work_job *node__ahead_take_jobs(struct node *n)
 void node__ahead_release_leases(struct node *n, int64_t now)
 {
     struct frontier_lease *v = n->ahead.lease;
-    size_t k = n->ahead.nlease, i;
+    size_t k = n->ahead.nlease, i, sent = 0;
+    n->ahead.release = 0;
     if (!k)
         return;
     n->ahead.lease = NULL;
     n->ahead.nlease = n->ahead.caplease = 0;
     for (i = 0; i < k; i++) {
-        if (n->loop.stopping)
+        if (n->loop.stopping) {
             node__complete(n, &v[i], FRONTIER_RETRY, 0);
-        else if (v[i].depth <= n->level)
+        } else if (v[i].depth <= n->level && sent < NODE_AHEAD_RELEASE) {
             node__dispatch(n, &v[i], now);
-        else
+            sent++;
+        } else {
+            n->ahead.release |= v[i].depth <= n->level;
             node__ahead_hold_lease(n, &v[i]);
+        }
     }
     free(v);
 }

@@ -547,6 +547,13 @@ void retry_release(struct retry *t);
  * each, and this many bytes of pages. */
 #define NODE_AHEAD_JOBS 1024
 #define NODE_AHEAD_BYTES ((size_t)4 << 20)
+/* Held leases dispatched per turn once their level has come. Each is a
+ * host met for the first time: its robots.txt transfer costs the loop a
+ * name lookup thread or a connection attempt (~0.1 ms). A site linking to
+ * a hundred other hosts released them all in one turn, and its own
+ * connection waited behind them (13 ms per level on bench/deadhosts.sh's
+ * gen site); a few per turn let its pages go in between. */
+#define NODE_AHEAD_RELEASE 16
 /* URLs of a host leased beyond politeness.host_connections (hosts without
  * a politeness gap): the next transfer starts the moment one ends, while
  * the page before is still parsed and admitted; the politeness queue keeps
@@ -724,6 +731,12 @@ struct node {
     /* depth levels and pop */
     int level, maxd;
     int waiting_level;            /* no work at this level here */
+    /* leases popped here and not completed yet, per depth (node-pop.c
+     * counts them, node-write.c's completions take them off): when the
+     * current level's reach 0, its end is asked for at once rather than
+     * at the level timer's next period. Leases dropped without a
+     * completion (a lost partition) leave it above 0: the timer then. */
+    size_t out[NODE_MAX_DEPTH + 1];
     int seed_wait;                /* a daemon found no work at all: the
                                      seeds that end the wait may come with
                                      a new max_depth (node-pop.c) */
@@ -736,6 +749,7 @@ struct node {
         struct work_job *jobs, *tail; /* pages whose links must wait */
         size_t njobs, bytes;
         int active;                   /* leased ahead since the level began */
+        int release;                  /* some leases' level has come */
         int64_t renew_ms;             /* extend the held leases then (0: none) */
     } ahead;
     /* scope.private_addresses=seeds: when the seeds' ranges were last
@@ -816,7 +830,8 @@ int node__timer_level(struct node *n, struct node_timer *t, int64_t now);
  * host's robots.txt is unknown (moved out of l). hold_job: 1 when the page
  * was kept (its links wait for the level's end). take_jobs: the kept pages
  * whose level has come, as a list. release_leases: dispatch the kept
- * leases whose level has come. renew: extend the held leases when due.
+ * leases whose level has come, NODE_AHEAD_RELEASE at a time (ahead.release
+ * is set while more wait: the loop calls again next turn). renew: extend the held leases when due.
  * give_back: the node stops, everything held goes back to its queue.
  * hold_job takes the job (1) in both cases: kept, or given back when the
  * node stops. */

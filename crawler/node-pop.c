@@ -57,6 +57,7 @@ static size_t fill_depth(struct node *n, int depth, size_t room, int64_t now,
     *rc = frontier_pop(n->f, depth, now, room, &l, &nl, next_ms);
     if (*rc)
         return 0;
+    n->out[depth] += nl;
     if (nl > 0)
         n->popped_us = dc_mono_us(); /* node__ranges_refresh */
     if (n->c->robots_obey && nl > 0) { /* a miss only costs a fetch */

@@ -116,6 +116,19 @@ static int writers_flush(struct node *n)
 
 /* Complete the queued leases in one frontier call, their pages written
  * first. */
+/* A completed lease of depth d off n->out: the last one of the current
+ * level here has the level timer ask at once whether the level is over
+ * (its pages' links are admitted before their completions). */
+static void level_out(struct node *n, int d)
+{
+    if (d < 0 || d > NODE_MAX_DEPTH || !n->out[d])
+        return;
+    if (--n->out[d] == 0 && d == n->level) {
+        n->loop.pop_empty = 1;
+        n->loop.timers[TIMER_LEVEL].due = 0;
+    }
+}
+
 int node__flush_completions(struct node *n)
 {
     size_t k = n->done.n, i;
@@ -142,8 +155,10 @@ int node__flush_completions(struct node *n)
         epoch[i] = n->done.v[i].epoch;
     }
     rc = node__complete_epoch(n, l, outcome, delay, epoch, k);
-    for (i = 0; i < k && !rc; i++)
+    for (i = 0; i < k && !rc; i++) {
         n->st->leases_completed += outcome[i] != FRONTIER_RETRY;
+        level_out(n, l[i].depth);
+    }
     frontier_leases_free(l, k);
     free(outcome);
     free(delay);

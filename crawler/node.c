@@ -386,14 +386,15 @@ static int timers_run(struct node *n, int64_t now)
  * that ended during the last turn's round trips (the reply hook took
  * them) are unhandled: phase_fetch handles them after the wait, and a
  * robots.txt among them holds its host's URLs until then; nor while
- * finished pages wait that the last results phase put back. */
+ * finished pages wait that the last results phase put back, or held
+ * leases whose level has come (node-ahead.c releases a few per turn). */
 static int64_t wait_ms(const struct node *n, int64_t now)
 {
     int64_t pop = n->loop.timers[TIMER_POP].due;
     int64_t tick = n->loop.timers[TIMER_TICK].due;
     int64_t level = n->loop.timers[TIMER_LEVEL].due;
     int64_t w = IDLE_WAIT_MS;
-    if (n->nended || n->results_due)
+    if (n->nended || n->results_due || n->ahead.release)
         return 0;
     if (pop > now && pop - now < w)
         w = pop - now;
@@ -483,6 +484,8 @@ static int phase_fetch(struct node *n, int64_t now)
     int rc;
     node__lapse_flush(n);
     node__offline_tick(n, now);
+    if (n->ahead.release) /* the rest of a level's held leases */
+        node__ahead_release_leases(n, now);
     node__launch_ready(n, now);
     pw = polite_wait_ms(n->polite, now);
     if (pw < w)
