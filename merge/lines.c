@@ -3,7 +3,8 @@
  *
  * Each line becomes a struct ent in the sorter U (key: URL, requested
  * before skipped, newest fetch first) and one record per outlink in the
- * sorter L (key: target URL + source URL), for the scores of pass 2. The
+ * sorter L (key: target URL + the source URL's 64-bit fingerprint), for
+ * the scores of pass 2. The
  * line's records are located by its byte range (warc_offset, warc_length),
  * checked to start and end at gzip member boundaries (a member starts at
  * both ends, or the file ends); a line without a usable range (older
@@ -48,23 +49,13 @@ static int file_ok(const char *file)
     return file[0] != '/' && !strstr(file, "..");
 }
 
-/* Does file w hold a gzip member at off? The last few answers "yes" are
- * remembered: a line's range ends where the next line's starts. */
+/* Does file w hold a gzip member at off? Lines come in file order, so
+ * the checks move forward through a read-ahead window. */
 static int magic_at(struct merger *m, uint32_t w, int64_t off)
 {
-    unsigned char b[3];
-    int fd;
+    const unsigned char *b = merge__win_at(m, &m->magic, w, (uint64_t)off, 3);
 
-    for (int i = 0; i < MAGIC_SEEN; i++)
-        if (m->magic[i].off == off && m->magic[i].w == w && off > 0)
-            return 1;
-    fd = merge__file_fd(m, w);
-    if (fd < 0 || merge__pread_all(fd, b, 3, off) != DC_OK ||
-        b[0] != 0x1f || b[1] != 0x8b || b[2] != 0x08)
-        return 0;
-    m->magic[m->nmagic % MAGIC_SEEN].w = w;
-    m->magic[m->nmagic++ % MAGIC_SEEN].off = off;
-    return 1;
+    return b && b[0] == 0x1f && b[1] == 0x8b && b[2] == 0x08;
 }
 
 /* One line waiting to be located by inflating (older output). */
@@ -82,13 +73,19 @@ struct scan {
     size_t npend, cappend;
 };
 
+/* The key of U, then one of L per outlink: the target URL, then the
+ * source's fingerprint (8 bytes: scores count distinct sources, and
+ * half of L's bytes were source URLs), built in m->key. */
 static int emit_u(struct merger *m, const struct ent *e, const char *url,
                   char *const *links, size_t nlinks)
 {
     size_t ul = strlen(url);
-    char *k = xmalloc(ul + 18);
+    unsigned char fp[8];
+    char *k;
     int rc;
 
+    xgrow((void **)&m->key, &m->capkey, ul + 18, 1);
+    k = m->key;
     memcpy(k, url, ul + 1);
     /* lines of a request before "skipped" lines, whatever their times */
     k[ul + 1] = (e->flags & F_SKIP) ? 1 : 0;
@@ -96,14 +93,13 @@ static int emit_u(struct merger *m, const struct ent *e, const char *url,
                   ~(uint64_t)(e->ms + (INT64_C(1) << 62)), 8);
     merge__put_be((unsigned char *)k + ul + 10, ~e->order, 8);
     rc = merge__xs_add(&m->u, k, ul + 18, e, sizeof(*e));
-    free(k);
+    merge__put_be(fp, dedup_fingerprint(url, ul), 8);
     for (size_t i = 0; i < nlinks && rc == DC_OK; i++) {
         size_t tl = strlen(links[i]);
-        char *lk = xmalloc(tl + ul + 2);
-        memcpy(lk, links[i], tl + 1);
-        memcpy(lk + tl + 1, url, ul + 1);
-        rc = merge__xs_add(&m->l, lk, tl + ul + 2, NULL, 0);
-        free(lk);
+        xgrow((void **)&m->key, &m->capkey, tl + 9, 1);
+        memcpy(m->key, links[i], tl + 1);
+        memcpy(m->key + tl + 1, fp, 8);
+        rc = merge__xs_add(&m->l, m->key, tl + 9, NULL, 0);
     }
     return rc ? merge__sort_fail(m, rc) : DC_OK;
 }

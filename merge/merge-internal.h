@@ -119,7 +119,14 @@ struct file {
 /* Files kept open for preads: a page's .jsonl and .warc.gz alternate, and
  * a few nodes' files of one depth interleave in pass 4's order. */
 #define MERGE_OPEN_FILES 8
-#define MAGIC_SEEN 4
+#define MERGE_WIN ((size_t)64 << 10)
+
+struct merge_win {   /* bytes of one file read ahead (merge__win_at) */
+    char *p;         /* MERGE_WIN bytes, or NULL */
+    uint32_t idx;
+    uint64_t off;
+    size_t len;
+};
 
 struct merger {
     const char *dir, *outdir;
@@ -140,17 +147,10 @@ struct merger {
     } fds[MERGE_OPEN_FILES];
     uint64_t fd_clock;
     uint32_t last_file;  /* file_add's last answer */
-    struct {             /* offsets known to start a gzip member (lines.c) */
-        uint32_t w;
-        int64_t off;     /* 0: none (offset 0 is never asked twice) */
-    } magic[MAGIC_SEEN];
-    unsigned nmagic;
-    struct merge_win {   /* lines read ahead (merge__read_line) */
-        char *p;
-        uint32_t idx;
-        uint64_t off;
-        size_t len;
-    } win;
+    struct merge_win magic; /* WARC bytes read ahead (lines.c, magic_at) */
+    struct merge_win win;   /* lines read ahead (merge__read_line) */
+    char *key;              /* a sort key being built (lines.c) */
+    size_t capkey;
     char **temps;       /* synthetic files under outdir, removed at the end */
     size_t ntemps;
 };
@@ -174,6 +174,10 @@ int merge__file_fd(struct merger *m, uint32_t i);
 /* e's line (e->line_len bytes at e->line_off of file e->jsonl) into buf.
  * DC_OK or DC_EIO. */
 int merge__read_line(struct merger *m, const struct ent *e, char *buf);
+/* n bytes (at most MERGE_WIN / 2) at off of file idx, through w's
+ * read-ahead; NULL when the file cannot be read or ends before them. */
+const void *merge__win_at(struct merger *m, struct merge_win *w,
+                          uint32_t idx, uint64_t off, size_t n);
 /* Read exactly n bytes at off. DC_OK or DC_EIO. */
 int merge__pread_all(int fd, void *buf, size_t n, int64_t off);
 

@@ -213,35 +213,45 @@ int merge__pread_all(int fd, void *buf, size_t n, int64_t off)
     return pread_upto(fd, buf, n, off) == (ssize_t)n ? DC_OK : DC_EIO;
 }
 
-/* A window of LINE_WIN bytes read ahead: passes 3 and 4 read lines
- * back in nearly the order they were written, ~1 KB apart. */
-#define LINE_WIN ((size_t)64 << 10)
+/* Windows of MERGE_WIN bytes read ahead: passes 3 and 4 read lines back
+ * in nearly the order they were written, ~1 KB apart, and pass 1 checks
+ * the gzip magic where each line's records start and end, a few KB apart
+ * in a WARC file (one pread per window instead of two per line). */
+const void *merge__win_at(struct merger *m, struct merge_win *w,
+                          uint32_t idx, uint64_t off, size_t n)
+{
+    int fd;
+    ssize_t got;
+
+    if (w->p && w->idx == idx && off >= w->off && off + n <= w->off + w->len)
+        return w->p + (off - w->off);
+    if (n > MERGE_WIN / 2 || (fd = merge__file_fd(m, idx)) < 0)
+        return NULL;
+    if (!w->p)
+        w->p = xmalloc(MERGE_WIN);
+    got = pread_upto(fd, w->p, MERGE_WIN, (int64_t)off);
+    w->idx = idx;
+    w->off = off;
+    w->len = got < 0 ? 0 : (size_t)got;
+    return w->len >= n ? w->p : NULL;
+}
 
 int merge__read_line(struct merger *m, const struct ent *e, char *buf)
 {
-    struct merge_win *w = &m->win;
-    int fd = merge__file_fd(m, e->jsonl);
-    ssize_t got;
+    const void *p;
+    int fd;
 
-    if (fd < 0)
-        return DC_EIO;
-    if (w->p && w->idx == e->jsonl && e->line_off >= w->off &&
-        e->line_off + e->line_len <= w->off + w->len) {
-        memcpy(buf, w->p + (e->line_off - w->off), e->line_len);
+    if (e->line_len <= MERGE_WIN / 2) {
+        p = merge__win_at(m, &m->win, e->jsonl, e->line_off, e->line_len);
+        if (!p)
+            return DC_EIO;
+        memcpy(buf, p, e->line_len);
         return DC_OK;
     }
-    if (e->line_len > LINE_WIN / 2)
-        return merge__pread_all(fd, buf, e->line_len, (int64_t)e->line_off);
-    if (!w->p)
-        w->p = xmalloc(LINE_WIN);
-    got = pread_upto(fd, w->p, LINE_WIN, (int64_t)e->line_off);
-    w->idx = e->jsonl;
-    w->off = e->line_off;
-    w->len = got < 0 ? 0 : (size_t)got;
-    if (w->len < e->line_len)
+    fd = merge__file_fd(m, e->jsonl);
+    if (fd < 0)
         return DC_EIO;
-    memcpy(buf, w->p, e->line_len);
-    return DC_OK;
+    return merge__pread_all(fd, buf, e->line_len, (int64_t)e->line_off);
 }
 
 /* ---------------------------------------------------------- the driver */
@@ -254,6 +264,8 @@ static void merger_free(struct merger *m)
     merge__xs_free(&m->out);
     merge__xs_free(&m->cdx);
     free(m->win.p);
+    free(m->magic.p);
+    free(m->key);
     for (size_t i = 0; i < m->nfiles; i++)
         free(m->files[i].path);
     free(m->files);

@@ -84,20 +84,19 @@ struct lcur {
 static uint64_t score_of(struct lcur *lc, const char *url)
 {
     uint64_t n = 0;
-    char *prev = NULL;
+    unsigned char prev[8];
 
     while (lc->have && strcmp(lc->x.k, url) < 0)
         lc->have = merge__xs_next(&lc->c, &lc->x);
     while (lc->have && strcmp(lc->x.k, url) == 0) {
+        /* the source's fingerprint; sorted, so equal ones are adjacent */
         const char *src = lc->x.k + strlen(lc->x.k) + 1;
-        if (!prev || strcmp(prev, src) != 0) {
+        if (!n || memcmp(prev, src, 8) != 0) {
             n++;
-            free(prev);
-            prev = xstrdup(src);
+            memcpy(prev, src, 8);
         }
         lc->have = merge__xs_next(&lc->c, &lc->x);
     }
-    free(prev);
     return n;
 }
 
