@@ -55,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -412,6 +413,10 @@ static void *worker_main(void *arg)
     if (w->c->noise_enabled)
         parser_set_blocks(p, w->c->noise_blocks);
     int spare;
+    /* what the first page would pay for, while it is still on its way:
+     * OpenSSL's digest setup and glibc's time zone file (warc_iso_time) */
+    dedup_digests_init();
+    tzset();
     pthread_mutex_lock(&w->mu);
     spare = w->n > 1 && ++w->started == w->n; /* the last one */
     pthread_mutex_unlock(&w->mu);

@@ -100,8 +100,14 @@ void dedup_murmur3_x64_128(const void *key, size_t len, uint32_t seed,
  * must hold at least DEDUP_SHA1_STRLEN bytes. */
 #define DEDUP_SHA1_STRLEN 38
 void dedup_sha1_base32(const void *data, size_t len, char *out);
+/* The same over two pieces (a head and a body) without joining them. */
+void dedup_sha1_two(const void *a, size_t alen, const void *b, size_t blen,
+                    char *out);
 /* The same from a raw 20-byte digest. */
 void dedup_sha1_format(const unsigned char digest[20], char *out);
+/* Load the digests' implementations now (the first digest otherwise pays
+ * for it: a few ms of OpenSSL provider setup). Any thread, any time. */
+void dedup_digests_init(void);
 
 /* Seen-set layout (see the top of this file). */
 #define DEDUP_SUBBUCKET_BITS 8

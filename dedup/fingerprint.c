@@ -9,13 +9,19 @@
  * words are assembled byte by byte, so the result is the same on any host
  * byte order and needs no aligned input.
  *
- * The md5 fingerprint goes through OpenSSL's EVP interface (MD5 itself is
- * deprecated in OpenSSL 3 as a direct call).
+ * The md5 fingerprint and SHA-1 go through OpenSSL's EVP interface (MD5
+ * and SHA1 themselves are deprecated in OpenSSL 3 as direct calls), with
+ * their implementations fetched once (digests_fetch): EVP_sha1() and
+ * EVP_md5() make every EVP_Digest fetch again, a lookup in the provider's
+ * method store under its lock, and the first fetch sets the provider up
+ * (3 ms of a worker's first page).
  *
  * Every function here is reentrant; the only state is the process-wide
- * algorithm choice, written once before threads start.
+ * algorithm choice, written once before threads start, and the fetched
+ * digests (pthread_once).
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +137,30 @@ int dedup_fingerprint_algo(void)
     return fp_algo;
 }
 
+static pthread_once_t digests_once = PTHREAD_ONCE_INIT;
+static EVP_MD *md_sha1, *md_md5; /* kept to the end of the process */
+
+static void digests_fetch(void)
+{
+    md_sha1 = EVP_MD_fetch(NULL, "SHA1", NULL);
+    md_md5 = EVP_MD_fetch(NULL, "MD5", NULL);
+}
+
+void dedup_digests_init(void)
+{
+    pthread_once(&digests_once, digests_fetch);
+}
+
+/* The fetched digest, or the legacy one if the fetch failed (an OpenSSL
+ * whose default provider lacks it: EVP_Digest then fails, and says so). */
+static const EVP_MD *digest_md(int sha1)
+{
+    dedup_digests_init();
+    if (sha1)
+        return md_sha1 ? md_sha1 : EVP_sha1();
+    return md_md5 ? md_md5 : EVP_md5();
+}
+
 /* First 8 bytes of MD5(url), big-endian. */
 static uint64_t md5_fingerprint(const char *url, size_t len)
 {
@@ -139,7 +169,8 @@ static uint64_t md5_fingerprint(const char *url, size_t len)
     uint64_t v = 0;
     int i;
 
-    if (!EVP_Digest(url, len, md, &mdlen, EVP_md5(), NULL) || mdlen != 16) {
+    if (!EVP_Digest(url, len, md, &mdlen, digest_md(0), NULL) ||
+        mdlen != 16) {
         fprintf(stderr, "dcrawl: libcrypto MD5 failed\n");
         abort();
     }
@@ -188,11 +219,29 @@ void dedup_sha1_base32(const void *data, size_t len, char *out)
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int mdlen = 0;
 
-    if (!EVP_Digest(data, len, md, &mdlen, EVP_sha1(), NULL) || mdlen != 20) {
+    if (!EVP_Digest(data, len, md, &mdlen, digest_md(1), NULL) ||
+        mdlen != 20) {
         /* libcrypto cannot fail SHA-1 short of a broken install. */
         fprintf(stderr, "dcrawl: libcrypto SHA-1 failed\n");
         abort();
     }
+    dedup_sha1_format(md, out);
+}
+
+void dedup_sha1_two(const void *a, size_t alen, const void *b, size_t blen,
+                    char *out)
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+
+    if (!ctx || !EVP_DigestInit_ex(ctx, digest_md(1), NULL) ||
+        !EVP_DigestUpdate(ctx, a, alen) || !EVP_DigestUpdate(ctx, b, blen) ||
+        !EVP_DigestFinal_ex(ctx, md, &mdlen) || mdlen != 20) {
+        fprintf(stderr, "dcrawl: libcrypto SHA-1 failed\n");
+        abort();
+    }
+    EVP_MD_CTX_free(ctx);
     dedup_sha1_format(md, out);
 }
 

@@ -26,36 +26,12 @@
 #include <string.h>
 #include <strings.h>
 
-#include <openssl/evp.h>
-
 #include "conf.h"
 #include "dedup.h"
 #include "warc-internal.h"
 
 /* Unused capacity a built page may keep (warc_record_build). */
 #define BUILT_SLACK 4096
-
-/* ------------------------------------------------------------ digests */
-
-/* SHA-1 over two pieces (head + body) without joining them. */
-static void sha1_two(const void *a, size_t alen, const void *b, size_t blen,
-                     char *out)
-{
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-
-    if (!ctx) {
-        fprintf(stderr, "dcrawl: out of memory (digest context)\n");
-        abort();
-    }
-    EVP_DigestInit_ex(ctx, EVP_sha1(), NULL);
-    EVP_DigestUpdate(ctx, a, alen);
-    EVP_DigestUpdate(ctx, b, blen);
-    EVP_DigestFinal_ex(ctx, md, &mdlen);
-    EVP_MD_CTX_free(ctx);
-    dedup_sha1_format(md, out);
-}
 
 /* ------------------------------------------------ response head rewrite */
 
@@ -179,7 +155,7 @@ static int build_records(const struct warc_page *p, int level,
         snprintf(b->digest, sizeof(b->digest), "%s", p->payload_digest);
     else
         dedup_sha1_base32(p->body ? p->body : "", p->body_len, b->digest);
-    sha1_two(head.p, head.len, body ? body : "", body_len, bdig);
+    dedup_sha1_two(head.p, head.len, body ? body : "", body_len, bdig);
     r.type = revisit ? "revisit" : "response";
     r.id = b->response_id;
     r.date = date;
