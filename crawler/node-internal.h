@@ -831,8 +831,9 @@ int node__timer_level(struct node *n, struct node_timer *t, int64_t now);
  * was kept (its links wait for the level's end). take_jobs: the kept pages
  * whose level has come, as a list. release_leases: dispatch the kept
  * leases whose level has come, NODE_AHEAD_RELEASE at a time (ahead.release
- * is set while more wait: the loop calls again next turn). renew: extend the held leases when due.
- * give_back: the node stops, everything held goes back to its queue.
+ * is set while more wait: the loop calls again next turn). renew: extend
+ * the held leases when due. give_back: the node stops, everything held
+ * goes back to its queue.
  * hold_job takes the job (1) in both cases: kept, or given back when the
  * node stops. */
 int node__ahead_allowed(const struct node *n);

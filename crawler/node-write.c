@@ -114,8 +114,6 @@ static int writers_flush(struct node *n)
     return DC_OK;
 }
 
-/* Complete the queued leases in one frontier call, their pages written
- * first. */
 /* A completed lease of depth d off n->out: the last one of the current
  * level here has the level timer ask at once whether the level is over
  * (its pages' links are admitted before their completions). */
@@ -129,6 +127,8 @@ static void level_out(struct node *n, int d)
     }
 }
 
+/* Complete the queued leases in one frontier call, their pages written
+ * first. */
 int node__flush_completions(struct node *n)
 {
     size_t k = n->done.n, i;
