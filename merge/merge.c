@@ -26,12 +26,13 @@
  * (struct xsort: records appended to a buffer of at most mem_bytes / 2,
  * sorted and spilled as a run file when full, then k-way merged with a
  * heap). In memory: the file table, the sort buffers, one line, one copy
- * buffer, a 64 KB window of lines read ahead (passes 3 and 4 read lines
- * back in about the order they were written). Passes:
+ * buffer, two 64 KB windows read ahead (merge__win_at: lines, which passes
+ * 3 and 4 read back in about the order they were written, and the WARC
+ * bytes where pass 1 checks each range's gzip magic). Passes:
  *  1. Scan every .jsonl line. Key U = url, requested before skipped,
  *     newest fetch first; value: where the line is and what the later
- *     passes need (struct ent). Key L = outlink target + source URL, for
- *     every outlink of every line. A line without a usable range (older
+ *     passes need (struct ent). Key L = outlink target + the source URL's
+ *     64-bit fingerprint, for every outlink of every line. A line without a usable range (older
  *     output without warc_length, or a range not starting with a gzip
  *     member) is located by inflating its WARC file and matching
  *     warc_record_id (per .jsonl file, after reading it).
