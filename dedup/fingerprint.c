@@ -214,20 +214,6 @@ void dedup_sha1_format(const unsigned char digest[20], char *out)
     *o = '\0';
 }
 
-void dedup_sha1_base32(const void *data, size_t len, char *out)
-{
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-
-    if (!EVP_Digest(data, len, md, &mdlen, digest_md(1), NULL) ||
-        mdlen != 20) {
-        /* libcrypto cannot fail SHA-1 short of a broken install. */
-        fprintf(stderr, "dcrawl: libcrypto SHA-1 failed\n");
-        abort();
-    }
-    dedup_sha1_format(md, out);
-}
-
 void dedup_sha1_two(const void *a, size_t alen, const void *b, size_t blen,
                     char *out)
 {
@@ -236,13 +222,20 @@ void dedup_sha1_two(const void *a, size_t alen, const void *b, size_t blen,
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 
     if (!ctx || !EVP_DigestInit_ex(ctx, digest_md(1), NULL) ||
-        !EVP_DigestUpdate(ctx, a, alen) || !EVP_DigestUpdate(ctx, b, blen) ||
+        !EVP_DigestUpdate(ctx, a, alen) ||
+        (blen && !EVP_DigestUpdate(ctx, b, blen)) ||
         !EVP_DigestFinal_ex(ctx, md, &mdlen) || mdlen != 20) {
+        /* libcrypto cannot fail SHA-1 short of a broken install. */
         fprintf(stderr, "dcrawl: libcrypto SHA-1 failed\n");
         abort();
     }
     EVP_MD_CTX_free(ctx);
     dedup_sha1_format(md, out);
+}
+
+void dedup_sha1_base32(const void *data, size_t len, char *out)
+{
+    dedup_sha1_two(data, len, NULL, 0, out);
 }
 
 unsigned dedup_seen_bucket(uint64_t fp)

@@ -4,13 +4,13 @@
  * Each line becomes a struct ent in the sorter U (key: URL, requested
  * before skipped, newest fetch first) and one record per outlink in the
  * sorter L (key: target URL + the source URL's 64-bit fingerprint), for
- * the scores of pass 2. The
- * line's records are located by its byte range (warc_offset, warc_length),
- * checked to start and end at gzip member boundaries (a member starts at
- * both ends, or the file ends); a line without a usable range (older
- * output) waits in a pending list and is located after the file is read by
- * inflating its WARC file and matching warc_record_id. Bad lines are
- * reported through merge__warn and skipped; only I/O errors are fatal.
+ * the scores of pass 2. The line's records are located by its byte range
+ * (warc_offset, warc_length), checked to start and end at gzip member
+ * boundaries (a member starts at both ends, or the file ends); a line
+ * without a usable range (older output) waits in a pending list and is
+ * located after the file is read by inflating its WARC file and matching
+ * warc_record_id. Bad lines are reported through merge__warn and skipped;
+ * only I/O errors are fatal.
  */
 #include <dirent.h>
 #include <errno.h>

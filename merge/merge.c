@@ -32,10 +32,10 @@
  *  1. Scan every .jsonl line. Key U = url, requested before skipped,
  *     newest fetch first; value: where the line is and what the later
  *     passes need (struct ent). Key L = outlink target + the source URL's
- *     64-bit fingerprint, for every outlink of every line. A line without a usable range (older
- *     output without warc_length, or a range not starting with a gzip
- *     member) is located by inflating its WARC file and matching
- *     warc_record_id (per .jsonl file, after reading it).
+ *     64-bit fingerprint, for every outlink of every line. A line without
+ *     a usable range (older output without warc_length, or a range not
+ *     starting with a gzip member) is located by inflating its WARC file
+ *     and matching warc_record_id (per .jsonl file, after reading it).
  *  2. Walk U and L together (both sorted by URL). The first line of each URL
  *     is kept (URL duplicates: the most recent wins; on equal times the one
  *     read later; a "skipped" line, for a URL never requested, only when

@@ -39,7 +39,7 @@ static int enqueue(RedisModuleCtx *ctx, RedisModuleKey *hosts,
                    RedisModuleString *url, RedisModuleString *host,
                    RedisModuleString *d, long long now, long long conns)
 {
-    RedisModuleKey *q = front_open(ctx, qname), *h;
+    RedisModuleKey *q, *h;
     const char *u, *hs, *ds;
     size_t ulen, hlen;
     long long dn;
@@ -48,7 +48,7 @@ static int enqueue(RedisModuleCtx *ctx, RedisModuleKey *hosts,
     char m2[FRONT_MARKS];
     int first;
 
-    if (!front_is(q, REDISMODULE_KEYTYPE_LIST)) {
+    if (front_open_as(ctx, qname, REDISMODULE_KEYTYPE_LIST, &q)) {
         RedisModule_CloseKey(q);
         return -1;
     }
@@ -60,8 +60,7 @@ static int enqueue(RedisModuleCtx *ctx, RedisModuleKey *hosts,
     RedisModule_CloseKey(q);
     if (!first)
         return 0;
-    h = front_open(ctx, hname);
-    if (!front_is(h, REDISMODULE_KEYTYPE_ZSET)) {
+    if (front_open_as(ctx, hname, REDISMODULE_KEYTYPE_ZSET, &h)) {
         RedisModule_CloseKey(h);
         return -1;
     }
@@ -107,14 +106,10 @@ int front_cmd_admit(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RedisModule_ReplyWithError(ctx,
                                           "ERR DCFRONT.ADMIT: bad blob length");
     RedisModule_AutoMemory(ctx);
-    pend = front_open(ctx, K[0]);
-    stat = front_open(ctx, K[1]);
-    hosts = front_open(ctx, K[2]);
-    budk = front_open(ctx, K[3]);
-    if (!front_is(pend, REDISMODULE_KEYTYPE_HASH) ||
-        !front_is(stat, REDISMODULE_KEYTYPE_HASH) ||
-        !front_is(hosts, REDISMODULE_KEYTYPE_HASH) ||
-        !front_is(budk, REDISMODULE_KEYTYPE_HASH))
+    if (front_open_as(ctx, K[0], REDISMODULE_KEYTYPE_HASH, &pend) ||
+        front_open_as(ctx, K[1], REDISMODULE_KEYTYPE_HASH, &stat) ||
+        front_open_as(ctx, K[2], REDISMODULE_KEYTYPE_HASH, &hosts) ||
+        front_open_as(ctx, K[3], REDISMODULE_KEYTYPE_HASH, &budk))
         return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
     res = RedisModule_Calloc((size_t)n + 1, 1);
     if (budget == 0) {

@@ -174,16 +174,11 @@ int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
         RedisModule_StringToLongLong(A[1], &conns) != REDISMODULE_OK)
         return bad(ctx, "bad number");
     RedisModule_AutoMemory(ctx);
-    lease = front_open(ctx, K[0]);
-    hosts = front_open(ctx, K[1]);
-    pend = front_open(ctx, K[2]);
-    stat = front_open(ctx, K[3]);
-    fail = front_open(ctx, K[5]);
-    if (!front_is(lease, REDISMODULE_KEYTYPE_ZSET) ||
-        !front_is(hosts, REDISMODULE_KEYTYPE_HASH) ||
-        !front_is(pend, REDISMODULE_KEYTYPE_HASH) ||
-        !front_is(stat, REDISMODULE_KEYTYPE_HASH) ||
-        !front_is(fail, REDISMODULE_KEYTYPE_ZSET))
+    if (front_open_as(ctx, K[0], REDISMODULE_KEYTYPE_ZSET, &lease) ||
+        front_open_as(ctx, K[1], REDISMODULE_KEYTYPE_HASH, &hosts) ||
+        front_open_as(ctx, K[2], REDISMODULE_KEYTYPE_HASH, &pend) ||
+        front_open_as(ctx, K[3], REDISMODULE_KEYTYPE_HASH, &stat) ||
+        front_open_as(ctx, K[5], REDISMODULE_KEYTYPE_ZSET, &fail))
         return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
     pfx = RedisModule_StringPtrLen(K[0], &plen);
     if (plen < 5)

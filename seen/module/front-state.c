@@ -222,6 +222,13 @@ int front_is(RedisModuleKey *k, int type)
     return t == REDISMODULE_KEYTYPE_EMPTY || t == type;
 }
 
+int front_open_as(RedisModuleCtx *ctx, RedisModuleString *name, int type,
+                  RedisModuleKey **k)
+{
+    *k = front_open(ctx, name);
+    return front_is(*k, type) ? 0 : -1;
+}
+
 long long front_ready(RedisModuleKey *h)
 {
     double score = -1;

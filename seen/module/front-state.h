@@ -54,6 +54,10 @@ RedisModuleKey *front_open_text(RedisModuleCtx *ctx, const char *name,
 
 /* 1 when k is missing or of type (REDISMODULE_KEYTYPE_*). */
 int front_is(RedisModuleKey *k, int type);
+/* front_open into *k, then 0 when it is missing or of type, else -1 (the
+ * key stays open: the caller closes it, or the context's auto memory). */
+int front_open_as(RedisModuleCtx *ctx, RedisModuleString *name, int type,
+                  RedisModuleKey **k);
 
 /* ready(h) of lib/ready.lua: the earliest score below busy in the ready
  * set h, or -1. */

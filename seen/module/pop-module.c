@@ -306,12 +306,9 @@ int front_cmd_pop(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     p.dstr = RedisModule_StringPtrLen(A[1], &p.dlen);
     p.node = RedisModule_StringPtrLen(A[5], &p.node_len);
     p.qpfx = RedisModule_StringPtrLen(K[3], &p.qpfx_len);
-    p.h = front_open(ctx, K[0]);
-    p.hosts = front_open(ctx, K[1]);
-    p.lease = front_open(ctx, K[2]);
-    if (!front_is(p.h, REDISMODULE_KEYTYPE_ZSET) ||
-        !front_is(p.hosts, REDISMODULE_KEYTYPE_HASH) ||
-        !front_is(p.lease, REDISMODULE_KEYTYPE_ZSET))
+    if (front_open_as(ctx, K[0], REDISMODULE_KEYTYPE_ZSET, &p.h) ||
+        front_open_as(ctx, K[1], REDISMODULE_KEYTYPE_HASH, &p.hosts) ||
+        front_open_as(ctx, K[2], REDISMODULE_KEYTYPE_ZSET, &p.lease))
         return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
     deadline = RedisModule_Milliseconds() + lease_ms;
 
