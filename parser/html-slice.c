@@ -314,16 +314,117 @@ static size_t copy_data(const char *s, size_t i, size_t b, char *out, int fold)
     return b - i;
 }
 
+/* Start tags that end foreign content (HTML's "in foreign content" rules:
+ * b, big, ..., var; font is taken as one whatever its attributes), and
+ * the ones after which this scan cannot tell where an svg element ends:
+ * math, the HTML integration points, plaintext and frameset. */
+static int svg_breaks(const char *name, size_t n)
+{
+    static const char *const names[] = {
+        "b", "big", "blockquote", "body", "br", "center", "code", "dd",
+        "div", "dl", "dt", "em", "embed", "h1", "h2", "h3", "h4", "h5",
+        "h6", "head", "hr", "i", "img", "li", "listing", "menu", "meta",
+        "nobr", "ol", "p", "pre", "ruby", "s", "small", "span", "strong",
+        "strike", "sub", "sup", "table", "tt", "u", "ul", "var", "font",
+        "math", "foreignobject", "desc", "title", "plaintext", "frameset",
+    };
+    size_t k;
+
+    for (k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (name_is(name, n, names[k]))
+            return 1;
+    return 0;
+}
+
+/* From e (after the span start tag at b): the position of its end tag
+ * when the span holds only text (one character at least, the first not
+ * NUL) up to "</span" and its tag says nothing of a role (which makes an
+ * element a landmark and a block of its own for the walker); else 0. Leaving such a span out changes no other element:
+ * its start tag and its first character would both reconstruct the same
+ * formatting elements at the same place, and its end tag pops only it.
+ * A span with tags inside is kept: its end tag may pop a formatting
+ * element opened inside it, which the tree builder then clones for the
+ * text after it. */
+static size_t leaf_span(const char *s, size_t len, size_t b, size_t e)
+{
+    const char *p;
+
+    for (p = s + b; p + 4 <= s + e; p++) /* role: a landmark (html-walk.c) */
+        if ((p[0] | 0x20) == 'r' && (p[1] | 0x20) == 'o' &&
+            (p[2] | 0x20) == 'l' && (p[3] | 0x20) == 'e')
+            return 0;
+    if (e >= len || s[e] == '\0' || s[e] == '<')
+        return 0;
+    p = memchr(s + e, '<', len - e);
+    if (!p)
+        return 0;
+    b = (size_t)(p - s);
+    if (b + 7 > len || s[b + 1] != '/' || strncasecmp(s + b + 2, "span", 4) ||
+        !(parser__ws(s[b + 6]) || s[b + 6] == '>' || s[b + 6] == '/'))
+        return 0;
+    return b;
+}
+
+#define SVG_DEPTH 32
+
+/*
+ * From e (after an svg start tag): the position after the end tag that
+ * closes that svg element, when its content is tags that close in order
+ * (each end tag names the innermost open one, as an XML writer makes
+ * them: an icon of paths, groups and uses), none of them one that ends
+ * foreign content or makes it HTML again (svg_breaks), and no CDATA
+ * section (text up to "]]>" in foreign content, a comment in HTML); 0
+ * when the content is anything else: then nothing after the svg start
+ * tag can be told apart exactly.
+ */
+static size_t svg_end(const char *s, size_t len, size_t e)
+{
+    char name[16], open[SVG_DEPTH][16];
+    size_t lens[SVG_DEPTH], depth = 1, i = e, b, n;
+    int end, selfc;
+
+    memcpy(open[0], "svg", 3);
+    lens[0] = 3;
+    while ((b = next_tag(s, len, i)) < len) {
+        i = tag_close(s, len, b, name, &n, &end, &selfc);
+        if (i >= len || n > sizeof name)
+            return 0;
+        if (end) {
+            if (n != lens[depth - 1] || memcmp(name, open[depth - 1], n))
+                return 0;
+            if (--depth == 0)
+                return memmem(s + e, b - e, "<![CDATA[", 9) ? 0 : i;
+        } else if (svg_breaks(name, n)) {
+            return 0;
+        } else if (!selfc) {
+            if (depth == SVG_DEPTH)
+                return 0;
+            memcpy(open[depth], name, n);
+            lens[depth++] = n;
+        }
+    }
+    return 0;
+}
+
 /*
  * Copy s[0..len) into out (len bytes) without the content of script and
  * style elements: what gumbo would keep as their one text child, which
  * holds no link and no counted text (html-walk.c), but costs gumbo a
  * token per byte. The tags stay, so the tree has the same elements.
- * Exact where the scan above is: it gives up (copies the rest as is) at
- * the first svg or math start tag (foreign content: there style is an
- * ordinary element with markup inside) and at frameset (script and style
- * are ignored tags there); a script whose content holds "<!--" (script
- * data's escape states, where "</script>" may not end it) is kept.
+ * Exact where the scan above is: an svg element is copied as it is and
+ * the scan goes on after it when svg_end() can tell where it ends (inline
+ * icons: most pages of some generators start with one); it gives up
+ * (copies the rest as is) at any other svg, at math (foreign content:
+ * there style is an ordinary element with markup inside) and at frameset
+ * (script and style are ignored tags there); a script whose content holds
+ * "<!--" (script data's escape states, where "</script>" may not end it)
+ * is kept.
+ * With fold, spans that hold only text (leaf_span) after the body's start
+ * tag are left out as well: an inline element with nothing the walker
+ * reads (no link, no block, no attribute), and neither a formatting nor a
+ * special element for the tree builder, so every other element keeps its
+ * place; its text joins the text around it. Highlighted source code is
+ * mostly such spans (a third of the tags of a cppreference page).
  * With fold, text between tags is folded too (copy_data above): most of
  * an ordinary page's bytes, each one a token for gumbo; PARSER_FOLD_X
  * where nobody counts text (blocks off), PARSER_FOLD_LEN where the walker
@@ -333,14 +434,32 @@ size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
 {
     size_t i = 0, o = 0, b, e, r, n, keep, fixes = 0;
     char name[16];
-    int end, selfc, raw, fix;
+    int end, selfc, raw, fix, body = 0;
+    size_t span_end = 0;
 
     while ((b = next_tag(s, len, i)) < len) {
         e = tag_close(s, len, b, name, &n, &end, &selfc);
-        if (!end && (name_is(name, n, "svg") || name_is(name, n, "math") ||
+        if (!end && name_is(name, n, "svg") && !selfc && e < len) {
+            if (!(r = svg_end(s, len, e)))
+                break;
+            o += copy_data(s, i, b, out + o, fold);
+            memcpy(out + o, s + b, r - b);
+            o += r - b;
+            i = r;
+            continue;
+        }
+        if (!end && (name_is(name, n, "math") ||
                      name_is(name, n, "frameset") ||
                      name_is(name, n, "plaintext")))
             break;
+        if (!end && name_is(name, n, "body"))
+            body = 1;
+        if (fold && body && name_is(name, n, "span") &&
+            (end ? b == span_end : (span_end = leaf_span(s, len, b, e)) > 0)) {
+            o += copy_data(s, i, b, out + o, fold);
+            i = e; /* left out: the text on both sides is one text node */
+            continue;
+        }
         raw = !end && e < len && raw_text(name, n);
         fix = raw && selfc && fixes < PARSER_RAW_FIXES; /* <iframe .../> */
         r = raw && !fix ? raw_end(s, len, e, name, n) : e;
