@@ -336,33 +336,77 @@ static int svg_breaks(const char *name, size_t n)
     return 0;
 }
 
-/* From e (after the span start tag at b): the position of its end tag
- * when the span holds only text (one character at least, the first not
- * NUL) up to "</span" and its tag says nothing of a role (which makes an
- * element a landmark and a block of its own for the walker); else 0. Leaving such a span out changes no other element:
- * its start tag and its first character would both reconstruct the same
- * formatting elements at the same place, and its end tag pops only it.
- * A span with tags inside is kept: its end tag may pop a formatting
- * element opened inside it, which the tree builder then clones for the
- * text after it. */
-static size_t leaf_span(const char *s, size_t len, size_t b, size_t e)
+#define SPAN_LOOK 4096 /* bytes a span's look-ahead reads at most */
+
+/* The span start tag at b, ending at e, says nothing of a role (which
+ * makes an element a landmark and a block of its own for the walker). */
+static int span_plain(const char *s, size_t b, size_t e)
 {
     const char *p;
 
-    for (p = s + b; p + 4 <= s + e; p++) /* role: a landmark (html-walk.c) */
+    for (p = s + b; p + 4 <= s + e; p++)
         if ((p[0] | 0x20) == 'r' && (p[1] | 0x20) == 'o' &&
             (p[2] | 0x20) == 'l' && (p[3] | 0x20) == 'e')
             return 0;
-    if (e >= len || s[e] == '\0' || s[e] == '<')
+    return 1;
+}
+
+/* "</span" followed by space, '/' or '>' at b. */
+static int span_end_at(const char *s, size_t len, size_t b)
+{
+    return b + 7 <= len && s[b + 1] == '/' &&
+           !strncasecmp(s + b + 2, "span", 4) &&
+           (parser__ws(s[b + 6]) || s[b + 6] == '>' || s[b + 6] == '/');
+}
+
+/*
+ * From e (after the span start tag at b): the position of its end tag
+ * when the span holds only text and spans like it, within SPAN_LOOK
+ * bytes: every span of it plain (span_plain), starting with a character
+ * that is neither '<' nor NUL or with such a span, and none empty; else
+ * 0. Leaving such spans out changes no other element: the first
+ * character would reconstruct the same formatting elements at the same
+ * place as the first start tag, and each end tag pops only its own span.
+ * A span with any other tag inside is kept: its end tag may pop a
+ * formatting element opened inside it, which the tree builder then
+ * clones for the text after it.
+ */
+static size_t text_span(const char *s, size_t len, size_t b, size_t e)
+{
+    size_t depth = 1, i = e, lim = len - e > SPAN_LOOK ? e + SPAN_LOOK : len;
+    const char *p;
+    char name[16];
+    size_t n;
+    int end, selfc;
+
+    if (!span_plain(s, b, e))
         return 0;
-    p = memchr(s + e, '<', len - e);
-    if (!p)
-        return 0;
-    b = (size_t)(p - s);
-    if (b + 7 > len || s[b + 1] != '/' || strncasecmp(s + b + 2, "span", 4) ||
-        !(parser__ws(s[b + 6]) || s[b + 6] == '>' || s[b + 6] == '/'))
-        return 0;
-    return b;
+    for (;;) { /* i: right after a span start tag */
+        while (i < lim && s[i] == '<' && !span_end_at(s, len, i)) {
+            b = i; /* a nested start tag: a plain span */
+            i = tag_close(s, len, b, name, &n, &end, &selfc);
+            if (i >= lim || end || !name_is(name, n, "span") ||
+                !span_plain(s, b, i))
+                return 0;
+            depth++;
+        }
+        if (i >= lim || s[i] == '<' || s[i] == '\0')
+            return 0; /* empty, or no character first */
+        for (;;) { /* text, then end tags or another start */
+            p = memchr(s + i, '<', lim - i);
+            if (!p)
+                return 0;
+            i = (size_t)(p - s);
+            if (!span_end_at(s, len, i))
+                break;
+            b = i;
+            i = tag_close(s, len, b, name, &n, &end, &selfc);
+            if (--depth == 0)
+                return b;
+            if (i >= lim)
+                return 0;
+        }
+    }
 }
 
 #define SVG_DEPTH 32
@@ -419,12 +463,13 @@ static size_t svg_end(const char *s, size_t len, size_t e)
  * (script and style are ignored tags there); a script whose content holds
  * "<!--" (script data's escape states, where "</script>" may not end it)
  * is kept.
- * With fold, spans that hold only text (leaf_span) after the body's start
- * tag are left out as well: an inline element with nothing the walker
- * reads (no link, no block, no attribute), and neither a formatting nor a
- * special element for the tree builder, so every other element keeps its
- * place; its text joins the text around it. Highlighted source code is
- * mostly such spans (a third of the tags of a cppreference page).
+ * With fold, spans that hold only text and such spans (text_span) after
+ * the body's start tag are left out as well: an inline element with
+ * nothing the walker reads (no link, no block, no attribute but role),
+ * and neither a formatting nor a special element for the tree builder,
+ * so every other element keeps its place; its text joins the text
+ * around it. Highlighted source code is mostly such spans (more than a
+ * third of the tags of a cppreference page).
  * With fold, text between tags is folded too (copy_data above): most of
  * an ordinary page's bytes, each one a token for gumbo; PARSER_FOLD_X
  * where nobody counts text (blocks off), PARSER_FOLD_LEN where the walker
@@ -455,7 +500,7 @@ size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
         if (!end && name_is(name, n, "body"))
             body = 1;
         if (fold && body && name_is(name, n, "span") &&
-            (end ? b == span_end : (span_end = leaf_span(s, len, b, e)) > 0)) {
+            (b <= span_end || (!end && (span_end = text_span(s, len, b, e))))) {
             o += copy_data(s, i, b, out + o, fold);
             i = e; /* left out: the text on both sides is one text node */
             continue;

@@ -75,8 +75,8 @@
  * (parser__raw_strip() in html-slice.c; the tags stay, and pages it cannot
  * scan exactly, past math, frameset, an escaped script or an svg whose
  * end it cannot tell, keep it; an inline svg icon is copied as it is and
- * the scan goes on after it). Spans that hold only text go too when text
- * is folded: highlighted code is mostly spans.
+ * the scan goes on after it). Spans that hold nothing but text go too
+ * when text is folded: highlighted code is mostly spans.
  * Each run of plain text between two tags is folded as well (the same
  * elements in the same order: see copy_data() in html-slice.c): with
  * blocks off, where nothing reads text, to one character; with blocks on

@@ -1298,6 +1298,11 @@ static void test_fold_text(void)
          "<body><span><b>x</b>x</span><span></span>x"},
         {"<body><span ROLE=navigation>t</span><span class=role>u</span>",
          "<body><span ROLE=navigation>x</span><span class=role>x</span>"},
+        /* nested: out when every span in it holds text and such spans */
+        {"<body><span class=a><span>t</span> u</span><span><span></span>v"
+         "</span><span>w<b>x</b></span><span><span role=x>y</span></span>",
+         "<body>xx<span><span></span>x</span><span>x<b>x</b></span><span>"
+         "<span role=x>x</span></span>"},
     };
     static const char *pages[] = {
         "<table>t<a href=/f>f</a><tr><td>c<a href=/c>c</a></table>",
@@ -1396,6 +1401,9 @@ static void test_svg_span_same(void)
         "<table><span>fostered text <a href=/f>f</a></span><tr><td>cell "
         "<a href=/c>c</a></td></tr></table>",
         "<select><span>o</span><option>v</select><a href=/t>t</a>",
+        "<p><b><span><span>x</span><a href=/1>one</span>y</b>z<a href=/2>two"
+        "</a></p><p><a href=/0>zero</a><span><span>nested</span> text</span>"
+        "</p>"
         "<p><b><span>x<a href=/1>one</span>y</b>z<a href=/2>two</a></p>"
         "<p><a href=/3><span>three<a href=/4>four</a></span></a></p>",
         "<div>words <span role=navigation>menu text</span> more <span>\"leaf"
