@@ -463,13 +463,14 @@ static size_t svg_end(const char *s, size_t len, size_t e)
  * (script and style are ignored tags there); a script whose content holds
  * "<!--" (script data's escape states, where "</script>" may not end it)
  * is kept.
- * With fold, spans that hold only text and such spans (text_span) after
- * the body's start tag are left out as well: an inline element with
- * nothing the walker reads (no link, no block, no attribute but role),
- * and neither a formatting nor a special element for the tree builder,
- * so every other element keeps its place; its text joins the text
- * around it. Highlighted source code is mostly such spans (more than a
- * third of the tags of a cppreference page).
+ * With fold and PARSER_STRIP_SPANS, spans that hold only text and such
+ * spans (text_span) after the body's start tag are left out as well: an
+ * inline element with nothing the walker reads (no link, no attribute
+ * but role; no block unless span is a block tag, when the caller does
+ * not ask for this), and neither a formatting nor a special element for
+ * the tree builder, so every other element keeps its place; its text
+ * joins the text around it. Highlighted source code is mostly such
+ * spans (more than a third of the tags of a cppreference page).
  * With fold, text between tags is folded too (copy_data above): most of
  * an ordinary page's bytes, each one a token for gumbo; PARSER_FOLD_X
  * where nobody counts text (blocks off), PARSER_FOLD_LEN where the walker
@@ -480,7 +481,10 @@ size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
     size_t i = 0, o = 0, b, e, r, n, keep, fixes = 0;
     char name[16];
     int end, selfc, raw, fix, body = 0;
+    int spans = (fold & PARSER_STRIP_SPANS) && (fold & PARSER_FOLD_MODE);
     size_t span_end = 0;
+
+    fold &= PARSER_FOLD_MODE;
 
     while ((b = next_tag(s, len, i)) < len) {
         e = tag_close(s, len, b, name, &n, &end, &selfc);
@@ -499,7 +503,7 @@ size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
             break;
         if (!end && name_is(name, n, "body"))
             body = 1;
-        if (fold && body && name_is(name, n, "span") &&
+        if (spans && body && name_is(name, n, "span") &&
             (b <= span_end || (!end && (span_end = text_span(s, len, b, e))))) {
             o += copy_data(s, i, b, out + o, fold);
             i = e; /* left out: the text on both sides is one text node */

@@ -45,11 +45,14 @@ void parser__cut_init(struct parser__cut *c, const char *s, size_t len);
  * (parser__text_len reads it back; a run shorter than its marker is kept).
  * A raw text element written self-closing (XHTML's <iframe .../>, <script
  * src=x />) gets its end tag right after it, up to PARSER_RAW_FIXES per
- * call: HTML would read the rest of the page as its text. Returns the
- * length. */
+ * call: HTML would read the rest of the page as its text. With
+ * PARSER_STRIP_SPANS added to a fold mode, spans that hold nothing but
+ * text go too (not when span is a block tag). Returns the length. */
 #define PARSER_RAW_FIXES 64
 #define PARSER_RAW_ROOM (PARSER_RAW_FIXES * sizeof("</noframes>"))
 enum { PARSER_FOLD_NONE = 0, PARSER_FOLD_X = 1, PARSER_FOLD_LEN = 2 };
+#define PARSER_FOLD_MODE 3     /* the fold mode's bits */
+#define PARSER_STRIP_SPANS 4
 /* HTML's ASCII whitespace: space, tab, LF, CR, FF. */
 static inline int parser__ws(int c)
 {

@@ -1317,7 +1317,19 @@ static void test_fold_text(void)
     char a[1024], b[1024];
     size_t i, k, n, o;
 
-    check_strip(t, sizeof t / sizeof t[0], PARSER_FOLD_X);
+    check_strip(t, sizeof t / sizeof t[0],
+                PARSER_FOLD_X | PARSER_STRIP_SPANS);
+    { /* without PARSER_STRIP_SPANS (span is a block tag) spans stay */
+        static const struct strip_case keep[] = {
+            {"<body><span>a</span>", "<body><span>x</span>"},
+        };
+        check_strip(keep, 1, PARSER_FOLD_X);
+        parser_set_blocks(on, "div span");
+        parser_parse_html(on, "http://h.test/",
+                          "<body><div><span>some words</span> <a href=/x>x</a>"
+                          "</div>", 57, &r);
+        CHECK(r->nblocks == 3, "span as a block tag: %zu blocks", r->nblocks);
+    }
     /* the same links, in the same order, folded or not */
     parser_set_blocks(on, "p td div");
     for (i = 0; i < sizeof pages / sizeof pages[0]; i++) {
