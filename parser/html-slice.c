@@ -110,6 +110,21 @@ static size_t next_tag(const char *s, size_t len, size_t i)
     return len;
 }
 
+static int name_is(const char *name, size_t n, const char *want)
+{
+    return strlen(want) == n && memcmp(name, want, n) == 0;
+}
+
+/* name (n bytes) is one of names[0..count) */
+static int name_in(const char *name, size_t n, const char *const *names,
+                   size_t count)
+{
+    for (size_t k = 0; k < count; k++)
+        if (name_is(name, n, names[k]))
+            return 1;
+    return 0;
+}
+
 /* Elements whose content is text up to their own end tag. */
 static int raw_text(const char *name, size_t n)
 {
@@ -117,16 +132,22 @@ static int raw_text(const char *name, size_t n)
         "script", "style", "textarea", "title", "xmp",
         "iframe", "noembed", "noframes",
     };
-    size_t k;
 
-    for (k = 0; k < sizeof names / sizeof names[0]; k++)
-        if (strlen(names[k]) == n && memcmp(names[k], name, n) == 0)
-            return 1;
-    return 0;
+    return name_in(name, n, names, sizeof names / sizeof names[0]);
+}
+
+/* "</name" followed by space, '/' or '>' at i. */
+static int end_tag_at(const char *s, size_t len, size_t i, const char *name,
+                      size_t n)
+{
+    return i + 2 + n < len && s[i + 1] == '/' &&
+           strncasecmp(s + i + 2, name, n) == 0 &&
+           (parser__ws(s[i + 2 + n]) || s[i + 2 + n] == '/' ||
+            s[i + 2 + n] == '>');
 }
 
 /* From i (after a raw text element's start tag): the position of the
- * '<' of "</name" followed by space, '/' or '>'; len if none. */
+ * '<' of its end tag (end_tag_at); len if none. */
 static size_t raw_end(const char *s, size_t len, size_t i, const char *name,
                       size_t n)
 {
@@ -134,10 +155,7 @@ static size_t raw_end(const char *s, size_t len, size_t i, const char *name,
 
     while (i < len && (p = memchr(s + i, '<', len - i))) {
         i = (size_t)(p - s);
-        if (i + 2 + n < len && s[i + 1] == '/' &&
-            strncasecmp(s + i + 2, name, n) == 0 &&
-            (parser__ws(s[i + 2 + n]) || s[i + 2 + n] == '/' ||
-             s[i + 2 + n] == '>'))
+        if (end_tag_at(s, len, i, name, n))
             return i;
         i++;
     }
@@ -202,11 +220,6 @@ static size_t tag_close(const char *s, size_t len, size_t i, char name[16],
         }
     }
     return i < len ? i + 1 : len;
-}
-
-static int name_is(const char *name, size_t n, const char *want)
-{
-    return strlen(want) == n && memcmp(name, want, n) == 0;
 }
 
 /*
@@ -328,15 +341,12 @@ static int svg_breaks(const char *name, size_t n)
         "strike", "sub", "sup", "table", "tt", "u", "ul", "var", "font",
         "math", "foreignobject", "desc", "title", "plaintext", "frameset",
     };
-    size_t k;
 
-    for (k = 0; k < sizeof names / sizeof names[0]; k++)
-        if (name_is(name, n, names[k]))
-            return 1;
-    return 0;
+    return name_in(name, n, names, sizeof names / sizeof names[0]);
 }
 
 #define SPAN_LOOK 4096 /* bytes a span's look-ahead reads at most */
+#define SPAN_TAGS 32   /* and tags: each span start costs at most this */
 
 /* The span start tag at b, ending at e, says nothing of a role (which
  * makes an element a landmark and a block of its own for the walker). */
@@ -351,62 +361,55 @@ static int span_plain(const char *s, size_t b, size_t e)
     return 1;
 }
 
-/* "</span" followed by space, '/' or '>' at b. */
-static int span_end_at(const char *s, size_t len, size_t b)
-{
-    return b + 7 <= len && s[b + 1] == '/' &&
-           !strncasecmp(s + b + 2, "span", 4) &&
-           (parser__ws(s[b + 6]) || s[b + 6] == '>' || s[b + 6] == '/');
-}
-
 /*
  * From e (after the span start tag at b): the position of its end tag
  * when the span holds only text and spans like it, within SPAN_LOOK
- * bytes: every span of it plain (span_plain), starting with a character
- * that is neither '<' nor NUL or with such a span, and none empty; else
- * 0. Leaving such spans out changes no other element: the first
- * character would reconstruct the same formatting elements at the same
- * place as the first start tag, and each end tag pops only its own span.
- * A span with any other tag inside is kept: its end tag may pop a
- * formatting element opened inside it, which the tree builder then
- * clones for the text after it.
+ * bytes and SPAN_TAGS tags: every span of it plain (span_plain), starting
+ * with a character that is neither '<' nor NUL or with such a span, and
+ * none empty; else 0. Leaving such spans out changes no other element:
+ * the first character would reconstruct the same formatting elements at
+ * the same place as the first start tag, and each end tag pops only its
+ * own span. A span with any other tag inside is kept: its end tag may
+ * pop a formatting element opened inside it, which the tree builder then
+ * clones for the text after it. The bounds keep a page of nested spans
+ * linear: every nested start tag looks ahead again.
  */
 static size_t text_span(const char *s, size_t len, size_t b, size_t e)
 {
-    size_t depth = 1, i = e, lim = len - e > SPAN_LOOK ? e + SPAN_LOOK : len;
+    size_t depth = 1, i = e, tags = 0, n;
+    size_t lim = len - e > SPAN_LOOK ? e + SPAN_LOOK : len;
+    int first = 1, end, selfc; /* first: no character since a start tag */
     const char *p;
     char name[16];
-    size_t n;
-    int end, selfc;
 
     if (!span_plain(s, b, e))
         return 0;
-    for (;;) { /* i: right after a span start tag */
-        while (i < lim && s[i] == '<' && !span_end_at(s, len, i)) {
-            b = i; /* a nested start tag: a plain span */
+    while (i < lim && tags++ < SPAN_TAGS) {
+        if (s[i] != '<') { /* text up to the next tag */
+            if (first && s[i] == '\0')
+                return 0;
+            first = 0;
+            if (!(p = memchr(s + i, '<', lim - i)))
+                return 0;
+            i = (size_t)(p - s);
+        }
+        b = i;
+        if (end_tag_at(s, len, b, "span", 4)) {
+            if (first) /* empty */
+                return 0;
+            i = tag_close(s, len, b, name, &n, &end, &selfc);
+            if (--depth == 0)
+                return b;
+        } else { /* a nested start tag: a plain span */
             i = tag_close(s, len, b, name, &n, &end, &selfc);
             if (i >= lim || end || !name_is(name, n, "span") ||
                 !span_plain(s, b, i))
                 return 0;
             depth++;
-        }
-        if (i >= lim || s[i] == '<' || s[i] == '\0')
-            return 0; /* empty, or no character first */
-        for (;;) { /* text, then end tags or another start */
-            p = memchr(s + i, '<', lim - i);
-            if (!p)
-                return 0;
-            i = (size_t)(p - s);
-            if (!span_end_at(s, len, i))
-                break;
-            b = i;
-            i = tag_close(s, len, b, name, &n, &end, &selfc);
-            if (--depth == 0)
-                return b;
-            if (i >= lim)
-                return 0;
+            first = 1;
         }
     }
+    return 0;
 }
 
 #define SVG_DEPTH 32
@@ -480,7 +483,7 @@ size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
 {
     size_t i = 0, o = 0, b, e, r, n, keep, fixes = 0;
     char name[16];
-    int end, selfc, raw, fix, body = 0;
+    int end, selfc, raw, fix, svg, body = 0;
     int spans = (fold & PARSER_STRIP_SPANS) && (fold & PARSER_FOLD_MODE);
     size_t span_end = 0;
 
@@ -488,15 +491,9 @@ size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
 
     while ((b = next_tag(s, len, i)) < len) {
         e = tag_close(s, len, b, name, &n, &end, &selfc);
-        if (!end && name_is(name, n, "svg") && !selfc && e < len) {
-            if (!(r = svg_end(s, len, e)))
-                break;
-            o += copy_data(s, i, b, out + o, fold);
-            memcpy(out + o, s + b, r - b);
-            o += r - b;
-            i = r;
-            continue;
-        }
+        svg = !end && name_is(name, n, "svg") && !selfc && e < len;
+        if (svg && !(r = svg_end(s, len, e))) /* else copied whole */
+            break;
         if (!end && (name_is(name, n, "math") ||
                      name_is(name, n, "frameset") ||
                      name_is(name, n, "plaintext")))
@@ -511,7 +508,8 @@ size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
         }
         raw = !end && e < len && raw_text(name, n);
         fix = raw && selfc && fixes < PARSER_RAW_FIXES; /* <iframe .../> */
-        r = raw && !fix ? raw_end(s, len, e, name, n) : e;
+        if (!svg)
+            r = raw && !fix ? raw_end(s, len, e, name, n) : e;
         o += copy_data(s, i, b, out + o, fold);
         if (r > e && (name_is(name, n, "style") ||
                       (name_is(name, n, "script") &&
