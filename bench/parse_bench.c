@@ -1,7 +1,12 @@
 /*
  * parse_bench: the HTML link extraction cost per page.
  *
- *   parse_bench DIR [REPEAT]
+ *   parse_bench DIR [REPEAT] [BLOCKS]
+ *
+ * BLOCKS: the tags that cut pages into blocks (parser_set_blocks), as
+ * noise.blocks ("default": that setting's default), so text is counted
+ * as in a crawl with the noise filter on; without it blocks are off and
+ * text is folded to one character, as in a crawl with noise off.
  *
  * Reads every *.html file under DIR into memory first, then calls
  * parser_parse_html() on each (one thread, one struct parser, PARSER_URL_
@@ -9,13 +14,16 @@
  * time, as shared/bench/ceiling/gumbo_count.c does, so the two numbers
  * compare directly (gumbo_count is gumbo's parse plus a bare tree walk).
  * Prints one JSON object: files, bytes, repeat, links (unique per page,
- * summed), found, rejected, read_s, parse_wall_s, parse_cpu_s, mb_per_s,
- * pages_per_s, us_per_page.
+ * summed), found, rejected, blocks and blocks_hash (with BLOCKS: how many
+ * blocks, and a hash of their sums, parents and flags and of each link's
+ * block, from the first pass), read_s, parse_wall_s, parse_cpu_s,
+ * mb_per_s, pages_per_s, us_per_page.
  *
  * Page URLs: a file DIR/hosts/HOST/PATH (gen_site.py's layout) is
  * http://HOST:8080/PATH; any other file is http://localhost/RELPATH.
  */
 #include <ftw.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +41,33 @@ struct doc {
 
 static struct doc *docs;
 static size_t ndocs, capdocs, total_bytes, root_len;
+
+/* FNV-1a of v's n bytes into *h. */
+static void fnv(uint64_t *h, const void *v, size_t n)
+{
+    const unsigned char *b = v;
+
+    while (n-- > 0)
+        *h = (*h ^ *b++) * 0x100000001b3ULL;
+}
+
+/* The page's blocks (counts, flags, parents, text sums) and the block of
+ * each link into *h, so two builds can be told to cut pages the same;
+ * returns the number of blocks. */
+static size_t block_sum(const struct parser_result *res, uint64_t *h)
+{
+    size_t k;
+
+    for (k = 0; k < res->nblocks; k++) {
+        const struct parser_block *b = &res->blocks[k];
+        uint64_t f[5] = {b->text, b->link_text, b->parent, b->nlinks,
+                         b->flags};
+        fnv(h, f, sizeof f);
+    }
+    for (k = 0; k < res->nlinks; k++)
+        fnv(h, &res->links[k].block, sizeof res->links[k].block);
+    return res->nblocks;
+}
 
 static char *page_url(const char *rel)
 {
@@ -82,7 +117,8 @@ static double now(clockid_t c)
 
 int main(int argc, char **argv)
 {
-    size_t links = 0, found = 0, rejected = 0, i;
+    size_t links = 0, found = 0, rejected = 0, blocks = 0, i;
+    uint64_t bsum = 0xcbf29ce484222325ULL;
     double r0, r1, w0, w1, c0, c1, pages, mb, cpu;
     const struct parser_result *res;
     struct parser *p;
@@ -107,6 +143,16 @@ int main(int argc, char **argv)
         return 1;
     }
     p = parser_new(PARSER_URL_STRIP_INDEX, 2048);
+    if (argc > 3) {
+        struct conf c;
+        conf_init(&c);
+        if (parser_set_blocks(p, strcmp(argv[3], "default") == 0
+                                     ? c.noise_blocks : argv[3]) != 0) {
+            fprintf(stderr, "%s: bad block tags: %s\n", argv[0], argv[3]);
+            return 1;
+        }
+        conf_release(&c);
+    }
     w0 = now(CLOCK_MONOTONIC);
     c0 = now(CLOCK_PROCESS_CPUTIME_ID);
     for (r = 0; r < repeat; r++) {
@@ -117,6 +163,8 @@ int main(int argc, char **argv)
             links += res->nlinks;
             found += res->found;
             rejected += res->rejected;
+            if (r == 0)
+                blocks += block_sum(res, &bsum);
         }
     }
     w1 = now(CLOCK_MONOTONIC);
@@ -125,11 +173,13 @@ int main(int argc, char **argv)
     pages = (double)ndocs * repeat;
     mb = (double)total_bytes * repeat / 1e6;
     printf("{\"files\": %zu, \"bytes\": %zu, \"repeat\": %d, \"links\": %zu, "
-           "\"found\": %zu, \"rejected\": %zu, \"read_s\": %.3f, "
+           "\"found\": %zu, \"rejected\": %zu, \"blocks\": %zu, "
+           "\"blocks_hash\": \"%016" PRIx64 "\", \"read_s\": %.3f, "
            "\"parse_wall_s\": %.3f, \"parse_cpu_s\": %.3f, \"mb_per_s\": %.1f, "
            "\"pages_per_s\": %.1f, \"us_per_page\": %.1f}\n",
            ndocs, total_bytes, repeat, links / (size_t)repeat,
-           found / (size_t)repeat, rejected / (size_t)repeat, r1 - r0, w1 - w0,
+           found / (size_t)repeat, rejected / (size_t)repeat, blocks, bsum,
+           r1 - r0, w1 - w0,
            cpu, mb / cpu, pages / cpu, 1e6 * cpu / pages);
     parser_free(&p);
     for (i = 0; i < ndocs; i++) {

@@ -4,8 +4,9 @@
  * and the rest as slices, so gumbo's memory is bounded by the piece size,
  * not by the body), and, with the same scan, a copy of a piece without the
  * content of its script and style elements (parser__raw_strip: gumbo's
- * time is per byte, and that content never holds a link) and, when no
- * text is counted, with each run of plain text folded to one character.
+ * time is per byte, and that content never holds a link), without the
+ * attributes nobody reads and, when no text is counted, with each run of
+ * plain text folded to one character.
  *
  * A cut is made only before a '<' that starts a start or end tag ("<a",
  * "</a") where the HTML tokenizer is in its data state: never inside a
@@ -44,6 +45,8 @@
 #include <ctype.h>
 #include <string.h>
 #include <strings.h>
+
+#include <gumbo.h>
 
 #include "parser-internal.h"
 
@@ -454,6 +457,130 @@ static size_t svg_end(const char *s, size_t len, size_t e)
 }
 
 /*
+ * Start tags whose attributes all go to gumbo: elements whose attributes
+ * the walker reads, a aside (area, link, meta, base, frame, iframe:
+ * html-walk.c), the ones whose attributes the tree builder reads or
+ * compares (the formatting elements: the Noah's Ark clause compares them
+ * attribute by attribute; not a, which never meets another a after the
+ * last marker, as a new a first closes the one open; font, which ends
+ * foreign content only with color, face or size; input, whose type=hidden
+ * stays in a table; html and body, whose attributes are merged into the
+ * first one; isindex, made into a form from its own; annotation-xml's
+ * encoding), the raw text elements, svg and math. Any other start tag
+ * keeps only the attributes the walker reads (copy_read): role, and an
+ * a's href and rel.
+ */
+static int attrs_all(const char *name, size_t n)
+{
+    static const unsigned char all[GUMBO_TAG_LAST + 1] = {
+        [GUMBO_TAG_AREA] = 1, [GUMBO_TAG_LINK] = 1,
+        [GUMBO_TAG_META] = 1, [GUMBO_TAG_BASE] = 1, [GUMBO_TAG_FRAME] = 1,
+        [GUMBO_TAG_IFRAME] = 1, [GUMBO_TAG_B] = 1, [GUMBO_TAG_BIG] = 1,
+        [GUMBO_TAG_CODE] = 1, [GUMBO_TAG_EM] = 1, [GUMBO_TAG_FONT] = 1,
+        [GUMBO_TAG_I] = 1, [GUMBO_TAG_NOBR] = 1, [GUMBO_TAG_S] = 1,
+        [GUMBO_TAG_SMALL] = 1, [GUMBO_TAG_STRIKE] = 1, [GUMBO_TAG_STRONG] = 1,
+        [GUMBO_TAG_TT] = 1, [GUMBO_TAG_U] = 1, [GUMBO_TAG_INPUT] = 1,
+        [GUMBO_TAG_HTML] = 1, [GUMBO_TAG_BODY] = 1, [GUMBO_TAG_ISINDEX] = 1,
+        [GUMBO_TAG_ANNOTATION_XML] = 1, [GUMBO_TAG_SCRIPT] = 1,
+        [GUMBO_TAG_STYLE] = 1, [GUMBO_TAG_TEXTAREA] = 1, [GUMBO_TAG_TITLE] = 1,
+        [GUMBO_TAG_XMP] = 1, [GUMBO_TAG_NOEMBED] = 1, [GUMBO_TAG_NOFRAMES] = 1,
+        [GUMBO_TAG_PLAINTEXT] = 1, [GUMBO_TAG_SVG] = 1, [GUMBO_TAG_MATH] = 1,
+    };
+
+    if (n > 16) /* longer than any name above; name holds 16 bytes */
+        return 0;
+    return all[gumbo_tagn_enum(name, (unsigned)n)];
+}
+#define READ_MAX 4 /* attributes copy_read keeps; more: the tag as is */
+
+/* Attribute name s[0..n) is one the walker reads: role on every element,
+ * href and rel on a link (a). */
+static int attr_read(const char *s, size_t n, int link)
+{
+    if (n == 4)
+        return strncasecmp(s, "role", 4) == 0 ||
+               (link && strncasecmp(s, "href", 4) == 0);
+    return n == 3 && link && strncasecmp(s, "rel", 3) == 0;
+}
+
+/*
+ * Copy the start tag s[b..e) (its '>' at e - 1, or a tag that does not
+ * end in an open quote; selfc: it ends in "/>")
+ * to out with only the attributes the walker reads (attr_read; link: the
+ * tag is an a): its name, then " name=value" for each, in their order,
+ * then "/>" or ">". The attributes are split as HTML's tokenizer splits
+ * them (tag_close agrees on where the tag ends): a name runs to a space,
+ * '/', '=' or '>' (its first character may be '='), a value is quoted or
+ * runs to a space or '>'. The tag is copied as it is when it has no other
+ * attribute, more than READ_MAX read ones, or would not get shorter.
+ * Returns the length written (at most e - b).
+ */
+static size_t copy_read(const char *s, size_t b, size_t e, int selfc,
+                        int link, char *out)
+{
+    size_t i = b + 1, last = e - 1, nk = 0, o, k, as, ne, name;
+    size_t ks[READ_MAX], ke[READ_MAX];
+    int dropped = 0;
+    const char *p;
+
+    while (i < last && !parser__ws(s[i]) && s[i] != '/')
+        i++;
+    o = name = i - b; /* "<name" */
+    for (;;) {
+        while (i < last && (parser__ws(s[i]) || s[i] == '/'))
+            i++;
+        if (i >= last)
+            break;
+        as = i++;
+        while (i < last && !parser__ws(s[i]) && s[i] != '/' && s[i] != '=')
+            i++;
+        ne = i;
+        while (i < last && parser__ws(s[i]))
+            i++;
+        if (i < last && s[i] == '=') {
+            for (i++; i < last && parser__ws(s[i]); i++)
+                ;
+            if (i < last && (s[i] == '"' || s[i] == '\'')) {
+                if (!(p = memchr(s + i + 1, s[i], last - i - 1)))
+                    break; /* the tag does not end: as it is */
+                i = (size_t)(p - s) + 1;
+            } else {
+                while (i < last && !parser__ws(s[i]))
+                    i++;
+            }
+        } else {
+            i = ne; /* no value: what follows the spaces is the next one */
+        }
+        if (!attr_read(s + as, ne - as, link)) {
+            dropped = 1;
+        } else if (nk < READ_MAX) {
+            ks[nk] = as;
+            ke[nk++] = i;
+            o += 1 + i - as;
+        } else {
+            dropped = 0; /* too many to keep track of: as it is */
+            break;
+        }
+    }
+    o += 1 + (size_t)selfc;
+    if (!dropped || i < last || o >= e - b) {
+        memcpy(out, s + b, e - b);
+        return e - b;
+    }
+    memcpy(out, s + b, name);
+    o = name;
+    for (k = 0; k < nk; k++) {
+        out[o++] = ' ';
+        memcpy(out + o, s + ks[k], ke[k] - ks[k]);
+        o += ke[k] - ks[k];
+    }
+    if (selfc)
+        out[o++] = '/';
+    out[o++] = '>';
+    return o;
+}
+
+/*
  * Copy s[0..len) into out (len bytes) without the content of script and
  * style elements: what gumbo would keep as their one text child, which
  * holds no link and no counted text (html-walk.c), but costs gumbo a
@@ -474,6 +601,10 @@ static size_t svg_end(const char *s, size_t len, size_t e)
  * the tree builder, so every other element keeps its place; its text
  * joins the text around it. Highlighted source code is mostly such
  * spans (more than a third of the tags of a cppreference page).
+ * With PARSER_STRIP_ATTRS, start tags other than those attrs_all() lists
+ * keep only the attributes the walker reads (copy_read): gumbo builds the
+ * same elements in the same places, and their attributes are a third of
+ * a documentation page's bytes (class above all).
  * With fold, text between tags is folded too (copy_data above): most of
  * an ordinary page's bytes, each one a token for gumbo; PARSER_FOLD_X
  * where nobody counts text (blocks off), PARSER_FOLD_LEN where the walker
@@ -485,6 +616,7 @@ size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
     char name[16];
     int end, selfc, raw, fix, svg, body = 0;
     int spans = (fold & PARSER_STRIP_SPANS) && (fold & PARSER_FOLD_MODE);
+    int attrs = fold & PARSER_STRIP_ATTRS;
     size_t span_end = 0;
 
     fold &= PARSER_FOLD_MODE;
@@ -517,8 +649,13 @@ size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
             keep = e - b; /* the content is left out */
         else
             keep = r - b;
-        memcpy(out + o, s + b, keep);
-        o += keep;
+        if (attrs && !end && !svg && r == e && s[e - 1] == '>' &&
+            !attrs_all(name, n)) { /* (copy_read checks a '>' in quotes) */
+            o += copy_read(s, b, e, selfc, n == 1 && name[0] == 'a', out + o);
+        } else {
+            memcpy(out + o, s + b, keep);
+            o += keep;
+        }
         if (fix) { /* taken as empty: its end tag right after it */
             out[o++] = '<';
             out[o++] = '/';

@@ -77,7 +77,10 @@
  * end it cannot tell, keep it; an inline svg icon is copied as it is and
  * the scan goes on after it). Spans that hold nothing but text go too
  * when text is folded (unless span is a block tag): highlighted code is
- * mostly spans.
+ * mostly spans. So do the attributes that neither the walker nor the
+ * tree builder reads: most start tags keep only role, an a its href, rel
+ * and role (class, id, title and style are a third of a documentation
+ * page's bytes).
  * Each run of plain text between two tags is folded as well (the same
  * elements in the same order: see copy_data() in html-slice.c): with
  * blocks off, where nothing reads text, to one character; with blocks on
@@ -355,6 +358,7 @@ static const char *gumbo_input(struct parser *p, const char *body,
     xgrow((void **)&p->stripped, &p->stripped_cap, *len + PARSER_RAW_ROOM, 1);
     n = parser__raw_strip(body, *len, p->stripped,
                           (p->blocks_on ? PARSER_FOLD_LEN : PARSER_FOLD_X) |
+                              PARSER_STRIP_ATTRS |
                               (p->block_tag[GUMBO_TAG_SPAN]
                                    ? 0 : PARSER_STRIP_SPANS));
     if (n == *len && memcmp(body, p->stripped, n) == 0)

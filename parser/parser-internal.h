@@ -47,12 +47,15 @@ void parser__cut_init(struct parser__cut *c, const char *s, size_t len);
  * src=x />) gets its end tag right after it, up to PARSER_RAW_FIXES per
  * call: HTML would read the rest of the page as its text. With
  * PARSER_STRIP_SPANS added to a fold mode, spans that hold nothing but
- * text go too (not when span is a block tag). Returns the length. */
+ * text go too (not when span is a block tag). With PARSER_STRIP_ATTRS,
+ * start tags lose the attributes nobody reads (copy_read in
+ * html-slice.c). Returns the length. */
 #define PARSER_RAW_FIXES 64
 #define PARSER_RAW_ROOM (PARSER_RAW_FIXES * sizeof("</noframes>"))
 enum { PARSER_FOLD_NONE = 0, PARSER_FOLD_X = 1, PARSER_FOLD_LEN = 2 };
 #define PARSER_FOLD_MODE 3     /* the fold mode's bits */
 #define PARSER_STRIP_SPANS 4
+#define PARSER_STRIP_ATTRS 8
 /* HTML's ASCII whitespace: space, tab, LF, CR, FF. */
 static inline int parser__ws(int c)
 {

@@ -25,6 +25,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <gumbo.h>
+
 #include "conf.h"
 #include "parser-internal.h"
 #include "parser.h"
@@ -1464,6 +1466,131 @@ static void test_svg_span_same(void)
     parser_free(&p);
 }
 
+/* Attributes nobody reads left out before gumbo (copy_read in
+ * html-slice.c): what is kept, and how the tokenizer's splitting is
+ * followed. */
+static void test_strip_attrs_cases(void)
+{
+    static const struct strip_case t[] = {
+        {"<div class=\"a b\" id=x role=main data-x='1>2'><p class=c>t</p>",
+         "<div role=main><p>t</p>"},
+        {"<a class=r href=\"/x\" title=\"T\" rel=nofollow ROLE=link>",
+         "<a href=\"/x\" rel=nofollow ROLE=link>"},
+        /* elements whose attributes the tree builder or walker reads */
+        {"<code class=x>c</code><b id=y>d</b><input type=hidden class=z>"
+         "<font color=red class=f><meta name=robots content=none id=m>",
+         "<code class=x>c</code><b id=y>d</b><input type=hidden class=z>"
+         "<font color=red class=f><meta name=robots content=none id=m>"},
+        {"<body class=b><iframe src=/i class=k></iframe><svg class=s><path "
+         "d=1/></svg>",
+         "<body class=b><iframe src=/i class=k></iframe><svg class=s><path "
+         "d=1/></svg>"},
+        /* self-closing kept; a '/' in an unquoted value is the value's */
+        {"<td colspan=2/><br class=x /><div class=x/><div/class=x><br class=x/ />",
+         "<td><br/><div><div><br/>"},
+        /* no space after a quoted value; a name that starts with '=' */
+        {"<p a=\"x\"role=y><p =x role=z><p class = 'q' role = r >",
+         "<p role=y><p role=z><p role = r>"},
+        /* upper case, values holding '>' and quotes, unknown elements */
+        {"<DIV CLASS=x ROLE=y><div class=\"x>y\" title='a\"b' role=\"r\">"
+         "<my-el foo=bar>",
+         "<DIV ROLE=y><div role=\"r\"><my-el>"},
+        /* as is: nothing dropped, not shorter, too many kept, no end,
+         * end tags */
+        {"<p role role=x><div role=a role=b role=c role=d role=e class=x>"
+         "</div class=x><div class=x",
+         "<p role role=x><div role=a role=b role=c role=d role=e class=x>"
+         "</div class=x><div class=x"},
+        {"<p class=q><div class=\"x>", "<p><div class=\"x>"},
+    };
+
+    check_strip(t, sizeof t / sizeof t[0], PARSER_STRIP_ATTRS);
+}
+
+/* The tree of node into b (cap bytes, from *o): elements with their
+ * namespace and the attributes the walker reads, text, comments. */
+static void tree_text(const GumboNode *node, char *b, size_t cap, size_t *o)
+{
+    static const char *const read[] = {"role", "href", "rel", "src",
+                                       "name", "content", "http-equiv"};
+    const GumboElement *e;
+    const GumboAttribute *a;
+    size_t k;
+
+#define PUT(...)                                                           \
+    do {                                                                   \
+        if (*o < cap)                                                      \
+            *o += (size_t)snprintf(b + *o, cap - *o, __VA_ARGS__);         \
+    } while (0)
+    if (node->type != GUMBO_NODE_ELEMENT &&
+        node->type != GUMBO_NODE_TEMPLATE && node->type != GUMBO_NODE_DOCUMENT) {
+        PUT("%s|", node->v.text.text);
+        return;
+    }
+    if (node->type == GUMBO_NODE_DOCUMENT) {
+        for (k = 0; k < node->v.document.children.length; k++)
+            tree_text(node->v.document.children.data[k], b, cap, o);
+        return;
+    }
+    e = &node->v.element;
+    PUT("<%d:%s", (int)e->tag_namespace, gumbo_normalized_tagname(e->tag));
+    for (k = 0; k < sizeof read / sizeof read[0]; k++)
+        if ((a = gumbo_get_attribute(&e->attributes, read[k])))
+            PUT(" %s=%s", read[k], a->value);
+    PUT(">");
+    for (k = 0; k < e->children.length; k++)
+        tree_text(e->children.data[k], b, cap, o);
+    PUT("</>");
+#undef PUT
+}
+
+/* Gumbo builds the same tree from a page with and without the attributes
+ * copy_read leaves out, where the tree builder reads or compares them
+ * (the Noah's Ark clause, input type=hidden, html and body merged,
+ * isindex) and where links are cloned (formatting elements reconstructed,
+ * the adoption agency). */
+static void test_strip_attrs_tree(void)
+{
+    static const char *pages[] = {
+        "<p class=x><b class=a><b class=b><b class=c><b class=d>x</p><p>y<i id=1>"
+        "<i id=2><i id=3><i id=4>z<div>w</div>",
+        "<p><a class=k href=/1 title=t>one<p>two</a><a href=/2 class=m><div "
+        "class=d>text</a>more</div><a href=/3 id=q><a href=/4 id=r>4</a>",
+        "<table class=t><input type=hidden class=x><tr class=r><td class=c "
+        "role=navigation>c<input type=text class=y></table>",
+        "<div class=d></div><input type=hidden class=x><frameset class=f><frame src=/f "
+        "class=g></frameset>",
+        "<html lang=en><body class=x><p class=p>t<body role=main id=y>"
+        "<html class=h><isindex prompt=Find action=/s class=x>",
+        "<div class=\"a>b\" title='c\"d' data-x=e/f role=main><div class=\"a\""
+        "role=banner><DIV CLASS=x ROLE=Main><my-el class=x><a href=/m "
+        "rel=nofollow class=n>m</a></my-el><select class=x><option value=1 "
+        "selected>o</select><svg class=s><font color=red>f</font></svg>",
+        "<ul class=u><li class=l><p><em class=e><em class=f><em class=g>"
+        "<em class=h>e</p><p>f<table><tr><td>g</table>h</ul>i",
+    };
+    char a[4096], b[4096], st[1024 + PARSER_RAW_ROOM];
+    size_t i, n, oa, ob;
+    GumboOutput *g;
+
+    for (i = 0; i < sizeof pages / sizeof pages[0]; i++) {
+        n = parser__raw_strip(pages[i], strlen(pages[i]), st,
+                              PARSER_STRIP_ATTRS);
+        CHECK(n < strlen(pages[i]), "page %zu: attributes left out", i);
+        oa = ob = 0;
+        g = gumbo_parse_with_options(&kGumboDefaultOptions, pages[i],
+                                     strlen(pages[i]));
+        tree_text(g->document, a, sizeof a, &oa);
+        gumbo_destroy_output(&kGumboDefaultOptions, g);
+        g = gumbo_parse_with_options(&kGumboDefaultOptions, st, n);
+        tree_text(g->document, b, sizeof b, &ob);
+        gumbo_destroy_output(&kGumboDefaultOptions, g);
+        CHECK(oa < sizeof a && ob < sizeof b, "page %zu: tree fits", i);
+        CHECK(oa == ob && memcmp(a, b, oa) == 0, "page %zu tree:\n%.*s\n%.*s",
+              i, (int)oa, a, (int)ob, b);
+    }
+}
+
 int main(void)
 {
     test_block_flags();
@@ -1481,6 +1608,8 @@ int main(void)
     test_fold_text();
     test_fold_len();
     test_svg_span_same();
+    test_strip_attrs_cases();
+    test_strip_attrs_tree();
     test_big();
     test_big_hostile();
     test_site();
