@@ -5,8 +5,8 @@
  * not by the body), and, with the same scan, a copy of a piece without the
  * content of its script and style elements (parser__raw_strip: gumbo's
  * time is per byte, and that content never holds a link), without the
- * attributes nobody reads and, when no text is counted, with each run of
- * plain text folded to one character.
+ * attributes nobody reads, without inline elements that hold only text
+ * and with each run of plain text folded.
  *
  * A cut is made only before a '<' that starts a start or end tag ("<a",
  * "</a") where the HTML tokenizer is in its data state: never inside a
@@ -365,28 +365,75 @@ static int span_plain(const char *s, size_t b, size_t e)
 }
 
 /*
- * From e (after the span start tag at b): the position of its end tag
- * when the span holds only text and spans like it, within SPAN_LOOK
- * bytes and SPAN_TAGS tags: every span of it plain (span_plain), starting
- * with a character that is neither '<' nor NUL or with such a span, and
- * none empty; else 0. Leaving such spans out changes no other element:
- * the first character would reconstruct the same formatting elements at
- * the same place as the first start tag, and each end tag pops only its
- * own span. A span with any other tag inside is kept: its end tag may
- * pop a formatting element opened inside it, which the tree builder then
- * clones for the text after it. The bounds keep a page of nested spans
- * linear: every nested start tag looks ahead again.
+ * Elements that can be left out when they hold only text (text_leaf):
+ * span, and the formatting elements but a (a link), font (its attributes
+ * end foreign content) and nobr (a second one closes the first).
  */
-static size_t text_span(const char *s, size_t len, size_t b, size_t e)
+static const char *const leaf_names[] = {
+    "span", "b", "big", "code", "em", "i", "s", "small", "strike", "strong",
+    "tt", "u",
+};
+#define LEAF_NAMES (sizeof leaf_names / sizeof leaf_names[0])
+#define LEAF_KEPT 3 /* entries the Noah's Ark clause needs to drop one */
+
+/* Which leaves may go, and how many start tags of each formatting
+ * element went to gumbo so far. */
+struct leaves {
+    int spans, fmt;
+    unsigned kept[LEAF_NAMES];
+};
+
+/* The index of name (n bytes) in leaf_names, or -1. */
+static int leaf_kind(const char *name, size_t n)
 {
-    size_t depth = 1, i = e, tags = 0, n;
+    for (size_t k = 0; k < LEAF_NAMES; k++)
+        if (name_is(name, n, leaf_names[k]))
+            return (int)k;
+    return -1;
+}
+
+/* An element of kind k may be left out: spans when lv->spans; a
+ * formatting element when lv->fmt and fewer than LEAF_KEPT of its kind
+ * went to gumbo before it or are open around it (open: those of the same
+ * leaf). The list of active formatting elements then holds fewer than
+ * three entries of that kind (each comes from a start tag; clones replace
+ * their entry), so pushing it drops none (the Noah's Ark clause), and its
+ * end tag pops it again. */
+static int leaf_ok(const struct leaves *lv, int k, size_t open)
+{
+    if (k == 0)
+        return lv->spans;
+    return k > 0 && lv->fmt && lv->kept[k] + open < LEAF_KEPT;
+}
+
+/*
+ * From e (after the start tag at b of a leaf element of kind k): the
+ * position of its end tag when it holds only text and leaf elements like
+ * it, within SPAN_LOOK bytes and SPAN_TAGS tags: every element of it one
+ * that may go (leaf_ok) and plain (span_plain), starting with a character
+ * that is neither '<' nor NUL or with such an element, none empty, each
+ * closed by its own end tag in order; else 0. Leaving such elements out
+ * changes no other element: the first character would reconstruct the
+ * same formatting elements at the same place as the first start tag, and
+ * each end tag pops only its own element. An element with any other tag
+ * inside is kept: its end tag may pop a formatting element opened inside
+ * it, which the tree builder then clones for the text after it. The
+ * bounds keep a page of nested elements linear: every nested start tag
+ * looks ahead again.
+ */
+static size_t text_leaf(const char *s, size_t len, size_t b, size_t e,
+                        const struct leaves *lv, int k)
+{
+    unsigned char open[SPAN_TAGS];
+    size_t depth = 1, i = e, tags = 0, n, same, j;
     size_t lim = len - e > SPAN_LOOK ? e + SPAN_LOOK : len;
     int first = 1, end, selfc; /* first: no character since a start tag */
-    const char *p;
+    const char *p, *want;
     char name[16];
 
     if (!span_plain(s, b, e))
         return 0;
+    open[0] = (unsigned char)k;
     while (i < lim && tags++ < SPAN_TAGS) {
         if (s[i] != '<') { /* text up to the next tag */
             if (first && s[i] == '\0')
@@ -397,18 +444,22 @@ static size_t text_span(const char *s, size_t len, size_t b, size_t e)
             i = (size_t)(p - s);
         }
         b = i;
-        if (end_tag_at(s, len, b, "span", 4)) {
+        want = leaf_names[open[depth - 1]];
+        if (end_tag_at(s, len, b, want, strlen(want))) {
             if (first) /* empty */
                 return 0;
             i = tag_close(s, len, b, name, &n, &end, &selfc);
             if (--depth == 0)
                 return b;
-        } else { /* a nested start tag: a plain span */
+        } else { /* a nested start tag: a plain leaf */
             i = tag_close(s, len, b, name, &n, &end, &selfc);
-            if (i >= lim || end || !name_is(name, n, "span") ||
-                !span_plain(s, b, i))
+            k = leaf_kind(name, n);
+            for (same = 0, j = 0; j < depth; j++)
+                same += open[j] == k;
+            if (i >= lim || end || depth == SPAN_TAGS ||
+                !leaf_ok(lv, k, same) || !span_plain(s, b, i))
                 return 0;
-            depth++;
+            open[depth++] = (unsigned char)k;
             first = 1;
         }
     }
@@ -581,6 +632,23 @@ static size_t copy_read(const char *s, size_t b, size_t e, int selfc,
 }
 
 /*
+ * Where a tag is left out, does the walker need a cut there to count the
+ * text on its two sides as two text nodes (parser__text_len)? Only when
+ * whitespace meets there: the written text before it (out[0..o)) ends
+ * with whitespace, or the input after the tag (s[e..len)) starts with
+ * it. Folded runs carry their count in a marker with no whitespace
+ * around it, and text that touches without whitespace counts the same
+ * joined. A character reference (ending in ';' or starting with '&') may
+ * be whitespace too.
+ */
+static int cut_needed(const char *out, size_t o, const char *s, size_t len,
+                      size_t e)
+{
+    return (o > 0 && (parser__ws(out[o - 1]) || out[o - 1] == ';')) ||
+           (e < len && (parser__ws(s[e]) || s[e] == '&'));
+}
+
+/*
  * Copy s[0..len) into out (len bytes) without the content of script and
  * style elements: what gumbo would keep as their one text child, which
  * holds no link and no counted text (html-walk.c), but costs gumbo a
@@ -594,13 +662,18 @@ static size_t copy_read(const char *s, size_t b, size_t e, int selfc,
  * "<!--" (script data's escape states, where "</script>" may not end it)
  * is kept.
  * With fold and PARSER_STRIP_SPANS, spans that hold only text and such
- * spans (text_span) after the body's start tag are left out as well: an
+ * spans (text_leaf) after the body's start tag are left out as well: an
  * inline element with nothing the walker reads (no link, no attribute
  * but role; no block unless span is a block tag, when the caller does
  * not ask for this), and neither a formatting nor a special element for
  * the tree builder, so every other element keeps its place; its text
  * joins the text around it. Highlighted source code is mostly such
- * spans (more than a third of the tags of a cppreference page).
+ * spans (more than a third of the tags of a cppreference page). With
+ * PARSER_STRIP_FMT (none of them a block tag) the formatting elements of
+ * leaf_names go the same way when leaf_ok() allows (code and em are an
+ * eighth of the start tags of a page of the Python docs). With PARSER_FOLD_LEN a cut
+ * (PARSER_MARK_CUT) marks a left-out tag where whitespace meets it, so
+ * the walker counts the text as it would count the text nodes apart.
  * With PARSER_STRIP_ATTRS, start tags other than those attrs_all() lists
  * keep only the attributes the walker reads (copy_read): gumbo builds the
  * same elements in the same places, and their attributes are a third of
@@ -612,12 +685,17 @@ static size_t copy_read(const char *s, size_t b, size_t e, int selfc,
  */
 size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
 {
-    size_t i = 0, o = 0, b, e, r, n, keep, fixes = 0;
+    size_t i = 0, o = 0, b, e, r = 0, n, keep, fixes = 0;
     char name[16];
     int end, selfc, raw, fix, svg, body = 0;
-    int spans = (fold & PARSER_STRIP_SPANS) && (fold & PARSER_FOLD_MODE);
-    int attrs = fold & PARSER_STRIP_ATTRS;
-    size_t span_end = 0;
+    int attrs = fold & PARSER_STRIP_ATTRS, k;
+    struct leaves lv = {0};
+    size_t leaf_end = 0;
+
+    if (fold & PARSER_FOLD_MODE) {
+        lv.spans = (fold & PARSER_STRIP_SPANS) != 0;
+        lv.fmt = (fold & PARSER_STRIP_FMT) != 0;
+    }
 
     fold &= PARSER_FOLD_MODE;
 
@@ -632,12 +710,20 @@ size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
             break;
         if (!end && name_is(name, n, "body"))
             body = 1;
-        if (spans && body && name_is(name, n, "span") &&
-            (b <= span_end || (!end && (span_end = text_span(s, len, b, e))))) {
+        k = end ? -1 : leaf_kind(name, n);
+        if ((leaf_end && b <= leaf_end) ||
+            (body && leaf_ok(&lv, k, 0) &&
+             (leaf_end = text_leaf(s, len, b, e, &lv, k)))) {
             o += copy_data(s, i, b, out + o, fold);
+            if (fold == PARSER_FOLD_LEN && cut_needed(out, o, s, len, e)) {
+                memcpy(out + o, PARSER_MARK_CUT, sizeof(PARSER_MARK_CUT) - 1);
+                o += sizeof(PARSER_MARK_CUT) - 1; /* not longer than the tag */
+            }
             i = e; /* left out: the text on both sides is one text node */
             continue;
         }
+        if (k > 0) /* a formatting start tag gumbo is given */
+            lv.kept[k]++;
         raw = !end && e < len && raw_text(name, n);
         fix = raw && selfc && fixes < PARSER_RAW_FIXES; /* <iframe .../> */
         if (!svg)

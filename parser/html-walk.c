@@ -89,7 +89,8 @@ static size_t mark_len(const char *s, const char **end)
 
 size_t parser__text_len(const char *s)
 {
-    size_t n = 0, pend = 0, m;
+    size_t n = 0, pend = 0, m, cut = sizeof(PARSER_MARK_CUT) - 1;
+    int fresh = 1; /* no character since the start or a cut */
     const char *e;
 
     while (*s) {
@@ -98,17 +99,25 @@ size_t parser__text_len(const char *s)
             s++;
             continue;
         }
+        if (c == 0xEE && strncmp(s, PARSER_MARK_CUT, cut) == 0) {
+            pend = 0; /* whitespace before a cut ends a text node */
+            fresh = 1;
+            s += cut;
+            continue;
+        }
         if (c == 0xEE && (m = mark_len(s, &e)) > 0) {
             n += pend + m;
             pend = 0;
+            fresh = 0;
             s = e;
             continue;
         }
         if (parser__ws(c)) {
-            pend = n > 0;
+            pend = n > 0 && !fresh;
         } else {
             n += pend + 1;
             pend = 0;
+            fresh = 0;
         }
         s++;
     }

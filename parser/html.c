@@ -77,8 +77,12 @@
  * end it cannot tell, keep it; an inline svg icon is copied as it is and
  * the scan goes on after it). Spans that hold nothing but text go too
  * when text is folded (unless span is a block tag): highlighted code is
- * mostly spans. So do the attributes that neither the walker nor the
- * tree builder reads: most start tags keep only role, an a its href, rel
+ * mostly spans; and so do formatting elements that hold only text (code,
+ * em, strong, ...; unless one of them is a block tag), when fewer than
+ * three of their kind went to gumbo before (the Noah's Ark clause). Where
+ * such a tag meets whitespace a cut mark stays, so text sums are those of
+ * the whole page. The attributes that neither the walker nor the tree builder
+ * reads go as well: most start tags keep only role, an a its href, rel
  * and role (class, id, title and style are a third of a documentation
  * page's bytes).
  * Each run of plain text between two tags is folded as well (the same
@@ -354,13 +358,21 @@ static const char *gumbo_input(struct parser *p, const char *body,
 {
     size_t n;
 
+    static const GumboTag fmt[] = {
+        GUMBO_TAG_B, GUMBO_TAG_BIG, GUMBO_TAG_CODE, GUMBO_TAG_EM,
+        GUMBO_TAG_I, GUMBO_TAG_S, GUMBO_TAG_SMALL, GUMBO_TAG_STRIKE,
+        GUMBO_TAG_STRONG, GUMBO_TAG_TT, GUMBO_TAG_U,
+    };
+    int how = (p->blocks_on ? PARSER_FOLD_LEN : PARSER_FOLD_X) |
+              PARSER_STRIP_ATTRS | PARSER_STRIP_FMT |
+              (p->block_tag[GUMBO_TAG_SPAN] ? 0 : PARSER_STRIP_SPANS);
+
+    for (size_t k = 0; k < sizeof fmt / sizeof fmt[0]; k++)
+        if (p->block_tag[fmt[k]])
+            how &= ~PARSER_STRIP_FMT; /* a block of its own: it stays */
     body = parser__nest_guard(p, body, *len);
     xgrow((void **)&p->stripped, &p->stripped_cap, *len + PARSER_RAW_ROOM, 1);
-    n = parser__raw_strip(body, *len, p->stripped,
-                          (p->blocks_on ? PARSER_FOLD_LEN : PARSER_FOLD_X) |
-                              PARSER_STRIP_ATTRS |
-                              (p->block_tag[GUMBO_TAG_SPAN]
-                                   ? 0 : PARSER_STRIP_SPANS));
+    n = parser__raw_strip(body, *len, p->stripped, how);
     if (n == *len && memcmp(body, p->stripped, n) == 0)
         return body;
     *len = n;

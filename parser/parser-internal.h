@@ -47,7 +47,10 @@ void parser__cut_init(struct parser__cut *c, const char *s, size_t len);
  * src=x />) gets its end tag right after it, up to PARSER_RAW_FIXES per
  * call: HTML would read the rest of the page as its text. With
  * PARSER_STRIP_SPANS added to a fold mode, spans that hold nothing but
- * text go too (not when span is a block tag). With PARSER_STRIP_ATTRS,
+ * text go too (not when span is a block tag), with PARSER_STRIP_FMT the
+ * same formatting elements (b, code, em, ...: not when one of them is a
+ * block tag); with PARSER_FOLD_LEN a PARSER_MARK_CUT takes the place of
+ * such a tag where whitespace meets it. With PARSER_STRIP_ATTRS,
  * start tags lose the attributes nobody reads (copy_read in
  * html-slice.c). Returns the length. */
 #define PARSER_RAW_FIXES 64
@@ -56,6 +59,7 @@ enum { PARSER_FOLD_NONE = 0, PARSER_FOLD_X = 1, PARSER_FOLD_LEN = 2 };
 #define PARSER_FOLD_MODE 3     /* the fold mode's bits */
 #define PARSER_STRIP_SPANS 4
 #define PARSER_STRIP_ATTRS 8
+#define PARSER_STRIP_FMT 16
 /* HTML's ASCII whitespace: space, tab, LF, CR, FF. */
 static inline int parser__ws(int c)
 {
@@ -66,9 +70,13 @@ size_t parser__raw_strip(const char *s, size_t len, char *out, int fold);
  * U+E001 (private-use code points, which gumbo passes through). */
 #define PARSER_MARK_OPEN "\xEE\x80\x80"
 #define PARSER_MARK_CLOSE "\xEE\x80\x81"
+/* Where a tag left out of the copy was (U+E002), when text is counted:
+ * the text on its two sides is counted as two text nodes would be. */
+#define PARSER_MARK_CUT "\xEE\x80\x82"
 /* Visible length of a text node's UTF-8 text: code points, leading and
  * trailing whitespace dropped, each inner whitespace run counted as one;
- * a marker counts as the length it carries. */
+ * a marker counts as the length it carries; at a cut (PARSER_MARK_CUT)
+ * the text before and after is counted apart. */
 size_t parser__text_len(const char *s);
 /* The next piece [*start, *end), at most max bytes; 0 when the body is
  * done. Bytes between *end and the next piece's start (only after a
