@@ -386,6 +386,8 @@ struct leaves {
 /* The index of name (n bytes) in leaf_names, or -1. */
 static int leaf_kind(const char *name, size_t n)
 {
+    if (n == 0 || n > 6 || !strchr("bceistu", name[0]))
+        return -1; /* most tags: no name above starts so */
     for (size_t k = 0; k < LEAF_NAMES; k++)
         if (name_is(name, n, leaf_names[k]))
             return (int)k;
