@@ -558,15 +558,15 @@ static int attr_read(const char *s, size_t n, int link)
 
 /*
  * Copy the start tag s[b..e) (its '>' at e - 1, or a tag that does not
- * end in an open quote; selfc: it ends in "/>")
- * to out with only the attributes the walker reads (attr_read; link: the
- * tag is an a): its name, then " name=value" for each, in their order,
- * then "/>" or ">". The attributes are split as HTML's tokenizer splits
- * them (tag_close agrees on where the tag ends): a name runs to a space,
- * '/', '=' or '>' (its first character may be '='), a value is quoted or
- * runs to a space or '>'. The tag is copied as it is when it has no other
- * attribute, more than READ_MAX read ones, or would not get shorter.
- * Returns the length written (at most e - b).
+ * end, in an open quote; selfc: it ends in "/>") to out with only the
+ * attributes the walker reads (attr_read; link: the tag is an a): its
+ * name, then " name=value" for each, in their order, then "/>" or ">".
+ * The attributes are split as HTML's tokenizer splits them (tag_close
+ * agrees on where the tag ends): a name runs to a space, '/', '=' or '>'
+ * (its first character may be '='), a value is quoted or runs to a space
+ * or '>'. The tag is copied as it is when it has no other attribute, more
+ * than READ_MAX read ones, or would not get shorter. Returns the length
+ * written (at most e - b).
  */
 static size_t copy_read(const char *s, size_t b, size_t e, int selfc,
                         int link, char *out)
@@ -673,9 +673,10 @@ static int cut_needed(const char *out, size_t o, const char *s, size_t len,
  * spans (more than a third of the tags of a cppreference page). With
  * PARSER_STRIP_FMT (none of them a block tag) the formatting elements of
  * leaf_names go the same way when leaf_ok() allows (code and em are an
- * eighth of the start tags of a page of the Python docs). With PARSER_FOLD_LEN a cut
- * (PARSER_MARK_CUT) marks a left-out tag where whitespace meets it, so
- * the walker counts the text as it would count the text nodes apart.
+ * eighth of the start tags of a page of the Python docs). With
+ * PARSER_FOLD_LEN a cut (PARSER_MARK_CUT) marks a left-out tag where
+ * whitespace meets it, so the walker counts the text as it would count
+ * the text nodes apart.
  * With PARSER_STRIP_ATTRS, start tags other than those attrs_all() lists
  * keep only the attributes the walker reads (copy_read): gumbo builds the
  * same elements in the same places, and their attributes are a third of

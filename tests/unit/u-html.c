@@ -1559,7 +1559,8 @@ static void test_strip_attrs_cases(void)
          "<body class=b><iframe src=/i class=k></iframe><svg class=s><path "
          "d=1/></svg>"},
         /* self-closing kept; a '/' in an unquoted value is the value's */
-        {"<td colspan=2/><br class=x /><div class=x/><div/class=x><br class=x/ />",
+        {"<td colspan=2/><br class=x /><div class=x/><div/class=x>"
+         "<br class=x/ />",
          "<td><br/><div><div><br/>"},
         /* no space after a quoted value; a name that starts with '=' */
         {"<p a=\"x\"role=y><p =x role=z><p class = 'q' role = r >",
@@ -1596,7 +1597,8 @@ static void tree_text(const GumboNode *node, char *b, size_t cap, size_t *o)
             *o += (size_t)snprintf(b + *o, cap - *o, __VA_ARGS__);         \
     } while (0)
     if (node->type != GUMBO_NODE_ELEMENT &&
-        node->type != GUMBO_NODE_TEMPLATE && node->type != GUMBO_NODE_DOCUMENT) {
+        node->type != GUMBO_NODE_TEMPLATE &&
+        node->type != GUMBO_NODE_DOCUMENT) {
         PUT("%s|", node->v.text.text);
         return;
     }
@@ -1625,13 +1627,15 @@ static void tree_text(const GumboNode *node, char *b, size_t cap, size_t *o)
 static void test_strip_attrs_tree(void)
 {
     static const char *pages[] = {
-        "<p class=x><b class=a><b class=b><b class=c><b class=d>x</p><p>y<i id=1>"
+        "<p class=x><b class=a><b class=b><b class=c><b class=d>x</p><p>y"
+        "<i id=1>"
         "<i id=2><i id=3><i id=4>z<div>w</div>",
         "<p><a class=k href=/1 title=t>one<p>two</a><a href=/2 class=m><div "
         "class=d>text</a>more</div><a href=/3 id=q><a href=/4 id=r>4</a>",
         "<table class=t><input type=hidden class=x><tr class=r><td class=c "
         "role=navigation>c<input type=text class=y></table>",
-        "<div class=d></div><input type=hidden class=x><frameset class=f><frame src=/f "
+        "<div class=d></div><input type=hidden class=x><frameset class=f>"
+        "<frame src=/f "
         "class=g></frameset>",
         "<html lang=en><body class=x><p class=p>t<body role=main id=y>"
         "<html class=h><isindex prompt=Find action=/s class=x>",
