@@ -367,29 +367,29 @@ static int span_plain(const char *s, size_t b, size_t e)
 /*
  * Elements that can be left out when they hold only text (text_leaf):
  * span, and the formatting elements but a (a link), font (its attributes
- * end foreign content) and nobr (a second one closes the first).
+ * end foreign content) and nobr (a second one closes the first). html.c
+ * reads the list too: none of them may go when it is a block tag.
  */
-static const char *const leaf_names[] = {
+const char *const parser__leaf_names[PARSER_LEAF_NAMES] = {
     "span", "b", "big", "code", "em", "i", "s", "small", "strike", "strong",
     "tt", "u",
 };
-#define LEAF_NAMES (sizeof leaf_names / sizeof leaf_names[0])
 #define LEAF_KEPT 3 /* entries the Noah's Ark clause needs to drop one */
 
 /* Which leaves may go, and how many start tags of each formatting
  * element went to gumbo so far. */
 struct leaves {
     int spans, fmt;
-    unsigned kept[LEAF_NAMES];
+    unsigned kept[PARSER_LEAF_NAMES];
 };
 
-/* The index of name (n bytes) in leaf_names, or -1. */
+/* The index of name (n bytes) in parser__leaf_names, or -1. */
 static int leaf_kind(const char *name, size_t n)
 {
     if (n == 0 || n > 6 || !strchr("bceistu", name[0]))
         return -1; /* most tags: no name above starts so */
-    for (size_t k = 0; k < LEAF_NAMES; k++)
-        if (name_is(name, n, leaf_names[k]))
+    for (size_t k = 0; k < PARSER_LEAF_NAMES; k++)
+        if (name_is(name, n, parser__leaf_names[k]))
             return (int)k;
     return -1;
 }
@@ -446,7 +446,7 @@ static size_t text_leaf(const char *s, size_t len, size_t b, size_t e,
             i = (size_t)(p - s);
         }
         b = i;
-        want = leaf_names[open[depth - 1]];
+        want = parser__leaf_names[open[depth - 1]];
         if (end_tag_at(s, len, b, want, strlen(want))) {
             if (first) /* empty */
                 return 0;
@@ -671,9 +671,9 @@ static int cut_needed(const char *out, size_t o, const char *s, size_t len,
  * the tree builder, so every other element keeps its place; its text
  * joins the text around it. Highlighted source code is mostly such
  * spans (more than a third of the tags of a cppreference page). With
- * PARSER_STRIP_FMT (none of them a block tag) the formatting elements of
- * leaf_names go the same way when leaf_ok() allows (code and em are an
- * eighth of the start tags of a page of the Python docs). With
+ * PARSER_STRIP_FMT (none of them a block tag) the formatting elements
+ * of parser__leaf_names go the same way when leaf_ok() allows (code and
+ * em are an eighth of the start tags of a page of the Python docs). With
  * PARSER_FOLD_LEN a cut (PARSER_MARK_CUT) marks a left-out tag where
  * whitespace meets it, so the walker counts the text as it would count
  * the text nodes apart.

@@ -358,17 +358,12 @@ static const char *gumbo_input(struct parser *p, const char *body,
 {
     size_t n;
 
-    static const GumboTag fmt[] = {
-        GUMBO_TAG_B, GUMBO_TAG_BIG, GUMBO_TAG_CODE, GUMBO_TAG_EM,
-        GUMBO_TAG_I, GUMBO_TAG_S, GUMBO_TAG_SMALL, GUMBO_TAG_STRIKE,
-        GUMBO_TAG_STRONG, GUMBO_TAG_TT, GUMBO_TAG_U,
-    };
     int how = (p->blocks_on ? PARSER_FOLD_LEN : PARSER_FOLD_X) |
               PARSER_STRIP_ATTRS | PARSER_STRIP_FMT |
               (p->block_tag[GUMBO_TAG_SPAN] ? 0 : PARSER_STRIP_SPANS);
 
-    for (size_t k = 0; k < sizeof fmt / sizeof fmt[0]; k++)
-        if (p->block_tag[fmt[k]])
+    for (size_t k = 1; k < PARSER_LEAF_NAMES; k++) /* after span */
+        if (p->block_tag[gumbo_tag_enum(parser__leaf_names[k])])
             how &= ~PARSER_STRIP_FMT; /* a block of its own: it stays */
     body = parser__nest_guard(p, body, *len);
     xgrow((void **)&p->stripped, &p->stripped_cap, *len + PARSER_RAW_ROOM, 1);

@@ -60,6 +60,10 @@ enum { PARSER_FOLD_NONE = 0, PARSER_FOLD_X = 1, PARSER_FOLD_LEN = 2 };
 #define PARSER_STRIP_SPANS 4
 #define PARSER_STRIP_ATTRS 8
 #define PARSER_STRIP_FMT 16
+/* The elements that go when they hold only text: span (PARSER_STRIP_SPANS)
+ * and the formatting elements after it (PARSER_STRIP_FMT). */
+#define PARSER_LEAF_NAMES 12
+extern const char *const parser__leaf_names[PARSER_LEAF_NAMES];
 /* HTML's ASCII whitespace: space, tab, LF, CR, FF. */
 static inline int parser__ws(int c)
 {
