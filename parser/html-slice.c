@@ -348,12 +348,12 @@ static int svg_breaks(const char *name, size_t n)
     return name_in(name, n, names, sizeof names / sizeof names[0]);
 }
 
-#define SPAN_LOOK 4096 /* bytes a span's look-ahead reads at most */
-#define SPAN_TAGS 32   /* and tags: each span start costs at most this */
+#define LEAF_LOOK 4096 /* bytes a leaf's look-ahead reads at most */
+#define LEAF_TAGS 32   /* and tags: each leaf start costs at most this */
 
-/* The span start tag at b, ending at e, says nothing of a role (which
+/* The start tag at b, ending at e, says nothing of a role (which
  * makes an element a landmark and a block of its own for the walker). */
-static int span_plain(const char *s, size_t b, size_t e)
+static int leaf_plain(const char *s, size_t b, size_t e)
 {
     const char *p;
 
@@ -411,8 +411,8 @@ static int leaf_ok(const struct leaves *lv, int k, size_t open)
 /*
  * From e (after the start tag at b of a leaf element of kind k): the
  * position of its end tag when it holds only text and leaf elements like
- * it, within SPAN_LOOK bytes and SPAN_TAGS tags: every element of it one
- * that may go (leaf_ok) and plain (span_plain), starting with a character
+ * it, within LEAF_LOOK bytes and LEAF_TAGS tags: every element of it one
+ * that may go (leaf_ok) and plain (leaf_plain), starting with a character
  * that is neither '<' nor NUL or with such an element, none empty, each
  * closed by its own end tag in order; else 0. Leaving such elements out
  * changes no other element: the first character would reconstruct the
@@ -426,17 +426,17 @@ static int leaf_ok(const struct leaves *lv, int k, size_t open)
 static size_t text_leaf(const char *s, size_t len, size_t b, size_t e,
                         const struct leaves *lv, int k)
 {
-    unsigned char open[SPAN_TAGS];
+    unsigned char open[LEAF_TAGS];
     size_t depth = 1, i = e, tags = 0, n, same, j;
-    size_t lim = len - e > SPAN_LOOK ? e + SPAN_LOOK : len;
+    size_t lim = len - e > LEAF_LOOK ? e + LEAF_LOOK : len;
     int first = 1, end, selfc; /* first: no character since a start tag */
     const char *p, *want;
     char name[16];
 
-    if (!span_plain(s, b, e))
+    if (!leaf_plain(s, b, e))
         return 0;
     open[0] = (unsigned char)k;
-    while (i < lim && tags++ < SPAN_TAGS) {
+    while (i < lim && tags++ < LEAF_TAGS) {
         if (s[i] != '<') { /* text up to the next tag */
             if (first && s[i] == '\0')
                 return 0;
@@ -458,8 +458,8 @@ static size_t text_leaf(const char *s, size_t len, size_t b, size_t e,
             k = leaf_kind(name, n);
             for (same = 0, j = 0; j < depth; j++)
                 same += open[j] == k;
-            if (i >= lim || end || depth == SPAN_TAGS ||
-                !leaf_ok(lv, k, same) || !span_plain(s, b, i))
+            if (i >= lim || end || depth == LEAF_TAGS ||
+                !leaf_ok(lv, k, same) || !leaf_plain(s, b, i))
                 return 0;
             open[depth++] = (unsigned char)k;
             first = 1;
@@ -738,8 +738,9 @@ size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
             keep = e - b; /* the content is left out */
         else
             keep = r - b;
-        if (attrs && !end && !svg && r == e && s[e - 1] == '>' &&
-            !attrs_all(name, n)) { /* (copy_read checks a '>' in quotes) */
+        if (attrs && !end && s[e - 1] == '>' && !attrs_all(name, n)) {
+            /* not svg nor raw text (attrs_all), so keep is e - b; a '>'
+             * in an open quote copy_read checks */
             o += copy_read(s, b, e, selfc, n == 1 && name[0] == 'a', out + o);
         } else {
             memcpy(out + o, s + b, keep);
