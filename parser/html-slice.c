@@ -6,7 +6,7 @@
  * content of its script and style elements (parser__raw_strip: gumbo's
  * time is per byte, and that content never holds a link), without the
  * attributes nobody reads, without inline elements that hold only text
- * and with each run of plain text folded.
+ * and empty anchors, and with each run of plain text folded.
  *
  * A cut is made only before a '<' that starts a start or end tag ("<a",
  * "</a") where the HTML tokenizer is in its data state: never inside a
@@ -43,6 +43,7 @@
  * is scanned at most twice.
  */
 #include <ctype.h>
+#include <pthread.h>
 #include <string.h>
 #include <strings.h>
 
@@ -128,15 +129,21 @@ static int name_in(const char *name, size_t n, const char *const *names,
     return 0;
 }
 
-/* Elements whose content is text up to their own end tag. */
-static int raw_text(const char *name, size_t n)
+/* The GumboTag of a tag name tag_close() read (lower-cased, its first 16
+ * bytes in name, n its whole length). */
+static int tag_of(const char *name, size_t n)
 {
-    static const char *const names[] = {
-        "script", "style", "textarea", "title", "xmp",
-        "iframe", "noembed", "noframes",
-    };
+    return n <= 16 ? (int)gumbo_tagn_enum(name, (unsigned)n)
+                   : (int)GUMBO_TAG_UNKNOWN;
+}
 
-    return name_in(name, n, names, sizeof names / sizeof names[0]);
+/* Elements whose content is text up to their own end tag. */
+static int raw_text(int t)
+{
+    return t == GUMBO_TAG_SCRIPT || t == GUMBO_TAG_STYLE ||
+           t == GUMBO_TAG_TEXTAREA || t == GUMBO_TAG_TITLE ||
+           t == GUMBO_TAG_XMP || t == GUMBO_TAG_IFRAME ||
+           t == GUMBO_TAG_NOEMBED || t == GUMBO_TAG_NOFRAMES;
 }
 
 /* "</name" followed by space, '/' or '>' at i. */
@@ -233,14 +240,15 @@ static size_t skip_tag(const char *s, size_t len, size_t i)
 {
     char name[16];
     size_t n;
-    int end, selfc;
+    int end, selfc, t;
 
     i = tag_close(s, len, i, name, &n, &end, &selfc);
     if (i >= len || end || n > sizeof name)
         return i;
-    if (name_is(name, n, "plaintext"))
+    t = tag_of(name, n);
+    if (t == GUMBO_TAG_PLAINTEXT)
         return len;
-    if (raw_text(name, n) && !selfc)
+    if (raw_text(t) && !selfc)
         return raw_end(s, len, i, name, n);
     return i;
 }
@@ -365,47 +373,137 @@ static int leaf_plain(const char *s, size_t b, size_t e)
 }
 
 /*
- * Elements that can be left out when they hold only text (text_leaf):
- * span, and the formatting elements but a (a link), font (its attributes
- * end foreign content) and nobr (a second one closes the first). html.c
- * reads the list too: none of them may go when it is a block tag.
+ * Elements that can be left out when they hold only text (text_leaf).
+ * First span and the phrase elements that gumbo's tree builder handles
+ * only by its "any other start tag" and "any other end tag" rules (in no
+ * tag set of its parser.c: neither formatting nor special, no scope, no
+ * implied end tag): the walker reads nothing of them but role. Then the
+ * formatting elements but a (a link), font (its attributes end foreign
+ * content) and nobr (a second one closes the first). html.c reads the
+ * list too: none of a group may go when one of it is a block tag.
  */
-const char *const parser__leaf_names[PARSER_LEAF_NAMES] = {
-    "span", "b", "big", "code", "em", "i", "s", "small", "strike", "strong",
-    "tt", "u",
+const int parser__leaf_tags[PARSER_LEAF_NAMES] = {
+    GUMBO_TAG_SPAN, GUMBO_TAG_ABBR, GUMBO_TAG_ACRONYM, GUMBO_TAG_BDI,
+    GUMBO_TAG_BDO, GUMBO_TAG_CITE, GUMBO_TAG_DATA, GUMBO_TAG_DEL,
+    GUMBO_TAG_DFN, GUMBO_TAG_INS, GUMBO_TAG_KBD, GUMBO_TAG_LABEL,
+    GUMBO_TAG_MARK, GUMBO_TAG_Q, GUMBO_TAG_SAMP, GUMBO_TAG_SUB,
+    GUMBO_TAG_SUP, GUMBO_TAG_TIME, GUMBO_TAG_VAR,
+    /* PARSER_LEAF_PHRASE: the formatting elements */
+    GUMBO_TAG_B, GUMBO_TAG_BIG, GUMBO_TAG_CODE, GUMBO_TAG_EM, GUMBO_TAG_I,
+    GUMBO_TAG_S, GUMBO_TAG_SMALL, GUMBO_TAG_STRIKE, GUMBO_TAG_STRONG,
+    GUMBO_TAG_TT, GUMBO_TAG_U,
 };
 #define LEAF_KEPT 3 /* entries the Noah's Ark clause needs to drop one */
+#define SIM_DEPTH 16
 
-/* Which leaves may go, and how many start tags of each formatting
- * element went to gumbo so far. */
+/*
+ * Which leaves may go, how many start tags of each formatting element
+ * went to gumbo so far, and what empty anchors need: the inline elements
+ * open since a formatting element was given while none was (sim), and
+ * whether the page went beyond what that tracks (sim_off).
+ */
 struct leaves {
-    int spans, fmt;
+    int spans, fmt, anchors;
     unsigned kept[PARSER_LEAF_NAMES];
+    int sim[SIM_DEPTH];
+    size_t nsim;
+    int sim_off, after_col;
 };
 
-/* The index of name (n bytes) in parser__leaf_names, or -1. */
-static int leaf_kind(const char *name, size_t n)
+/* Each GumboTag's index in parser__leaf_tags, or -1: built once. */
+static signed char leaf_of[GUMBO_TAG_LAST + 1];
+static pthread_once_t leaf_once = PTHREAD_ONCE_INIT;
+
+static void leaf_init(void)
 {
-    if (n == 0 || n > 6 || !strchr("bceistu", name[0]))
-        return -1; /* most tags: no name above starts so */
-    for (size_t k = 0; k < PARSER_LEAF_NAMES; k++)
-        if (name_is(name, n, parser__leaf_names[k]))
-            return (int)k;
-    return -1;
+    memset(leaf_of, -1, sizeof(leaf_of));
+    for (int k = 0; k < PARSER_LEAF_NAMES; k++)
+        leaf_of[parser__leaf_tags[k]] = (signed char)k;
 }
 
-/* An element of kind k may be left out: spans when lv->spans; a
- * formatting element when lv->fmt and fewer than LEAF_KEPT of its kind
- * went to gumbo before it or are open around it (open: those of the same
- * leaf). The list of active formatting elements then holds fewer than
- * three entries of that kind (each comes from a start tag; clones replace
- * their entry), so pushing it drops none (the Noah's Ark clause), and its
- * end tag pops it again. */
+/* The index of tag t in parser__leaf_tags, or -1. */
+static int leaf_kind(int t)
+{
+    return t >= 0 && t <= GUMBO_TAG_LAST ? leaf_of[t] : -1;
+}
+
+/* An element of kind k may be left out: a phrase element when
+ * lv->spans; a formatting element when lv->fmt and fewer than LEAF_KEPT
+ * of its kind went to gumbo before it or are open around it (open: those
+ * of the same leaf). The list of active formatting elements then holds
+ * fewer than three entries of that kind (each comes from a start tag;
+ * clones replace their entry), so pushing it drops none (the Noah's Ark
+ * clause), and its end tag pops it again. */
 static int leaf_ok(const struct leaves *lv, int k, size_t open)
 {
-    if (k == 0)
+    if (k < 0)
+        return 0;
+    if (k < PARSER_LEAF_PHRASE)
         return lv->spans;
-    return k > 0 && lv->fmt && lv->kept[k] + open < LEAF_KEPT;
+    return lv->fmt && lv->kept[k] + open < LEAF_KEPT;
+}
+
+/* HTML's formatting elements (the adoption agency's and the list of
+ * active formatting elements'). */
+static int formatting(int t)
+{
+    switch (t) {
+    case GUMBO_TAG_A: case GUMBO_TAG_B: case GUMBO_TAG_BIG:
+    case GUMBO_TAG_CODE: case GUMBO_TAG_EM: case GUMBO_TAG_FONT:
+    case GUMBO_TAG_I: case GUMBO_TAG_NOBR: case GUMBO_TAG_S:
+    case GUMBO_TAG_SMALL: case GUMBO_TAG_STRIKE: case GUMBO_TAG_STRONG:
+    case GUMBO_TAG_TT: case GUMBO_TAG_U:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/*
+ * Tag t (a start tag unless end) goes to gumbo: follow what empty
+ * anchors need to know. The list of active formatting elements holds no
+ * entry while sim is empty: a formatting element's entry leaves it when
+ * its end tag pops it as the current node, and sim holds every element
+ * opened after it (formatting and phrase elements only, each closed by
+ * its own end tag in order; br, img and wbr are void). Anything else
+ * while sim is not empty (another tag, an end tag out of order, a second
+ * a or nobr, a third of one kind: the Noah's Ark clause, too deep) may
+ * leave an entry behind, a formatting element to reconstruct at the next
+ * start tag: sim_off, for the rest of the page. So does template (its
+ * insertion modes). after_col: the tag was col or colgroup, after which
+ * an a start tag would end a colgroup.
+ */
+static void sim_tag(struct leaves *lv, int t, int end)
+{
+    size_t same = 0;
+
+    lv->after_col = !end && (t == GUMBO_TAG_COL || t == GUMBO_TAG_COLGROUP);
+    if (t == GUMBO_TAG_TEMPLATE)
+        lv->sim_off = 1;
+    if (lv->sim_off)
+        return;
+    if (end) {
+        if (lv->nsim && lv->sim[lv->nsim - 1] == t)
+            lv->nsim--;
+        else if (lv->nsim)
+            lv->sim_off = 1;
+        return;
+    }
+    if (!lv->nsim && !formatting(t))
+        return;
+    if (t == GUMBO_TAG_BR || t == GUMBO_TAG_IMG || t == GUMBO_TAG_WBR)
+        return;
+    if (!formatting(t) && leaf_kind(t) < 0) {
+        lv->sim_off = 1;
+        return;
+    }
+    for (size_t j = 0; j < lv->nsim; j++)
+        same += lv->sim[j] == t;
+    if (lv->nsim == SIM_DEPTH || same >= LEAF_KEPT - 1 ||
+        (same && (t == GUMBO_TAG_A || t == GUMBO_TAG_NOBR)))
+        lv->sim_off = 1;
+    else
+        lv->sim[lv->nsim++] = t;
 }
 
 /*
@@ -446,7 +544,8 @@ static size_t text_leaf(const char *s, size_t len, size_t b, size_t e,
             i = (size_t)(p - s);
         }
         b = i;
-        want = parser__leaf_names[open[depth - 1]];
+        want = gumbo_normalized_tagname(
+            (GumboTag)parser__leaf_tags[open[depth - 1]]);
         if (end_tag_at(s, len, b, want, strlen(want))) {
             if (first) /* empty */
                 return 0;
@@ -455,7 +554,7 @@ static size_t text_leaf(const char *s, size_t len, size_t b, size_t e,
                 return b;
         } else { /* a nested start tag: a plain leaf */
             i = tag_close(s, len, b, name, &n, &end, &selfc);
-            k = leaf_kind(name, n);
+            k = leaf_kind(tag_of(name, n));
             for (same = 0, j = 0; j < depth; j++)
                 same += open[j] == k;
             if (i >= lim || end || depth == LEAF_TAGS ||
@@ -523,7 +622,7 @@ static size_t svg_end(const char *s, size_t len, size_t e)
  * keeps only the attributes the walker reads (copy_read): role, and an
  * a's href and rel.
  */
-static int attrs_all(const char *name, size_t n)
+static int attrs_all(int t)
 {
     static const unsigned char all[GUMBO_TAG_LAST + 1] = {
         [GUMBO_TAG_AREA] = 1, [GUMBO_TAG_LINK] = 1,
@@ -540,9 +639,7 @@ static int attrs_all(const char *name, size_t n)
         [GUMBO_TAG_PLAINTEXT] = 1, [GUMBO_TAG_SVG] = 1, [GUMBO_TAG_MATH] = 1,
     };
 
-    if (n > 16) /* longer than any name above; name holds 16 bytes */
-        return 0;
-    return all[gumbo_tagn_enum(name, (unsigned)n)];
+    return t >= 0 && t <= GUMBO_TAG_LAST && all[t];
 }
 #define READ_MAX 4 /* attributes copy_read keeps; more: the tag as is */
 
@@ -634,6 +731,30 @@ static size_t copy_read(const char *s, size_t b, size_t e, int selfc,
 }
 
 /*
+ * The start tag s[b..e) of an a is an empty anchor that may be left out:
+ * written "<a ...></a>" with no attribute the walker reads (href, rel,
+ * role: copy_read keeps none, written at out, which has room for it),
+ * where no formatting element waits to be reconstructed (sim_tag) and no
+ * colgroup is open. Gumbo would make it an element with nothing in it,
+ * and push it to and pop it from the list of active formatting elements,
+ * which holds no a (nor anything else) then. Returns the position after
+ * its end tag, else 0.
+ */
+static size_t anchor_empty(const char *s, size_t len, size_t b, size_t e,
+                           int selfc, const struct leaves *lv, char *out)
+{
+    char name[16];
+    size_t n;
+    int end;
+
+    if (!lv->anchors || lv->sim_off || lv->nsim || lv->after_col ||
+        s[e - 1] != '>' || !end_tag_at(s, len, e, "a", 1) ||
+        copy_read(s, b, e, selfc, 1, out) != 3)
+        return 0;
+    return tag_close(s, len, e, name, &n, &end, &selfc);
+}
+
+/*
  * Where a tag is left out, does the walker need a cut there to count the
  * text on its two sides as two text nodes (parser__text_len)? Only when
  * whitespace meets there: the written text before it (out[0..o)) ends
@@ -663,20 +784,23 @@ static int cut_needed(const char *out, size_t o, const char *s, size_t len,
  * (script and style are ignored tags there); a script whose content holds
  * "<!--" (script data's escape states, where "</script>" may not end it)
  * is kept.
- * With fold and PARSER_STRIP_SPANS, spans that hold only text and such
- * spans (text_leaf) after the body's start tag are left out as well: an
- * inline element with nothing the walker reads (no link, no attribute
- * but role; no block unless span is a block tag, when the caller does
- * not ask for this), and neither a formatting nor a special element for
- * the tree builder, so every other element keeps its place; its text
- * joins the text around it. Highlighted source code is mostly such
- * spans (more than a third of the tags of a cppreference page). With
- * PARSER_STRIP_FMT (none of them a block tag) the formatting elements
- * of parser__leaf_names go the same way when leaf_ok() allows (code and
- * em are an eighth of the start tags of a page of the Python docs). With
- * PARSER_FOLD_LEN a cut (PARSER_MARK_CUT) marks a left-out tag where
- * whitespace meets it, so the walker counts the text as it would count
- * the text nodes apart.
+ * With fold and PARSER_STRIP_SPANS, spans and the other phrase elements
+ * of parser__leaf_tags that hold only text and such elements (text_leaf)
+ * after the body's start tag are left out as well: inline elements with
+ * nothing the walker reads (no link, no attribute but role; no block
+ * unless one is a block tag, when the caller does not ask for this), and
+ * neither formatting nor special elements for the tree builder, so every
+ * other element keeps its place; their text joins the text around them.
+ * Highlighted source code is mostly such spans (more than a third of the
+ * tags of a cppreference page). With PARSER_STRIP_FMT (none of them a
+ * block tag) the formatting elements of parser__leaf_tags go the same
+ * way when leaf_ok() allows (code and em are an eighth of the start tags
+ * of a page of the Python docs). With PARSER_STRIP_ANCHORS (and
+ * PARSER_STRIP_ATTRS) empty anchors go too where anchor_empty() allows
+ * (the targets of a page's own #links: an eighth of the tags of a
+ * Doxygen page, a twentieth of a gtk-doc one). With PARSER_FOLD_LEN a
+ * cut (PARSER_MARK_CUT) marks a left-out tag where whitespace meets it,
+ * so the walker counts the text as it would count the text nodes apart.
  * With PARSER_STRIP_ATTRS, start tags other than those attrs_all() lists
  * keep only the attributes the walker reads (copy_read): gumbo builds the
  * same elements in the same places, and their attributes are a third of
@@ -688,9 +812,9 @@ static int cut_needed(const char *out, size_t o, const char *s, size_t len,
  */
 size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
 {
-    size_t i = 0, o = 0, b, e, r = 0, n, keep, fixes = 0;
+    size_t i = 0, o = 0, b, e, r = 0, n, keep, fixes = 0, gone;
     char name[16];
-    int end, selfc, raw, fix, svg, body = 0;
+    int end, selfc, raw, fix, svg, body = 0, t;
     int attrs = fold & PARSER_STRIP_ATTRS, k;
     struct leaves lv = {0};
     size_t leaf_end = 0;
@@ -698,50 +822,60 @@ size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
     if (fold & PARSER_FOLD_MODE) {
         lv.spans = (fold & PARSER_STRIP_SPANS) != 0;
         lv.fmt = (fold & PARSER_STRIP_FMT) != 0;
+        lv.anchors = (fold & PARSER_STRIP_ANCHORS) && attrs;
     }
 
     fold &= PARSER_FOLD_MODE;
+    pthread_once(&leaf_once, leaf_init);
 
     while ((b = next_tag(s, len, i)) < len) {
         e = tag_close(s, len, b, name, &n, &end, &selfc);
-        svg = !end && name_is(name, n, "svg") && !selfc && e < len;
+        /* an end tag's name matters only to sim_tag, and to it only
+         * while an element it follows is open */
+        t = !end || lv.nsim ? tag_of(name, n) : (int)GUMBO_TAG_UNKNOWN;
+        svg = !end && t == GUMBO_TAG_SVG && !selfc && e < len;
         if (svg && !(r = svg_end(s, len, e))) /* else copied whole */
             break;
-        if (!end && (name_is(name, n, "math") ||
-                     name_is(name, n, "frameset") ||
-                     name_is(name, n, "plaintext")))
+        if (!end && (t == GUMBO_TAG_MATH || t == GUMBO_TAG_FRAMESET ||
+                     t == GUMBO_TAG_PLAINTEXT))
             break;
-        if (!end && name_is(name, n, "body"))
+        if (!end && t == GUMBO_TAG_BODY)
             body = 1;
-        k = end ? -1 : leaf_kind(name, n);
+        k = end ? -1 : leaf_kind(t);
+        gone = 0;
         if ((leaf_end && b <= leaf_end) ||
             (body && leaf_ok(&lv, k, 0) &&
-             (leaf_end = text_leaf(s, len, b, e, &lv, k)))) {
+             (leaf_end = text_leaf(s, len, b, e, &lv, k))))
+            gone = e;
+        else if (body && !end && t == GUMBO_TAG_A)
+            gone = anchor_empty(s, len, b, e, selfc, &lv, out + o);
+        if (gone) {
             o += copy_data(s, i, b, out + o, fold);
-            if (fold == PARSER_FOLD_LEN && cut_needed(out, o, s, len, e)) {
+            if (fold == PARSER_FOLD_LEN && cut_needed(out, o, s, len, gone)) {
                 memcpy(out + o, PARSER_MARK_CUT, sizeof(PARSER_MARK_CUT) - 1);
                 o += sizeof(PARSER_MARK_CUT) - 1; /* not longer than the tag */
             }
-            i = e; /* left out: the text on both sides is one text node */
+            i = gone; /* left out: the text on both sides is one text node */
             continue;
         }
-        if (k > 0) /* a formatting start tag gumbo is given */
+        if (k >= PARSER_LEAF_PHRASE) /* a formatting start tag for gumbo */
             lv.kept[k]++;
-        raw = !end && e < len && raw_text(name, n);
+        sim_tag(&lv, t, end);
+        raw = !end && e < len && raw_text(t);
         fix = raw && selfc && fixes < PARSER_RAW_FIXES; /* <iframe .../> */
         if (!svg)
             r = raw && !fix ? raw_end(s, len, e, name, n) : e;
         o += copy_data(s, i, b, out + o, fold);
-        if (r > e && (name_is(name, n, "style") ||
-                      (name_is(name, n, "script") &&
+        if (r > e && (t == GUMBO_TAG_STYLE ||
+                      (t == GUMBO_TAG_SCRIPT &&
                        !memmem(s + e, r - e, "<!--", 4))))
             keep = e - b; /* the content is left out */
         else
             keep = r - b;
-        if (attrs && !end && s[e - 1] == '>' && !attrs_all(name, n)) {
+        if (attrs && !end && s[e - 1] == '>' && !attrs_all(t)) {
             /* not svg nor raw text (attrs_all), so keep is e - b; a '>'
              * in an open quote copy_read checks */
-            o += copy_read(s, b, e, selfc, n == 1 && name[0] == 'a', out + o);
+            o += copy_read(s, b, e, selfc, t == GUMBO_TAG_A, out + o);
         } else {
             memcpy(out + o, s + b, keep);
             o += keep;

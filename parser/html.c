@@ -359,12 +359,13 @@ static const char *gumbo_input(struct parser *p, const char *body,
     size_t n;
 
     int how = (p->blocks_on ? PARSER_FOLD_LEN : PARSER_FOLD_X) |
-              PARSER_STRIP_ATTRS | PARSER_STRIP_FMT |
-              (p->block_tag[GUMBO_TAG_SPAN] ? 0 : PARSER_STRIP_SPANS);
+              PARSER_STRIP_ATTRS | PARSER_STRIP_SPANS | PARSER_STRIP_FMT |
+              (p->block_tag[GUMBO_TAG_A] ? 0 : PARSER_STRIP_ANCHORS);
 
-    for (size_t k = 1; k < PARSER_LEAF_NAMES; k++) /* after span */
-        if (p->block_tag[gumbo_tag_enum(parser__leaf_names[k])])
-            how &= ~PARSER_STRIP_FMT; /* a block of its own: it stays */
+    for (size_t k = 0; k < PARSER_LEAF_NAMES; k++) /* a block of its own */
+        if (p->block_tag[parser__leaf_tags[k]]) /* stays, with its group */
+            how &= ~(k < PARSER_LEAF_PHRASE ? PARSER_STRIP_SPANS
+                                            : PARSER_STRIP_FMT);
     body = parser__nest_guard(p, body, *len);
     xgrow((void **)&p->stripped, &p->stripped_cap, *len + PARSER_RAW_ROOM, 1);
     n = parser__raw_strip(body, *len, p->stripped, how);

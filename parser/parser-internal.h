@@ -46,13 +46,16 @@ void parser__cut_init(struct parser__cut *c, const char *s, size_t len);
  * A raw text element written self-closing (XHTML's <iframe .../>, <script
  * src=x />) gets its end tag right after it, up to PARSER_RAW_FIXES per
  * call: HTML would read the rest of the page as its text. With
- * PARSER_STRIP_SPANS added to a fold mode, spans that hold nothing but
- * text go too (not when span is a block tag), with PARSER_STRIP_FMT the
- * same formatting elements (b, code, em, ...: not when one of them is a
- * block tag); with PARSER_FOLD_LEN a PARSER_MARK_CUT takes the place of
- * such a tag where whitespace meets it. With PARSER_STRIP_ATTRS,
- * start tags lose the attributes nobody reads (copy_read in
- * html-slice.c). Returns the length. */
+ * PARSER_STRIP_SPANS added to a fold mode, spans and the other phrase
+ * elements of parser__leaf_tags that hold nothing but text go too (not
+ * when one of them is a block tag), with PARSER_STRIP_FMT the same
+ * formatting elements (b, code, em, ...: not when one of them is a block
+ * tag), with PARSER_STRIP_ANCHORS empty anchors (<a id=x></a>: no href,
+ * rel or role; not when a is a block tag) where no formatting element
+ * can be waiting to be reconstructed; with PARSER_FOLD_LEN a
+ * PARSER_MARK_CUT takes the place of such a tag where whitespace meets
+ * it. With PARSER_STRIP_ATTRS, start tags lose the attributes nobody
+ * reads (copy_read in html-slice.c). Returns the length. */
 #define PARSER_RAW_FIXES 64
 #define PARSER_RAW_ROOM (PARSER_RAW_FIXES * sizeof("</noframes>"))
 enum { PARSER_FOLD_NONE = 0, PARSER_FOLD_X = 1, PARSER_FOLD_LEN = 2 };
@@ -60,10 +63,13 @@ enum { PARSER_FOLD_NONE = 0, PARSER_FOLD_X = 1, PARSER_FOLD_LEN = 2 };
 #define PARSER_STRIP_SPANS 4
 #define PARSER_STRIP_ATTRS 8
 #define PARSER_STRIP_FMT 16
-/* The elements that go when they hold only text: span (PARSER_STRIP_SPANS)
- * and the formatting elements after it (PARSER_STRIP_FMT). */
-#define PARSER_LEAF_NAMES 12
-extern const char *const parser__leaf_names[PARSER_LEAF_NAMES];
+#define PARSER_STRIP_ANCHORS 32
+/* The elements that go when they hold only text: span and the phrase
+ * elements (the first PARSER_LEAF_PHRASE, PARSER_STRIP_SPANS), then the
+ * formatting elements (PARSER_STRIP_FMT). Values of gumbo's GumboTag. */
+#define PARSER_LEAF_PHRASE 19
+#define PARSER_LEAF_NAMES 30
+extern const int parser__leaf_tags[PARSER_LEAF_NAMES];
 /* HTML's ASCII whitespace: space, tab, LF, CR, FF. */
 static inline int parser__ws(int c)
 {
