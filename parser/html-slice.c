@@ -754,6 +754,17 @@ static size_t anchor_empty(const char *s, size_t len, size_t b, size_t e,
     return tag_close(s, len, e, name, &n, &end, &selfc);
 }
 
+/* s[i..b) is not empty and all whitespace. */
+static int blank(const char *s, size_t i, size_t b)
+{
+    if (i >= b)
+        return 0;
+    for (; i < b; i++)
+        if (!parser__ws(s[i]))
+            return 0;
+    return 1;
+}
+
 /*
  * Where a tag is left out, does the walker need a cut there to count the
  * text on its two sides as two text nodes (parser__text_len)? Only when
@@ -814,7 +825,7 @@ size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
 {
     size_t i = 0, o = 0, b, e, r = 0, n, keep, fixes = 0, gone;
     char name[16];
-    int end, selfc, raw, fix, svg, body = 0, t;
+    int end, selfc, raw, fix, svg, body = 0, t, drop;
     int attrs = fold & PARSER_STRIP_ATTRS, k;
     struct leaves lv = {0};
     size_t leaf_end = 0;
@@ -842,6 +853,7 @@ size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
         if (!end && t == GUMBO_TAG_BODY)
             body = 1;
         k = end ? -1 : leaf_kind(t);
+        drop = fold == PARSER_FOLD_X && body && !lv.sim_off;
         gone = 0;
         if ((leaf_end && b <= leaf_end) ||
             (body && leaf_ok(&lv, k, 0) &&
@@ -850,7 +862,8 @@ size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
         else if (body && !end && t == GUMBO_TAG_A)
             gone = anchor_empty(s, len, b, e, selfc, &lv, out + o);
         if (gone) {
-            o += copy_data(s, i, b, out + o, fold);
+            if (!(drop && blank(s, i, b)))
+                o += copy_data(s, i, b, out + o, fold);
             if (fold == PARSER_FOLD_LEN && cut_needed(out, o, s, len, gone)) {
                 memcpy(out + o, PARSER_MARK_CUT, sizeof(PARSER_MARK_CUT) - 1);
                 o += sizeof(PARSER_MARK_CUT) - 1; /* not longer than the tag */
@@ -865,7 +878,8 @@ size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
         fix = raw && selfc && fixes < PARSER_RAW_FIXES; /* <iframe .../> */
         if (!svg)
             r = raw && !fix ? raw_end(s, len, e, name, n) : e;
-        o += copy_data(s, i, b, out + o, fold);
+        if (!(drop && blank(s, i, b)))
+            o += copy_data(s, i, b, out + o, fold);
         if (r > e && (t == GUMBO_TAG_STYLE ||
                       (t == GUMBO_TAG_SCRIPT &&
                        !memmem(s + e, r - e, "<!--", 4))))

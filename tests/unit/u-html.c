@@ -1492,7 +1492,7 @@ static void test_strip_leaves(void)
 {
     static const struct strip_case t[] = {
         {"<body><b>bold</b> <em class=x>e</em><code><span>c</span></code>",
-         "<body>x xx"},
+         "<body>xxx"}, /* the space between two tags goes too */
         /* fewer than three b before it or open around it: the Noah's Ark
          * clause drops no earlier b when it is pushed */
         {"<body><b>1<b>2<b>3<b>x</b></b><i>4</i>",
@@ -1513,7 +1513,7 @@ static void test_strip_leaves(void)
          * or with another tag inside */
         {"<body><abbr title=t>HTML</abbr> <kbd>C</kbd><sub>2</sub><q><cite>"
          "c</cite></q><var role=x>v</var><dfn></dfn><ins>i<p>p</ins>",
-         "<body>x xxx<var role=x>x</var><dfn></dfn><ins>x<p>x</ins>"},
+         "<body>xxxx<var role=x>x</var><dfn></dfn><ins>x<p>x</ins>"},
     };
     static const struct strip_case spans_only[] = {
         {"<body><b>bold</b><span>s</span><acronym>a</acronym>",
@@ -1608,11 +1608,24 @@ static void test_strip_attrs_cases(void)
 
 /* The tree of node into b (cap bytes, from *o): elements with their
  * namespace and the attributes the walker reads, text, comments. */
-/* With tree_loose set, text nodes are written joined, an a element with
- * nothing in it and no attribute the walker reads is left out, and so is
- * the element (not its content) of a leaf without a role (html-slice.c's
+/* With tree_loose set, text is written as "T" for each run of text
+ * nodes with a character that is not whitespace (folded text is "x"),
+ * and not at all when it is only whitespace; an a element with nothing
+ * but whitespace in it and no attribute the walker reads is left out, and so is the element
+ * (not its content) of a leaf without a role (html-slice.c's
  * parser__leaf_tags): the tree gumbo would build without them. */
 static int tree_loose;
+
+/* e holds nothing but whitespace text */
+static int tree_blank(const GumboElement *e)
+{
+    for (size_t k = 0; k < e->children.length; k++) {
+        const GumboNode *c = e->children.data[k];
+        if (c->type != GUMBO_NODE_WHITESPACE)
+            return 0;
+    }
+    return 1;
+}
 
 static int tree_leaf(const GumboElement *e)
 {
@@ -1653,7 +1666,12 @@ static void tree_text(const GumboNode *node, char *b, size_t cap, size_t *o)
     if (node->type != GUMBO_NODE_ELEMENT &&
         node->type != GUMBO_NODE_TEMPLATE &&
         node->type != GUMBO_NODE_DOCUMENT) {
-        PUT(tree_loose ? "%s" : "%s|", node->v.text.text);
+        if (!tree_loose)
+            PUT("%s|", node->v.text.text);
+        else if (strspn(node->v.text.text, " \t\n\r\f") <
+                     strlen(node->v.text.text) &&
+                 (*o == 0 || b[*o - 1] != 'T'))
+            PUT("T");
         return;
     }
     if (node->type == GUMBO_NODE_DOCUMENT) {
@@ -1662,7 +1680,7 @@ static void tree_text(const GumboNode *node, char *b, size_t cap, size_t *o)
         return;
     }
     e = &node->v.element;
-    if (tree_loose && e->tag == GUMBO_TAG_A && !e->children.length &&
+    if (tree_loose && e->tag == GUMBO_TAG_A && tree_blank(e) &&
         !gumbo_get_attribute(&e->attributes, "href") &&
         !gumbo_get_attribute(&e->attributes, "rel") &&
         !gumbo_get_attribute(&e->attributes, "role"))
@@ -1732,9 +1750,10 @@ static void test_strip_attrs_tree(void)
     }
 }
 
-/* Leaves and empty anchors left out before gumbo (text_leaf and
- * anchor_empty in html-slice.c): gumbo builds the same tree but for them
- * (tree_loose). Anchors where formatting elements wait to be
+/* Leaves, empty anchors and whitespace between tags left out before
+ * gumbo, text folded (text_leaf, anchor_empty and PARSER_FOLD_X in
+ * html-slice.c): gumbo builds the same tree as from the page as it is,
+ * but for them (tree_loose). Anchors where formatting elements wait to be
  * reconstructed, a is open or misnested, in tables, colgroup, template,
  * select and after the body; on the pages marked, some anchor goes.
  * Leaves in paragraphs, tables (fostered or in cells), misnested, nested
@@ -1746,6 +1765,8 @@ static void test_strip_gone_tree(void)
         int gone; /* some anchor is left out */
     } t[] = {
         {"<body><p><b>x</p><a id=1></a><div>y</div>", 0},
+        {"<body><p><font>x</p> <div>y</div> <p><font>z</font> <a id=1></a>"
+         "</p>", 0},
         {"<body><b>x</b><a id=1></a><div>y<a name=2></a>z</div><h2>"
          "<a id=3></a>T</h2><p>a <a name=4></a> b</p>", 1},
         {"<body><table><a id=1></a><tr><td>c<a id=2></a></td></tr></table>",
@@ -1790,7 +1811,7 @@ static void test_strip_gone_tree(void)
                               how | leaves | PARSER_STRIP_ANCHORS);
         CHECK((n < na) == t[i].gone, "page %zu: anchors gone %d", i,
               n < na);
-        na = parser__raw_strip(t[i].page, strlen(t[i].page), sa, how);
+        na = parser__raw_strip(t[i].page, strlen(t[i].page), sa, 0);
         oa = ob = 0;
         g = gumbo_parse_with_options(&kGumboDefaultOptions, sa, na);
         tree_text(g->document, a, sizeof a, &oa);
