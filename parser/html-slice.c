@@ -408,6 +408,7 @@ struct leaves {
     int sim[SIM_DEPTH];
     size_t nsim;
     int sim_off, after_col;
+    int in_select, after_edge; /* for blank runs (run_droppable) */
 };
 
 /* Each GumboTag's index in parser__leaf_tags, or -1: built once. */
@@ -473,10 +474,40 @@ static int formatting(int t)
  * insertion modes). after_col: the tag was col or colgroup, after which
  * an a start tag would end a colgroup.
  */
+/*
+ * A start tag of t always makes an element where it is, after body's
+ * start tag and outside select (where most start tags are ignored): in
+ * body, in a table (fostered out of it), in a cell or caption, after the
+ * body. Not the tags the tree builder may ignore or merge there (html,
+ * head, body, frame, frameset, form, the table parts outside a table,
+ * isindex, template), nor svg and the raw text elements, whose content
+ * follows the start tag. So text on its two sides is never one text node.
+ */
+static int edge_start(int t)
+{
+    switch (t) {
+    case GUMBO_TAG_HTML: case GUMBO_TAG_HEAD: case GUMBO_TAG_BODY:
+    case GUMBO_TAG_FRAME: case GUMBO_TAG_FRAMESET: case GUMBO_TAG_FORM:
+    case GUMBO_TAG_CAPTION: case GUMBO_TAG_COL: case GUMBO_TAG_COLGROUP:
+    case GUMBO_TAG_TBODY: case GUMBO_TAG_TD: case GUMBO_TAG_TFOOT:
+    case GUMBO_TAG_TH: case GUMBO_TAG_THEAD: case GUMBO_TAG_TR:
+    case GUMBO_TAG_ISINDEX: case GUMBO_TAG_TEMPLATE: case GUMBO_TAG_SELECT:
+    case GUMBO_TAG_SVG: case GUMBO_TAG_MATH: case GUMBO_TAG_PLAINTEXT:
+        return 0;
+    default:
+        return !raw_text(t);
+    }
+}
+
 static void sim_tag(struct leaves *lv, int t, int end)
 {
     size_t same = 0;
 
+    lv->after_edge = !end && edge_start(t);
+    if (!end && t == GUMBO_TAG_SELECT)
+        lv->in_select = 1;
+    else if (end && t == GUMBO_TAG_SELECT)
+        lv->in_select = 0;
     lv->after_col = !end && (t == GUMBO_TAG_COL || t == GUMBO_TAG_COLGROUP);
     if (t == GUMBO_TAG_TEMPLATE)
         lv->sim_off = 1;
@@ -766,6 +797,29 @@ static int blank(const char *s, size_t i, size_t b)
 }
 
 /*
+ * The blank run s[i..b) before the tag at b (next_edge: a start tag that
+ * goes to gumbo, edge_start) may be left out, after body's start tag and
+ * while no formatting element can wait to be reconstructed (a blank run
+ * in body reconstructs them, so an element after it would go into the
+ * clones). Gumbo would make it a text node of whitespace, or whitespace
+ * at the end or start of another one: nothing counted. With PARSER_FOLD_X
+ * nobody counts text, so any such run goes. With PARSER_FOLD_LEN only
+ * where an element is made on one side of it (after_edge, next_edge)
+ * outside select: elsewhere the tags around it may be ignored, and the
+ * run would then be counted as the space between two words.
+ */
+static int run_droppable(const struct leaves *lv, int fold, int body,
+                         int next_edge, const char *s, size_t i, size_t b)
+{
+    if (!body || lv->sim_off || !blank(s, i, b))
+        return 0;
+    if (fold == PARSER_FOLD_X)
+        return 1;
+    return fold == PARSER_FOLD_LEN && !lv->in_select &&
+           (lv->after_edge || next_edge);
+}
+
+/*
  * Where a tag is left out, does the walker need a cut there to count the
  * text on its two sides as two text nodes (parser__text_len)? Only when
  * whitespace meets there: the written text before it (out[0..o)) ends
@@ -825,7 +879,7 @@ size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
 {
     size_t i = 0, o = 0, b, e, r = 0, n, keep, fixes = 0, gone;
     char name[16];
-    int end, selfc, raw, fix, svg, body = 0, t, drop;
+    int end, selfc, raw, fix, svg, body = 0, t;
     int attrs = fold & PARSER_STRIP_ATTRS, k;
     struct leaves lv = {0};
     size_t leaf_end = 0;
@@ -842,8 +896,9 @@ size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
     while ((b = next_tag(s, len, i)) < len) {
         e = tag_close(s, len, b, name, &n, &end, &selfc);
         /* an end tag's name matters only to sim_tag, and to it only
-         * while an element it follows is open */
-        t = !end || lv.nsim ? tag_of(name, n) : (int)GUMBO_TAG_UNKNOWN;
+         * while an element it follows is open, or a select */
+        t = !end || lv.nsim || lv.in_select ? tag_of(name, n)
+                                             : (int)GUMBO_TAG_UNKNOWN;
         svg = !end && t == GUMBO_TAG_SVG && !selfc && e < len;
         if (svg && !(r = svg_end(s, len, e))) /* else copied whole */
             break;
@@ -853,7 +908,6 @@ size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
         if (!end && t == GUMBO_TAG_BODY)
             body = 1;
         k = end ? -1 : leaf_kind(t);
-        drop = fold == PARSER_FOLD_X && body && !lv.sim_off;
         gone = 0;
         if ((leaf_end && b <= leaf_end) ||
             (body && leaf_ok(&lv, k, 0) &&
@@ -862,8 +916,9 @@ size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
         else if (body && !end && t == GUMBO_TAG_A)
             gone = anchor_empty(s, len, b, e, selfc, &lv, out + o);
         if (gone) {
-            if (!(drop && blank(s, i, b)))
+            if (!run_droppable(&lv, fold, body, 0, s, i, b))
                 o += copy_data(s, i, b, out + o, fold);
+            lv.after_edge = 0;
             if (fold == PARSER_FOLD_LEN && cut_needed(out, o, s, len, gone)) {
                 memcpy(out + o, PARSER_MARK_CUT, sizeof(PARSER_MARK_CUT) - 1);
                 o += sizeof(PARSER_MARK_CUT) - 1; /* not longer than the tag */
@@ -873,13 +928,13 @@ size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
         }
         if (k >= PARSER_LEAF_PHRASE) /* a formatting start tag for gumbo */
             lv.kept[k]++;
-        sim_tag(&lv, t, end);
+        if (!run_droppable(&lv, fold, body, !end && edge_start(t), s, i, b))
+            o += copy_data(s, i, b, out + o, fold);
+        sim_tag(&lv, t, end); /* after the run before it */
         raw = !end && e < len && raw_text(t);
         fix = raw && selfc && fixes < PARSER_RAW_FIXES; /* <iframe .../> */
         if (!svg)
             r = raw && !fix ? raw_end(s, len, e, name, n) : e;
-        if (!(drop && blank(s, i, b)))
-            o += copy_data(s, i, b, out + o, fold);
         if (r > e && (t == GUMBO_TAG_STYLE ||
                       (t == GUMBO_TAG_SCRIPT &&
                        !memmem(s + e, r - e, "<!--", 4))))

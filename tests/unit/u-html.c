@@ -1444,6 +1444,11 @@ static void test_svg_span_same(void)
         "<a name=n></a>b<a id=m></a> c <a href=/l>l<a id=i></a>i</a></p>"
         "<table><a id=f></a><tr><td><sup>1</sup> <a name=t></a><q>q</q>"
         "</td></tr></table><p><b>x</p><a id=r></a><div>after</div>",
+        "<div>\n<p>a</p>\n<p> b </p>\n</div>\n<select><option>foo<div> "
+        "</div>bar</option> <i>o</i> </select>x</y> </z>w<table>\n<tr>\n"
+        "<td> c </td>\n</tr>\n</table>\n<ul>\n<li>one</li>\n<li>two</li>"
+        "\n</ul>foo<br> <b>bar</b> baz<p>p</x> <br> </x>q</p><td> </td>r"
+        "<tr> </tr>s</body> t",
     };
     struct parser *p = parser_new(0, 0);
     const struct parser_result *r;
