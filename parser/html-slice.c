@@ -409,6 +409,7 @@ struct leaves {
     size_t nsim;
     int sim_off, after_col;
     int in_select, after_edge; /* for blank runs (run_droppable) */
+    int text;
 };
 
 /* Each GumboTag's index in parser__leaf_tags, or -1: built once. */
@@ -797,21 +798,32 @@ static int blank(const char *s, size_t i, size_t b)
 }
 
 /*
- * The blank run s[i..b) before the tag at b (next_edge: a start tag that
- * goes to gumbo, edge_start) may be left out, after body's start tag and
- * while no formatting element can wait to be reconstructed (a blank run
- * in body reconstructs them, so an element after it would go into the
- * clones). Gumbo would make it a text node of whitespace, or whitespace
- * at the end or start of another one: nothing counted. With PARSER_FOLD_X
- * nobody counts text, so any such run goes. With PARSER_FOLD_LEN only
- * where an element is made on one side of it (after_edge, next_edge)
- * outside select: elsewhere the tags around it may be ignored, and the
- * run would then be counted as the space between two words.
+ * The run s[i..b) between two tags (the one at b: next_edge when it is a
+ * start tag that goes to gumbo and edge_start) may be left out: only
+ * after body's start tag, and while no formatting element can wait to be
+ * reconstructed (any character in body reconstructs them, so an element
+ * after it would go into the clones).
+ *  - With PARSER_FOLD_X and PARSER_STRIP_TEXT (nobody counts text), any
+ *    run, text included, but after col or colgroup (a character ends a
+ *    colgroup). A character also ends frameset-ok, but body's start tag
+ *    ended it already, and the rest of the tree builder's choices hang
+ *    on tags, not text: text in a table is fostered out of it, an
+ *    element of its own.
+ *  - Else a blank run. Gumbo would make it a text node of whitespace, or
+ *    whitespace at the end or start of another one: nothing counted. With
+ *    PARSER_FOLD_X any blank run goes. With PARSER_FOLD_LEN only where an
+ *    element is made on one side of it (after_edge, next_edge) outside
+ *    select: elsewhere the tags around it may be ignored, and the run
+ *    would then be counted as the space between two words.
  */
 static int run_droppable(const struct leaves *lv, int fold, int body,
                          int next_edge, const char *s, size_t i, size_t b)
 {
-    if (!body || lv->sim_off || !blank(s, i, b))
+    if (!body || lv->sim_off || i >= b)
+        return 0;
+    if (fold == PARSER_FOLD_X && lv->text && !lv->after_col)
+        return 1;
+    if (!blank(s, i, b))
         return 0;
     if (fold == PARSER_FOLD_X)
         return 1;
@@ -888,6 +900,7 @@ size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
         lv.spans = (fold & PARSER_STRIP_SPANS) != 0;
         lv.fmt = (fold & PARSER_STRIP_FMT) != 0;
         lv.anchors = (fold & PARSER_STRIP_ANCHORS) && attrs;
+        lv.text = (fold & PARSER_STRIP_TEXT) != 0;
     }
 
     fold &= PARSER_FOLD_MODE;

@@ -358,7 +358,8 @@ static const char *gumbo_input(struct parser *p, const char *body,
 {
     size_t n;
 
-    int how = (p->blocks_on ? PARSER_FOLD_LEN : PARSER_FOLD_X) |
+    int how = (p->blocks_on ? PARSER_FOLD_LEN
+                            : PARSER_FOLD_X | PARSER_STRIP_TEXT) |
               PARSER_STRIP_ATTRS | PARSER_STRIP_SPANS | PARSER_STRIP_FMT |
               (p->block_tag[GUMBO_TAG_A] ? 0 : PARSER_STRIP_ANCHORS);
 

@@ -54,7 +54,9 @@ void parser__cut_init(struct parser__cut *c, const char *s, size_t len);
  * rel or role; not when a is a block tag) where no formatting element
  * can be waiting to be reconstructed; with PARSER_FOLD_LEN a
  * PARSER_MARK_CUT takes the place of such a tag where whitespace meets
- * it. With PARSER_STRIP_ATTRS, start tags lose the attributes nobody
+ * it. Whitespace between two tags goes where nothing counts it, and with
+ * PARSER_FOLD_X | PARSER_STRIP_TEXT all text after body's start tag goes
+ * (run_droppable in html-slice.c). With PARSER_STRIP_ATTRS, start tags lose the attributes nobody
  * reads (copy_read in html-slice.c). Returns the length. */
 #define PARSER_RAW_FIXES 64
 #define PARSER_RAW_ROOM (PARSER_RAW_FIXES * sizeof("</noframes>"))
@@ -64,6 +66,7 @@ enum { PARSER_FOLD_NONE = 0, PARSER_FOLD_X = 1, PARSER_FOLD_LEN = 2 };
 #define PARSER_STRIP_ATTRS 8
 #define PARSER_STRIP_FMT 16
 #define PARSER_STRIP_ANCHORS 32
+#define PARSER_STRIP_TEXT 64
 /* The elements that go when they hold only text: span and the phrase
  * elements (the first PARSER_LEAF_PHRASE, PARSER_STRIP_SPANS), then the
  * formatting elements (PARSER_STRIP_FMT). Values of gumbo's GumboTag. */

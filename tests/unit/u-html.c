@@ -1524,6 +1524,15 @@ static void test_strip_leaves(void)
         {"<body><b>bold</b><span>s</span><acronym>a</acronym>",
          "<body><b>x</b>xx"},
     };
+    /* text after body's start tag goes (which made frameset-ok "not ok"
+     * for good), but after col or colgroup (it would end a colgroup) and
+     * while a formatting element may wait to be reconstructed */
+    static const struct strip_case text[] = {
+        {"<head>h</head><body>one<p>two &amp; <!-- c --> three</p> four",
+         "<head>x</head><body><p></p> four"},
+        {"<body><select>s</select>t<table><col>c</table><p><b>x</p>y<i>z",
+         "<body><select></select><table><col>x</table><p><b></p>x<i>z"},
+    };
     /* empty anchors (anchor_empty; the tree is checked in
      * test_strip_anchors_tree) */
     static const struct strip_case anchors[] = {
@@ -1561,6 +1570,8 @@ static void test_strip_leaves(void)
     check_strip(spans_only, 1, PARSER_FOLD_X | PARSER_STRIP_SPANS);
     check_strip(anchors, sizeof anchors / sizeof anchors[0],
                 PARSER_FOLD_X | PARSER_STRIP_ATTRS | PARSER_STRIP_ANCHORS);
+    check_strip(text, sizeof text / sizeof text[0],
+                PARSER_FOLD_X | PARSER_STRIP_TEXT);
     check_strip(cuts, sizeof cuts / sizeof cuts[0],
                 PARSER_FOLD_LEN | PARSER_STRIP_SPANS | PARSER_STRIP_FMT |
                     PARSER_STRIP_ATTRS | PARSER_STRIP_ANCHORS);
@@ -1620,6 +1631,7 @@ static void test_strip_attrs_cases(void)
  * (not its content) of a leaf without a role (html-slice.c's
  * parser__leaf_tags): the tree gumbo would build without them. */
 static int tree_loose;
+static int tree_notext; /* and text not at all (PARSER_STRIP_TEXT) */
 
 /* e holds nothing but whitespace text */
 static int tree_blank(const GumboElement *e)
@@ -1673,7 +1685,8 @@ static void tree_text(const GumboNode *node, char *b, size_t cap, size_t *o)
         node->type != GUMBO_NODE_DOCUMENT) {
         if (!tree_loose)
             PUT("%s|", node->v.text.text);
-        else if (strspn(node->v.text.text, " \t\n\r\f") <
+        else if (!tree_notext &&
+                 strspn(node->v.text.text, " \t\n\r\f") <
                      strlen(node->v.text.text) &&
                  (*o == 0 || b[*o - 1] != 'T'))
             PUT("T");
@@ -1794,6 +1807,12 @@ static void test_strip_gone_tree(void)
          "</tr><kbd>fostered</kbd><tr><th><em>h</em></th></tr></table>", 0},
         {"<body><p>See <cite>x</cite><p><q>q<mark>m</mark></q><b>b<p>para"
          "<sub>s</sub></b> <ins>i</ins><del>d<div>block</div></del>", 0},
+        {"<body>first<table>fostered<tr><td>cell</td></tr></table><colgroup>"
+         "c<col></colgroup><select>s</select><p>x<frameset><frame src=/f>"
+         "</frameset>", 0},
+        {"<body><b>x</b> <span>y</span><frameset><frame src=/g></frameset>",
+         0},
+        {"<body><table><colgroup>c<col>t<col></table>", 0},
         {"<body><label>L</label><select><option><span>o</span></select><dl>"
          "<dt><dfn>term</dfn><dd><var>v</var></dl><ul><li><time>t</time>"
          "</ul><dl><dt>t<dd>d</dd></dl><select><option>a<option>b</option>"
@@ -1827,6 +1846,21 @@ static void test_strip_gone_tree(void)
         CHECK(oa < sizeof a && ob < sizeof b, "page %zu: tree fits", i);
         CHECK(oa == ob && memcmp(a, b, oa) == 0, "page %zu tree:\n%.*s\n%.*s",
               i, (int)oa, a, (int)ob, b);
+        /* and with the text left out too: the same elements */
+        n = parser__raw_strip(t[i].page, strlen(t[i].page), st,
+                              how | leaves | PARSER_STRIP_ANCHORS |
+                                  PARSER_STRIP_TEXT);
+        tree_notext = 1;
+        oa = ob = 0;
+        g = gumbo_parse_with_options(&kGumboDefaultOptions, sa, na);
+        tree_text(g->document, a, sizeof a, &oa);
+        gumbo_destroy_output(&kGumboDefaultOptions, g);
+        g = gumbo_parse_with_options(&kGumboDefaultOptions, st, n);
+        tree_text(g->document, b, sizeof b, &ob);
+        gumbo_destroy_output(&kGumboDefaultOptions, g);
+        tree_notext = 0;
+        CHECK(oa == ob && memcmp(a, b, oa) == 0,
+              "page %zu elements:\n%.*s\n%.*s", i, (int)oa, a, (int)ob, b);
     }
     tree_loose = 0;
 }
