@@ -462,20 +462,6 @@ static int formatting(int t)
 }
 
 /*
- * Tag t (a start tag unless end) goes to gumbo: follow what empty
- * anchors need to know. The list of active formatting elements holds no
- * entry while sim is empty: a formatting element's entry leaves it when
- * its end tag pops it as the current node, and sim holds every element
- * opened after it (formatting and phrase elements only, each closed by
- * its own end tag in order; br, img and wbr are void). Anything else
- * while sim is not empty (another tag, an end tag out of order, a second
- * a or nobr, a third of one kind: the Noah's Ark clause, too deep) may
- * leave an entry behind, a formatting element to reconstruct at the next
- * start tag: sim_off, for the rest of the page. So does template (its
- * insertion modes). after_col: the tag was col or colgroup, after which
- * an a start tag would end a colgroup.
- */
-/*
  * A start tag of t always makes an element where it is, after body's
  * start tag and outside select (where most start tags are ignored): in
  * body, in a table (fostered out of it), in a cell or caption, after the
@@ -500,6 +486,21 @@ static int edge_start(int t)
     }
 }
 
+/*
+ * Tag t (a start tag unless end) goes to gumbo: follow what empty
+ * anchors need to know. The list of active formatting elements holds no
+ * entry while sim is empty: a formatting element's entry leaves it when
+ * its end tag pops it as the current node, and sim holds every element
+ * opened after it (formatting and phrase elements only, each closed by
+ * its own end tag in order; br, img and wbr are void). Anything else
+ * while sim is not empty (another tag, an end tag out of order, a second
+ * a or nobr, a third of one kind: the Noah's Ark clause, too deep) may
+ * leave an entry behind, a formatting element to reconstruct at the next
+ * start tag: sim_off, for the rest of the page. So does template (its
+ * insertion modes). after_col: the tag was col or colgroup, after which
+ * an a start tag or a character would end a colgroup; after_edge: it made
+ * an element (edge_start); in_select: a select is open.
+ */
 static void sim_tag(struct leaves *lv, int t, int end)
 {
     size_t same = 0;
