@@ -87,8 +87,8 @@ static inline int name_is(const char *name, size_t n, const char *want)
 }
 
 /* name (n bytes) is one of names[0..count) */
-static inline int name_in(const char *name, size_t n, const char *const *names,
-                   size_t count)
+static inline int name_in(const char *name, size_t n,
+                          const char *const *names, size_t count)
 {
     for (size_t k = 0; k < count; k++)
         if (name_is(name, n, names[k]))
@@ -114,8 +114,8 @@ static inline int raw_text(int t)
 }
 
 /* "</name" followed by space, '/' or '>' at i. */
-static inline int end_tag_at(const char *s, size_t len, size_t i, const char *name,
-                      size_t n)
+static inline int end_tag_at(const char *s, size_t len, size_t i,
+                             const char *name, size_t n)
 {
     return i + 2 + n < len && s[i + 1] == '/' &&
            strncasecmp(s + i + 2, name, n) == 0 &&
@@ -125,8 +125,8 @@ static inline int end_tag_at(const char *s, size_t len, size_t i, const char *na
 
 /* From i (after a raw text element's start tag): the position of the
  * '<' of its end tag (end_tag_at); len if none. */
-static inline size_t raw_end(const char *s, size_t len, size_t i, const char *name,
-                      size_t n)
+static inline size_t raw_end(const char *s, size_t len, size_t i,
+                             const char *name, size_t n)
 {
     const char *p;
 
@@ -146,8 +146,9 @@ enum { T_BEFORE_NAME, T_NAME, T_AFTER_NAME, T_BEFORE_VALUE, T_VALUE };
  * '>' (len when it does not end); its name lower-cased into name (the
  * first 16 bytes), its length in *n, *end for an end tag.
  */
-static inline size_t tag_close(const char *s, size_t len, size_t i, char name[16],
-                        size_t *n, int *end, int *selfc)
+static inline size_t tag_close(const char *s, size_t len, size_t i,
+                               char name[16], size_t *n, int *end,
+                               int *selfc)
 {
     int st = T_BEFORE_NAME, slash = 0;
     const char *p;

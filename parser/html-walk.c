@@ -65,7 +65,7 @@ uint32_t parser__block_open(struct parser *p, uint32_t parent, unsigned ctx)
     return (uint32_t)p->nblocks++;
 }
 
-/* The length a marker at s carries (html-slice.c folded a run of text to
+/* The length a marker at s carries (html-strip.c folded a run of text to
  * it); *end past it. 0 when s holds no whole marker of at most 10 digits
  * (a page may hold the same code points: what it claims stays bounded,
  * and only moves its own blocks' sums). */

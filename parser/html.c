@@ -2,9 +2,9 @@
  * html.c: link extraction from HTML pages with gumbo: the design, the
  * driver (parser_parse_html), link resolution and output, big-body slices.
  * The rest lives in html-walk.c (the tree walk: blocks, text sums, page
- * directives), html-gumbo.c (gumbo's arena, the nesting guard) and
- * html-slice.c (where a big body is cut); struct parser is in
- * html-internal.h.
+ * directives), html-gumbo.c (gumbo's arena, the nesting guard),
+ * html-slice.c (where a big body is cut) and html-strip.c (what gumbo is
+ * given of it); struct parser is in html-internal.h.
  *
  * One struct parser per thread. It owns:
  *
@@ -72,7 +72,7 @@
  *
  * Script and style content: gumbo spends a token per byte on it, and it
  * never holds a link nor counted text, so gumbo is given a copy without it
- * (parser__raw_strip() in html-slice.c; the tags stay, and pages it cannot
+ * (parser__raw_strip() in html-strip.c; the tags stay, and pages it cannot
  * scan exactly, past math, frameset, an escaped script or an svg whose
  * end it cannot tell, keep it; an inline svg icon is copied as it is and
  * the scan goes on after it). Spans that hold nothing but text go too
@@ -86,7 +86,7 @@
  * and role (class, id, title and style are a third of a documentation
  * page's bytes).
  * Each run of plain text between two tags is folded as well (the same
- * elements in the same order: see copy_data() in html-slice.c): with
+ * elements in the same order: see copy_data() in html-strip.c): with
  * blocks off, where nothing reads text, to one character; with blocks on
  * to a marker that carries the run's visible length, which the walker
  * counts instead of the text. On an ordinary page that is most of its
@@ -350,7 +350,7 @@ static void output(struct parser *p)
 }
 
 /* What gumbo parses of body[0..*len): nesting guarded, script and style
- * content left out, and text folded (html-slice.c): to one character with
+ * content left out, and text folded (html-strip.c): to one character with
  * blocks off (no text is counted: slices, or the noise filter off), to a
  * marker of its visible length with blocks on; *len becomes its length. */
 static const char *gumbo_input(struct parser *p, const char *body,

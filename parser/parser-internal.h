@@ -38,7 +38,7 @@ struct parser__cut {
     size_t pos; /* where the next piece starts */
 };
 void parser__cut_init(struct parser__cut *c, const char *s, size_t len);
-/* html-slice.c: s[0..len) copied into out (len + PARSER_RAW_ROOM bytes)
+/* html-strip.c: s[0..len) copied into out (len + PARSER_RAW_ROOM bytes)
  * without the content of script and style elements (their tags stay), and
  * each run of plain text between tags folded: PARSER_FOLD_X to one "x",
  * PARSER_FOLD_LEN to a marker that carries its visible length
@@ -56,8 +56,9 @@ void parser__cut_init(struct parser__cut *c, const char *s, size_t len);
  * PARSER_MARK_CUT takes the place of such a tag where whitespace meets
  * it. Whitespace between two tags goes where nothing counts it, and with
  * PARSER_FOLD_X | PARSER_STRIP_TEXT all text after body's start tag goes
- * (run_droppable in html-slice.c). With PARSER_STRIP_ATTRS, start tags lose the attributes nobody
- * reads (copy_read in html-slice.c). Returns the length. */
+ * (run_droppable in html-strip.c). With PARSER_STRIP_ATTRS, start tags
+ * lose the attributes nobody reads (copy_read in html-strip.c). Returns
+ * the length. */
 #define PARSER_RAW_FIXES 64
 #define PARSER_RAW_ROOM (PARSER_RAW_FIXES * sizeof("</noframes>"))
 enum { PARSER_FOLD_NONE = 0, PARSER_FOLD_X = 1, PARSER_FOLD_LEN = 2 };

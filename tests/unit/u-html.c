@@ -1173,7 +1173,7 @@ static void check_strip(const struct strip_case *t, size_t n, int fold)
 }
 
 /* Script and style content left out before gumbo, exactly where the
- * scan can tell (parser__raw_strip in html-slice.c). */
+ * scan can tell (parser__raw_strip in html-strip.c). */
 static void test_raw_strip(void)
 {
     static const struct strip_case t[] = {
@@ -1398,7 +1398,7 @@ static void test_fold_len(void)
 
 /* Pages with inline svg icons and highlighted code (spans) parse to the
  * same links and blocks whether the scan copies the svg and leaves the
- * spans out (html-slice.c) or gives up before them (an empty <math> right
+ * spans out (html-strip.c) or gives up before them (an empty <math> right
  * after <body>, where the scan stops): links equal, in order, and the
  * same blocks with the same flags, link counts and text sums (folded
  * runs count each text node apart, and a cut where a span or formatting
@@ -1491,7 +1491,7 @@ static void test_svg_span_same(void)
 }
 
 /* Formatting elements that hold only text left out like spans
- * (text_leaf in html-slice.c): which go, which stay, and the cuts that
+ * (text_leaf in html-strip.c): which go, which stay, and the cuts that
  * keep text counted per text node. */
 static void test_strip_leaves(void)
 {
@@ -1581,7 +1581,7 @@ static void test_strip_leaves(void)
 }
 
 /* Attributes nobody reads left out before gumbo (copy_read in
- * html-slice.c): what is kept, and how the tokenizer's splitting is
+ * html-strip.c): what is kept, and how the tokenizer's splitting is
  * followed. */
 static void test_strip_attrs_cases(void)
 {
@@ -1628,7 +1628,7 @@ static void test_strip_attrs_cases(void)
  * nodes with a character that is not whitespace (folded text is "x"),
  * and not at all when it is only whitespace; an a element with nothing
  * but whitespace in it and no attribute the walker reads is left out, and so is the element
- * (not its content) of a leaf without a role (html-slice.c's
+ * (not its content) of a leaf without a role (html-strip.c's
  * parser__leaf_tags): the tree gumbo would build without them. */
 static int tree_loose;
 static int tree_notext; /* and text not at all (PARSER_STRIP_TEXT) */
@@ -1770,7 +1770,7 @@ static void test_strip_attrs_tree(void)
 
 /* Leaves, empty anchors and whitespace between tags left out before
  * gumbo, text folded (text_leaf, anchor_empty and PARSER_FOLD_X in
- * html-slice.c): gumbo builds the same tree as from the page as it is,
+ * html-strip.c): gumbo builds the same tree as from the page as it is,
  * but for them (tree_loose). Anchors where formatting elements wait to be
  * reconstructed, a is open or misnested, in tables, colgroup, template,
  * select and after the body; on the pages marked, some anchor goes.
