@@ -1,10 +1,11 @@
 /*
  * html-strip.c: the copy of a piece of HTML that gumbo parses instead of
- * the piece (parser__raw_strip, called by html.c; what it leaves out is
- * described there, above it). Gumbo's time is per token and per byte, so
- * every byte and tag it is not given is time saved; each thing left out
- * is one the walker (html-walk.c) would never read and whose absence
- * makes the tree builder build the same elements in the same places:
+ * the piece (parser__raw_strip, called by html.c; the comment above it,
+ * at the end of this file, says what it leaves out and when). Gumbo's
+ * time is per token and per byte, so every byte and tag it is not given
+ * is time saved; each thing left out is one the walker (html-walk.c)
+ * would never read and whose absence makes the tree builder build the
+ * same elements in the same places:
  * script and style content, attributes nobody reads, inline elements
  * that hold only text, empty anchors, whitespace and text where nothing
  * counts them. The scan is the cut scan's (html-scan.h): one forward
