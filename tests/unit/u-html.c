@@ -1719,6 +1719,26 @@ static void tree_text(const GumboNode *node, char *b, size_t cap, size_t *o)
 #undef PUT
 }
 
+/* Gumbo's trees of x[0..nx) and y[0..ny) written by tree_text are the
+ * same (what: the check's name, page i). */
+static void same_tree(const char *x, size_t nx, const char *y, size_t ny,
+                      const char *what, size_t i)
+{
+    char a[4096], b[4096];
+    size_t oa = 0, ob = 0;
+    GumboOutput *g;
+
+    g = gumbo_parse_with_options(&kGumboDefaultOptions, x, nx);
+    tree_text(g->document, a, sizeof a, &oa);
+    gumbo_destroy_output(&kGumboDefaultOptions, g);
+    g = gumbo_parse_with_options(&kGumboDefaultOptions, y, ny);
+    tree_text(g->document, b, sizeof b, &ob);
+    gumbo_destroy_output(&kGumboDefaultOptions, g);
+    CHECK(oa < sizeof a && ob < sizeof b, "page %zu: %s fits", i, what);
+    CHECK(oa == ob && memcmp(a, b, oa) == 0, "page %zu %s:\n%.*s\n%.*s", i,
+          what, (int)oa, a, (int)ob, b);
+}
+
 /* Gumbo builds the same tree from a page with and without the attributes
  * copy_read leaves out, where the tree builder reads or compares them
  * (the Noah's Ark clause, input type=hidden, html and body merged,
@@ -1746,25 +1766,14 @@ static void test_strip_attrs_tree(void)
         "<ul class=u><li class=l><p><em class=e><em class=f><em class=g>"
         "<em class=h>e</p><p>f<table><tr><td>g</table>h</ul>i",
     };
-    char a[4096], b[4096], st[1024 + PARSER_RAW_ROOM];
-    size_t i, n, oa, ob;
-    GumboOutput *g;
+    char st[1024 + PARSER_RAW_ROOM];
+    size_t i, n;
 
     for (i = 0; i < sizeof pages / sizeof pages[0]; i++) {
         n = parser__raw_strip(pages[i], strlen(pages[i]), st,
                               PARSER_STRIP_ATTRS);
         CHECK(n < strlen(pages[i]), "page %zu: attributes left out", i);
-        oa = ob = 0;
-        g = gumbo_parse_with_options(&kGumboDefaultOptions, pages[i],
-                                     strlen(pages[i]));
-        tree_text(g->document, a, sizeof a, &oa);
-        gumbo_destroy_output(&kGumboDefaultOptions, g);
-        g = gumbo_parse_with_options(&kGumboDefaultOptions, st, n);
-        tree_text(g->document, b, sizeof b, &ob);
-        gumbo_destroy_output(&kGumboDefaultOptions, g);
-        CHECK(oa < sizeof a && ob < sizeof b, "page %zu: tree fits", i);
-        CHECK(oa == ob && memcmp(a, b, oa) == 0, "page %zu tree:\n%.*s\n%.*s",
-              i, (int)oa, a, (int)ob, b);
+        same_tree(pages[i], strlen(pages[i]), st, n, "tree", i);
     }
 }
 
@@ -1820,12 +1829,10 @@ static void test_strip_gone_tree(void)
          "</dd></dl>",
          0},
     };
-    char a[4096], b[4096], st[1024 + PARSER_RAW_ROOM];
-    char sa[1024 + PARSER_RAW_ROOM];
-    size_t i, n, na, oa, ob;
+    char st[1024 + PARSER_RAW_ROOM], sa[1024 + PARSER_RAW_ROOM];
+    size_t i, n, na;
     int how = PARSER_FOLD_X | PARSER_STRIP_ATTRS;
     int leaves = PARSER_STRIP_SPANS | PARSER_STRIP_FMT;
-    GumboOutput *g;
 
     tree_loose = 1;
     for (i = 0; i < sizeof t / sizeof t[0]; i++) {
@@ -1836,31 +1843,14 @@ static void test_strip_gone_tree(void)
         CHECK((n < na) == t[i].gone, "page %zu: anchors gone %d", i,
               n < na);
         na = parser__raw_strip(t[i].page, strlen(t[i].page), sa, 0);
-        oa = ob = 0;
-        g = gumbo_parse_with_options(&kGumboDefaultOptions, sa, na);
-        tree_text(g->document, a, sizeof a, &oa);
-        gumbo_destroy_output(&kGumboDefaultOptions, g);
-        g = gumbo_parse_with_options(&kGumboDefaultOptions, st, n);
-        tree_text(g->document, b, sizeof b, &ob);
-        gumbo_destroy_output(&kGumboDefaultOptions, g);
-        CHECK(oa < sizeof a && ob < sizeof b, "page %zu: tree fits", i);
-        CHECK(oa == ob && memcmp(a, b, oa) == 0, "page %zu tree:\n%.*s\n%.*s",
-              i, (int)oa, a, (int)ob, b);
+        same_tree(sa, na, st, n, "tree", i);
         /* and with the text left out too: the same elements */
         n = parser__raw_strip(t[i].page, strlen(t[i].page), st,
                               how | leaves | PARSER_STRIP_ANCHORS |
                                   PARSER_STRIP_TEXT);
         tree_notext = 1;
-        oa = ob = 0;
-        g = gumbo_parse_with_options(&kGumboDefaultOptions, sa, na);
-        tree_text(g->document, a, sizeof a, &oa);
-        gumbo_destroy_output(&kGumboDefaultOptions, g);
-        g = gumbo_parse_with_options(&kGumboDefaultOptions, st, n);
-        tree_text(g->document, b, sizeof b, &ob);
-        gumbo_destroy_output(&kGumboDefaultOptions, g);
+        same_tree(sa, na, st, n, "elements", i);
         tree_notext = 0;
-        CHECK(oa == ob && memcmp(a, b, oa) == 0,
-              "page %zu elements:\n%.*s\n%.*s", i, (int)oa, a, (int)ob, b);
     }
     tree_loose = 0;
 }
