@@ -230,8 +230,12 @@ trial() { # trial K
     echo "trial $k: writes lost with the master: $((moff - roff)) bytes of replication stream" \
         "(master offset $moff, replica $roff): URLs seen $seen0 -> $seen1, completed $done0 -> $done1;" \
         "$inflight leases in flight at the kill"
+    # URLs seen need not be among the writes lost: when the crawl has
+    # seen every URL of the site before the cut (all 951 at 31 % of the
+    # page requests, in one run), only completions can be lost; the
+    # sitemap trial below checks lost seen-set writes on their own
     check "trial $k: the promoted replica misses acknowledged writes (offset $roff < $moff, completed $done1 < $done0)" \
-        test "$roff" -lt "$moff" -a "$done1" -lt "$done0" -a "$seen1" -lt "$seen0"
+        test "$roff" -lt "$moff" -a "$done1" -lt "$done0"
     crawl_wait_done "$R" 300
     rc=$?
     echo "trial $k: the sentinels promoted the replica $t_prom s after the kill; crawl done $CRAWL_SECS s after that (exit $rc)"
