@@ -51,7 +51,8 @@ static inline int tag_starts(const char *s, size_t len, size_t i)
         return 0;
     if (tag_alpha((unsigned char)s[i + 1]))
         return 1;
-    return s[i + 1] == '/' && i + 2 < len && tag_alpha((unsigned char)s[i + 2]);
+    return s[i + 1] == '/' && i + 2 < len &&
+           tag_alpha((unsigned char)s[i + 2]);
 }
 
 /*
@@ -79,21 +80,6 @@ static inline size_t next_tag(const char *s, size_t len, size_t i)
         }
     }
     return len;
-}
-
-static inline int name_is(const char *name, size_t n, const char *want)
-{
-    return strlen(want) == n && memcmp(name, want, n) == 0;
-}
-
-/* name (n bytes) is one of names[0..count) */
-static inline int name_in(const char *name, size_t n,
-                          const char *const *names, size_t count)
-{
-    for (size_t k = 0; k < count; k++)
-        if (name_is(name, n, names[k]))
-            return 1;
-    return 0;
 }
 
 /* The GumboTag of a tag name tag_close() read (lower-cased, its first 16

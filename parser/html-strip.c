@@ -106,6 +106,21 @@ static size_t copy_data(const char *s, size_t i, size_t b, char *out, int fold)
     return b - i;
 }
 
+static int name_is(const char *name, size_t n, const char *want)
+{
+    return strlen(want) == n && memcmp(name, want, n) == 0;
+}
+
+/* name (n bytes) is one of names[0..count) */
+static int name_in(const char *name, size_t n, const char *const *names,
+                   size_t count)
+{
+    for (size_t k = 0; k < count; k++)
+        if (name_is(name, n, names[k]))
+            return 1;
+    return 0;
+}
+
 /* Start tags that end foreign content (HTML's "in foreign content" rules:
  * b, big, ..., var; font is taken as one whatever its attributes), and
  * the ones after which this scan cannot tell where an svg element ends:
@@ -166,9 +181,11 @@ const int parser__leaf_tags[PARSER_LEAF_NAMES] = {
 
 /*
  * Which leaves may go, how many start tags of each formatting element
- * went to gumbo so far, and what empty anchors need: the inline elements
- * open since a formatting element was given while none was (sim), and
- * whether the page went beyond what that tracks (sim_off).
+ * went to gumbo so far, and what empty anchors and the runs between tags
+ * need (sim_tag, run_droppable): the inline elements open since a
+ * formatting element was given while none was (sim), whether the page
+ * went beyond what that tracks (sim_off), and what the last tag given
+ * was or opened.
  */
 struct leaves {
     int spans, fmt, anchors;
@@ -214,19 +231,12 @@ static int leaf_ok(const struct leaves *lv, int k, size_t open)
 }
 
 /* HTML's formatting elements (the adoption agency's and the list of
- * active formatting elements'). */
+ * active formatting elements'): the leaf ones of parser__leaf_tags and
+ * the three that never go (a, font, nobr). */
 static int formatting(int t)
 {
-    switch (t) {
-    case GUMBO_TAG_A: case GUMBO_TAG_B: case GUMBO_TAG_BIG:
-    case GUMBO_TAG_CODE: case GUMBO_TAG_EM: case GUMBO_TAG_FONT:
-    case GUMBO_TAG_I: case GUMBO_TAG_NOBR: case GUMBO_TAG_S:
-    case GUMBO_TAG_SMALL: case GUMBO_TAG_STRIKE: case GUMBO_TAG_STRONG:
-    case GUMBO_TAG_TT: case GUMBO_TAG_U:
-        return 1;
-    default:
-        return 0;
-    }
+    return leaf_kind(t) >= PARSER_LEAF_PHRASE || t == GUMBO_TAG_A ||
+           t == GUMBO_TAG_FONT || t == GUMBO_TAG_NOBR;
 }
 
 /*
@@ -272,12 +282,11 @@ static int edge_start(int t)
 static void sim_tag(struct leaves *lv, int t, int end)
 {
     size_t same = 0;
+    int fmt;
 
     lv->after_edge = !end && edge_start(t);
-    if (!end && t == GUMBO_TAG_SELECT)
-        lv->in_select = 1;
-    else if (end && t == GUMBO_TAG_SELECT)
-        lv->in_select = 0;
+    if (t == GUMBO_TAG_SELECT)
+        lv->in_select = !end;
     lv->after_col = !end && (t == GUMBO_TAG_COL || t == GUMBO_TAG_COLGROUP);
     if (t == GUMBO_TAG_TEMPLATE)
         lv->sim_off = 1;
@@ -290,11 +299,12 @@ static void sim_tag(struct leaves *lv, int t, int end)
             lv->sim_off = 1;
         return;
     }
-    if (!lv->nsim && !formatting(t))
+    fmt = formatting(t);
+    if (!lv->nsim && !fmt)
         return;
     if (t == GUMBO_TAG_BR || t == GUMBO_TAG_IMG || t == GUMBO_TAG_WBR)
         return;
-    if (!formatting(t) && leaf_kind(t) < 0) {
+    if (!fmt && leaf_kind(t) < 0) {
         lv->sim_off = 1;
         return;
     }
@@ -328,7 +338,8 @@ static size_t text_leaf(const char *s, size_t len, size_t b, size_t e,
     unsigned char open[LEAF_TAGS];
     size_t depth = 1, i = e, tags = 0, n, same, j;
     size_t lim = len - e > LEAF_LOOK ? e + LEAF_LOOK : len;
-    int first = 1, end, selfc; /* first: no character since a start tag */
+    int first = 1; /* no character since a start tag */
+    int end, selfc, closes;
     const char *p, *want;
     char name[16];
 
@@ -347,14 +358,14 @@ static size_t text_leaf(const char *s, size_t len, size_t b, size_t e,
         b = i;
         want = gumbo_normalized_tagname(
             (GumboTag)parser__leaf_tags[open[depth - 1]]);
-        if (end_tag_at(s, len, b, want, strlen(want))) {
+        closes = end_tag_at(s, len, b, want, strlen(want));
+        i = tag_close(s, len, b, name, &n, &end, &selfc);
+        if (closes) {
             if (first) /* empty */
                 return 0;
-            i = tag_close(s, len, b, name, &n, &end, &selfc);
             if (--depth == 0)
                 return b;
         } else { /* a nested start tag: a plain leaf */
-            i = tag_close(s, len, b, name, &n, &end, &selfc);
             k = leaf_kind(tag_of(name, n));
             for (same = 0, j = 0; j < depth; j++)
                 same += open[j] == k;
@@ -413,33 +424,28 @@ static size_t svg_end(const char *s, size_t len, size_t e)
  * Start tags whose attributes all go to gumbo: elements whose attributes
  * the walker reads, a aside (area, link, meta, base, frame, iframe:
  * html-walk.c), the ones whose attributes the tree builder reads or
- * compares (the formatting elements: the Noah's Ark clause compares them
+ * compares (formatting(): the Noah's Ark clause compares them
  * attribute by attribute; not a, which never meets another a after the
  * last marker, as a new a first closes the one open; font, which ends
  * foreign content only with color, face or size; input, whose type=hidden
  * stays in a table; html and body, whose attributes are merged into the
  * first one; isindex, made into a form from its own; annotation-xml's
- * encoding), the raw text elements, svg and math. Any other start tag
- * keeps only the attributes the walker reads (copy_read): role, and an
- * a's href and rel.
+ * encoding), the raw text elements (raw_text), svg and math. Any other
+ * start tag keeps only the attributes the walker reads (copy_read): role,
+ * and an a's href and rel.
  */
 static int attrs_all(int t)
 {
     static const unsigned char all[GUMBO_TAG_LAST + 1] = {
-        [GUMBO_TAG_AREA] = 1, [GUMBO_TAG_LINK] = 1,
-        [GUMBO_TAG_META] = 1, [GUMBO_TAG_BASE] = 1, [GUMBO_TAG_FRAME] = 1,
-        [GUMBO_TAG_IFRAME] = 1, [GUMBO_TAG_B] = 1, [GUMBO_TAG_BIG] = 1,
-        [GUMBO_TAG_CODE] = 1, [GUMBO_TAG_EM] = 1, [GUMBO_TAG_FONT] = 1,
-        [GUMBO_TAG_I] = 1, [GUMBO_TAG_NOBR] = 1, [GUMBO_TAG_S] = 1,
-        [GUMBO_TAG_SMALL] = 1, [GUMBO_TAG_STRIKE] = 1, [GUMBO_TAG_STRONG] = 1,
-        [GUMBO_TAG_TT] = 1, [GUMBO_TAG_U] = 1, [GUMBO_TAG_INPUT] = 1,
+        [GUMBO_TAG_AREA] = 1, [GUMBO_TAG_LINK] = 1, [GUMBO_TAG_META] = 1,
+        [GUMBO_TAG_BASE] = 1, [GUMBO_TAG_FRAME] = 1, [GUMBO_TAG_INPUT] = 1,
         [GUMBO_TAG_HTML] = 1, [GUMBO_TAG_BODY] = 1, [GUMBO_TAG_ISINDEX] = 1,
-        [GUMBO_TAG_ANNOTATION_XML] = 1, [GUMBO_TAG_SCRIPT] = 1,
-        [GUMBO_TAG_STYLE] = 1, [GUMBO_TAG_TEXTAREA] = 1, [GUMBO_TAG_TITLE] = 1,
-        [GUMBO_TAG_XMP] = 1, [GUMBO_TAG_NOEMBED] = 1, [GUMBO_TAG_NOFRAMES] = 1,
-        [GUMBO_TAG_PLAINTEXT] = 1, [GUMBO_TAG_SVG] = 1, [GUMBO_TAG_MATH] = 1,
+        [GUMBO_TAG_ANNOTATION_XML] = 1, [GUMBO_TAG_PLAINTEXT] = 1,
+        [GUMBO_TAG_SVG] = 1, [GUMBO_TAG_MATH] = 1,
     };
 
+    if ((formatting(t) && t != GUMBO_TAG_A) || raw_text(t))
+        return 1; /* iframe among the raw text elements */
     return t >= 0 && t <= GUMBO_TAG_LAST && all[t];
 }
 #define READ_MAX 4 /* attributes copy_read keeps; more: the tag as is */
@@ -600,6 +606,16 @@ static int run_droppable(const struct leaves *lv, int fold, int body,
            (lv->after_edge || next_edge);
 }
 
+/* The run s[i..b) into out, unless run_droppable; the length written. */
+static size_t give_run(const struct leaves *lv, int fold, int body,
+                       int next_edge, const char *s, size_t i, size_t b,
+                       char *out)
+{
+    if (run_droppable(lv, fold, body, next_edge, s, i, b))
+        return 0;
+    return copy_data(s, i, b, out, fold);
+}
+
 /*
  * Where a tag is left out, does the walker need a cut there to count the
  * text on its two sides as two text nodes (parser__text_len)? Only when
@@ -698,8 +714,7 @@ size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
         else if (body && !end && t == GUMBO_TAG_A)
             gone = anchor_empty(s, len, b, e, selfc, &lv, out + o);
         if (gone) {
-            if (!run_droppable(&lv, fold, body, 0, s, i, b))
-                o += copy_data(s, i, b, out + o, fold);
+            o += give_run(&lv, fold, body, 0, s, i, b, out + o);
             lv.after_edge = 0;
             if (fold == PARSER_FOLD_LEN && cut_needed(out, o, s, len, gone)) {
                 memcpy(out + o, PARSER_MARK_CUT, sizeof(PARSER_MARK_CUT) - 1);
@@ -710,8 +725,8 @@ size_t parser__raw_strip(const char *s, size_t len, char *out, int fold)
         }
         if (k >= PARSER_LEAF_PHRASE) /* a formatting start tag for gumbo */
             lv.kept[k]++;
-        if (!run_droppable(&lv, fold, body, !end && edge_start(t), s, i, b))
-            o += copy_data(s, i, b, out + o, fold);
+        o += give_run(&lv, fold, body, !end && edge_start(t), s, i, b,
+                      out + o);
         sim_tag(&lv, t, end); /* after the run before it */
         raw = !end && e < len && raw_text(t);
         fix = raw && selfc && fixes < PARSER_RAW_FIXES; /* <iframe .../> */
