@@ -51,17 +51,42 @@ static size_t run_len(const char *s, size_t i, size_t b)
     return n;
 }
 
+/* Bytes s[k..b) are ASCII with no NUL and no '&': gumbo's text of them
+ * is these bytes (no reference, no replacement character), so run_len()
+ * counts exactly what the walker would. */
+static int run_ascii(const char *s, size_t k, size_t b)
+{
+    for (; k < b; k++)
+        if ((unsigned char)s[k] - 1u >= 0x7Fu || s[k] == '&')
+            return 0;
+    return 1;
+}
+
 /* The marker of length n into out when it fits in room bytes; its size,
- * else 0. */
-static size_t put_mark(char *out, size_t room, size_t n)
+ * else 0: one code point (PARSER_MARK1_BASE + n) for n up to
+ * PARSER_MARK1_MAX, else the decimal form. Where the decimal form would
+ * not fit (a run of a few bytes), only when the run s[k..b) is one whose
+ * count is exact (run_ascii). */
+static size_t put_mark(char *out, size_t room, size_t n, const char *s,
+                       size_t k, size_t b)
 {
     char d[20];
     size_t nd = 0, lo = sizeof(PARSER_MARK_OPEN) - 1,
-           lc = sizeof(PARSER_MARK_CLOSE) - 1;
+           lc = sizeof(PARSER_MARK_CLOSE) - 1, v = n;
 
     do
-        d[nd++] = (char)('0' + n % 10);
-    while ((n /= 10) > 0);
+        d[nd++] = (char)('0' + v % 10);
+    while ((v /= 10) > 0);
+    if (lo + nd + lc > room && (room < 4 || !run_ascii(s, k, b)))
+        return 0;
+    if (n >= 1 && n <= PARSER_MARK1_MAX && room >= 4) {
+        v = n + PARSER_MARK1_BASE;
+        out[0] = (char)(0xF0 | (v >> 18));
+        out[1] = (char)(0x80 | ((v >> 12) & 0x3F));
+        out[2] = (char)(0x80 | ((v >> 6) & 0x3F));
+        out[3] = (char)(0x80 | (v & 0x3F));
+        return 4;
+    }
     if (lo + nd + lc > room)
         return 0;
     memcpy(out, PARSER_MARK_OPEN, lo);
@@ -78,14 +103,17 @@ static size_t put_mark(char *out, size_t room, size_t n)
  * comment, doctype or stray '<', which are copied as they are), and its
  * first byte that is not HTML whitespace is an ordinary character (not
  * '&', which may be a whitespace character reference, nor NUL, which the
- * tree builder drops). Gumbo then sees the same tokens up to that first
- * character: the same whitespace-only runs, a non-whitespace character
- * where there was one (what switches insertion modes, closes head, fosters
- * out of tables and clears frameset-ok) and the same formatting elements
+ * tree builder drops). Gumbo then sees a non-whitespace character where
+ * there was one (what switches insertion modes, closes head, fosters out
+ * of tables and clears frameset-ok) and the same formatting elements
  * reconstructed, so the same elements in the same order; only the text
  * nodes' content differs. A marker replaces a run only when it is not
- * longer (out holds as many bytes as the input). Returns the length
- * written.
+ * longer (out holds as many bytes as the input). With fold, a blank run
+ * (whitespace only) becomes its first character: the tree builder treats
+ * every whitespace character token alike (inserted, ignored or kept as
+ * pending table text, never a mode switch), so one token does what the
+ * run did, and the walker counts whitespace-only text as 0. Returns the
+ * length written.
  */
 static size_t copy_data(const char *s, size_t i, size_t b, char *out, int fold)
 {
@@ -93,13 +121,17 @@ static size_t copy_data(const char *s, size_t i, size_t b, char *out, int fold)
 
     while (fold && k < b && parser__ws(s[k]))
         k++;
+    if (fold && k == b && b > i) { /* blank: one whitespace token */
+        out[0] = s[i];
+        return 1;
+    }
     if (fold && k < b && s[k] != '&' && s[k] != '\0' &&
         !memchr(s + k, '<', b - k)) {
         if (fold == PARSER_FOLD_X) {
             out[0] = 'x';
             return 1;
         }
-        if ((m = put_mark(out, b - i, run_len(s, k, b))) > 0)
+        if ((m = put_mark(out, b - i, run_len(s, k, b), s, k, b)) > 0)
             return m;
     }
     memcpy(out, s + i, b - i);
@@ -215,19 +247,27 @@ static int leaf_kind(int t)
 }
 
 /* An element of kind k may be left out: a phrase element when
- * lv->spans; a formatting element when lv->fmt and fewer than LEAF_KEPT
- * of its kind went to gumbo before it or are open around it (open: those
- * of the same leaf). The list of active formatting elements then holds
- * fewer than three entries of that kind (each comes from a start tag;
- * clones replace their entry), so pushing it drops none (the Noah's Ark
- * clause), and its end tag pops it again. */
+ * lv->spans; a formatting element when lv->fmt and the list of active
+ * formatting elements holds fewer than LEAF_KEPT entries of its kind with
+ * those open around it (open: those of the same leaf), so pushing it
+ * drops none (the Noah's Ark clause) and its end tag pops it again. While
+ * sim_tag follows the list (not sim_off), its entries are exactly the
+ * formatting elements in sim; else each of them came from a start tag
+ * given to gumbo (clones replace their entry), so kept[k] bounds them. */
 static int leaf_ok(const struct leaves *lv, int k, size_t open)
 {
+    size_t entries = 0;
+
     if (k < 0)
         return 0;
     if (k < PARSER_LEAF_PHRASE)
         return lv->spans;
-    return lv->fmt && lv->kept[k] + open < LEAF_KEPT;
+    if (lv->sim_off)
+        entries = lv->kept[k];
+    else
+        for (size_t j = 0; j < lv->nsim; j++)
+            entries += lv->sim[j] == parser__leaf_tags[k];
+    return lv->fmt && entries + open < LEAF_KEPT;
 }
 
 /* HTML's formatting elements (the adoption agency's and the list of

@@ -87,6 +87,22 @@ static size_t mark_len(const char *s, const char **end)
     return n;
 }
 
+/* The length a one-code-point marker at s carries (U+F0000 + n, n from 1
+ * to PARSER_MARK1_MAX), else 0. */
+static size_t mark1_len(const char *s)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t cp;
+
+    if (u[0] != 0xF3 || (u[1] & 0xF0) != 0xB0 || (u[2] & 0xC0) != 0x80 ||
+        (u[3] & 0xC0) != 0x80)
+        return 0;
+    cp = (size_t)0x3 << 18 | (size_t)(u[1] & 0x3F) << 12 |
+         (size_t)(u[2] & 0x3F) << 6 | (size_t)(u[3] & 0x3F);
+    cp -= PARSER_MARK1_BASE;
+    return cp <= PARSER_MARK1_MAX ? cp : 0;
+}
+
 size_t parser__text_len(const char *s)
 {
     size_t n = 0, pend = 0, m, cut = sizeof(PARSER_MARK_CUT) - 1;
@@ -103,6 +119,13 @@ size_t parser__text_len(const char *s)
             pend = 0; /* whitespace before a cut ends a text node */
             fresh = 1;
             s += cut;
+            continue;
+        }
+        if (c == 0xF3 && (m = mark1_len(s)) > 0) {
+            n += pend + m;
+            pend = 0;
+            fresh = 0;
+            s += 4;
             continue;
         }
         if (c == 0xEE && (m = mark_len(s, &e)) > 0) {

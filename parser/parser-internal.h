@@ -80,10 +80,15 @@ static inline int parser__ws(int c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
 }
 size_t parser__raw_strip(const char *s, size_t len, char *out, int fold);
-/* The marker of a folded run: U+E000, the visible length in decimal,
- * U+E001 (private-use code points, which gumbo passes through). */
+/* The marker of a folded run of visible length n: one code point,
+ * U+F0000 + n (Supplementary Private Use Area-A, 4 bytes of UTF-8), for
+ * n from 1 to PARSER_MARK1_MAX, so gumbo reads one character token;
+ * longer runs: U+E000, n in decimal, U+E001. Gumbo passes private-use
+ * code points through. */
 #define PARSER_MARK_OPEN "\xEE\x80\x80"
 #define PARSER_MARK_CLOSE "\xEE\x80\x81"
+#define PARSER_MARK1_BASE 0xF0000u
+#define PARSER_MARK1_MAX 65533u
 /* Where a tag left out of the copy was (U+E002), when text is counted:
  * the text on its two sides is counted as two text nodes would be. */
 #define PARSER_MARK_CUT "\xEE\x80\x82"

@@ -1360,13 +1360,22 @@ static void test_fold_text(void)
 static void test_fold_len(void)
 {
 #define MK(n) PARSER_MARK_OPEN n PARSER_MARK_CLOSE
+/* one code point, U+F0000 + n for n < 64: its last byte given */
+#define M1(last) "\xF3\xB0\x80" last
     static const struct strip_case t[] = {
-        {"<p>Some text here.</p>", "<p>" MK("15") "</p>"},
-        {"<p>short</p>", "<p>short</p>"},
-        {"<p>caf&eacute; &amp; more</p>", "<p>" MK("11") "</p>"},
-        {"<p>  two   spaces  </p>", "<p>" MK("10") "</p>"},
+        {"<p>Some text here.</p>", "<p>" M1("\x8F") "</p>"},
+        {"<p>short</p>", "<p>" M1("\x85") "</p>"},
+        {"<p>caf&eacute; &amp; more</p>", "<p>" M1("\x8B") "</p>"},
+        {"<p>  two   spaces  </p>", "<p>" M1("\x8A") "</p>"},
         {"<p>&amp; first</p><p>a <!-- c --> b c d e</p>",
          "<p>&amp; first</p><p>a <!-- c --> b c d e</p>"},
+        /* shorter than the decimal marker: folded only when its count is
+         * exact (ASCII, no reference), and never to a longer marker */
+        {"<p>abc</p><p>caf\xC3\xA9</p><p>a&lt;b</p><p>a&lt;bc</p>",
+         "<p>abc</p><p>caf\xC3\xA9</p><p>a&lt;b</p><p>" M1("\x84") "</p>"},
+        /* a blank run between tags: one whitespace token */
+        {"<p>x</p>\n \t\n<div>\r\n</div> <p> </p>",
+         "<p>x</p>\n<div>\r</div> <p> </p>"},
     };
     static const char page[] =
         "<div>  Caf&eacute; au lait,   tr&egrave;s bien  <a href=/x>the link "
@@ -1376,6 +1385,16 @@ static void test_fold_len(void)
 
     check_strip(t, sizeof t / sizeof t[0], PARSER_FOLD_LEN);
     CHECK(parser__text_len("a " MK("5") " b") == 9, "marker in text");
+    CHECK(parser__text_len("a " M1("\x85") " b") == 9 &&
+              parser__text_len(M1("\x85") M1("\x83") "x") == 9 &&
+              parser__text_len("\xF3\xBF\xBF\xBD") == 65533 &&
+              parser__text_len(MK("70000")) == 70000,
+          "one code point markers");
+    CHECK(parser__text_len("\xF3\xB0\x80\x80") == 1 &&
+              parser__text_len("\xF3\xBF\xBF\xBE") == 1 &&
+              parser__text_len("\xF3\xB0\x80") == 1 &&
+              parser__text_len("a\xF3\xAF\xBF\xBF" "b") == 3,
+          "U+F0000, U+FFFFE, a cut sequence, U+EFFFF: one character each");
     CHECK(parser__text_len(PARSER_MARK_OPEN "x") == 2 &&
               parser__text_len(PARSER_MARK_OPEN "12") == 3,
           "no whole marker: its characters count");
@@ -1393,6 +1412,7 @@ static void test_fold_len(void)
           "folded sums: %zu %zu", r->nblocks == 2 ? r->blocks[1].text : 0,
           r->nblocks == 2 ? r->blocks[1].link_text : 0);
     parser_free(&p);
+#undef M1
 #undef MK
 }
 
@@ -1504,6 +1524,22 @@ static void test_strip_leaves(void)
          "<body><b>x<b>x<b>x<b>x</b></b>x"},
         {"<body><b>1<b>2<b>x</b>", "<body><b>x<b>xx"},
         {"<body><b>1<b>x<b>y</b></b>", "<body><b>xxx"},
+        /* three code went to gumbo, closed again: while sim_tag follows
+         * the list it holds none, and a fourth goes; once it no longer
+         * does (a misnested b), the three count */
+        {"<body><code><a href=/1>a</a></code><code><a href=/2>b</a></code>"
+         "<code><a href=/3>c</a></code><p><code>gone</code><b><i>x</b></i>"
+         "<code>kept</code>",
+         "<body><code><a href=/1>x</a></code><code><a href=/2>x</a></code>"
+         "<code><a href=/3>x</a></code><p>x<b><i>x</b></i><code>x</code>"},
+        /* two code open around it go on the list: a third goes, a fourth
+         * would be the third entry */
+        {"<body><code><a href=/5>x</a><code><a href=/6>y</a><code>z</code>"
+         "</code></code><code><a href=/5>x</a><code><a href=/6>y</a><code>"
+         "<a href=/7>w</a><code>z</code></code></code></code>",
+         "<body><code><a href=/5>x</a><code><a href=/6>x</a>x</code></code>"
+         "<code><a href=/5>x</a><code><a href=/6>x</a><code><a href=/7>x</a>"
+         "<code>x</code></code></code></code>"},
         /* kept: a link, font, nobr, a role, empty, a tag inside,
          * misnested, before <body> */
         {"<body><a href=/>a</a><font>f</font><nobr>n</nobr><i role=x>r</i>"
@@ -1545,10 +1581,12 @@ static void test_strip_leaves(void)
     /* with text counted, a cut where whitespace meets a left-out tag */
     static const struct strip_case cuts[] = {
         {"<body>a <b>bold</b> c<i>d</i>e &amp;<em>f</em>",
-         "<body>a " PARSER_MARK_CUT "bold" PARSER_MARK_CUT " cd"
-         PARSER_MARK_OPEN "3" PARSER_MARK_CLOSE "f"},
+         "<body>a " PARSER_MARK_CUT "\xF3\xB0\x80\x84" PARSER_MARK_CUT " cd"
+         "\xF3\xB0\x80\x83" "f"},
+        /* a marker carries no whitespace: "word," and "x" count as
+         * joined, 6, as the two text nodes do */
         {"<body>word, <code>x</code>, <code>y</code> and more words",
-         "<body>word, " PARSER_MARK_CUT "x, " PARSER_MARK_CUT "y"
+         "<body>\xF3\xB0\x80\x85" "x, " PARSER_MARK_CUT "y"
          PARSER_MARK_CUT " and more words"},
         {"<body>a <a id=x></a> b<a id=y></a>c <kbd>k</kbd>",
          "<body>a " PARSER_MARK_CUT " bc " PARSER_MARK_CUT "k"},
@@ -1822,6 +1860,13 @@ static void test_strip_gone_tree(void)
         {"<body><b>x</b> <span>y</span><frameset><frame src=/g></frameset>",
          0},
         {"<body><table><colgroup>c<col>t<col></table>", 0},
+        {"<body><code><a href=/1>a</a></code><code><a href=/2>b</a></code>"
+         "<code><a href=/3>c</a></code><p><code>x</code> <em>e</em><code>y"
+         "</code><code><a href=/4>d</a><code>z</code></code>", 0},
+        {"<body><p><b>1<b>2<b>3</p><p><b>4</b></p>x<code>c</code><b>5</b>"
+         "<div>d</div>", 0},
+        {"<body><b>1<i>2<b>3<b>4</b></b></i></b><code>c</code><b>5</b>"
+         "<div>d</div>", 0},
         {"<body><label>L</label><select><option><span>o</span></select><dl>"
          "<dt><dfn>term</dfn><dd><var>v</var></dl><ul><li><time>t</time>"
          "</ul><dl><dt>t<dd>d</dd></dl><select><option>a<option>b</option>"
