@@ -229,6 +229,18 @@ void node__launch_ready(struct node *n, int64_t now)
     launch(n, now, 0);
 }
 
+int64_t node__launch_wait_ms(struct node *n, int64_t now)
+{
+    int64_t pw = polite_wait_ms(n->polite, now), ow;
+
+    if (pw == INT64_MAX ||
+        fetcher_active(n->fetch) + n->ndeferred >=
+            (size_t)n->c->fetch_concurrency)
+        return INT64_MAX;
+    ow = node__offline_wait_ms(n, now); /* launch's node__offline_cap */
+    return ow > pw ? ow : pw;
+}
+
 void node__launch_held(struct node *n, int64_t now)
 {
     launch(n, now, 1);

@@ -851,6 +851,11 @@ void node__launch_ready(struct node *n, int64_t now);
  * given back (partition moved, lease too old) or cannot start is deferred
  * to the next node__launch_ready, which runs outside any call. */
 void node__launch_held(struct node *n, int64_t now);
+/* How long the loop may wait before node__launch_ready could start a
+ * transfer: 0 when one may start now; INT64_MAX while nothing waits for
+ * politeness, or while every transfer slot (fetch.concurrency) is taken:
+ * a transfer's end wakes the loop, and a wait of 0 then would spin. */
+int64_t node__launch_wait_ms(struct node *n, int64_t now);
 void node__drop_queued(struct node *n);
 /* A transfer ended at now: its host and address slots are free (the next
  * transfer may start before node__on_fetched takes the result). */
@@ -932,6 +937,9 @@ int node__offline_probe_ended(struct node *n, struct fetch_result *r);
 void node__offline_tick(struct node *n, int64_t now);
 /* How many transfers may start now (cap while connected). */
 size_t node__offline_cap(struct node *n, int64_t now, size_t cap);
+/* While cut off, the ms until the next probe may start (0: now, or
+ * connected). */
+int64_t node__offline_wait_ms(const struct node *n, int64_t now);
 void node__offline_release(struct node *n);
 /* node-failover.c */
 /* The Redis server changed since the caches were filled: drop them and

@@ -292,6 +292,13 @@ size_t node__offline_cap(struct node *n, int64_t now, size_t cap)
     return active + 1; /* one probe */
 }
 
+int64_t node__offline_wait_ms(const struct node *n, int64_t now)
+{
+    if (!n->net.offline_since || n->net.probe_at <= now)
+        return 0;
+    return n->net.probe_at - now;
+}
+
 void node__offline_release(struct node *n)
 {
     for (size_t i = 0; i < n->net.n; i++)

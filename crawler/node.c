@@ -487,7 +487,7 @@ static int phase_fetch(struct node *n, int64_t now)
     if (n->ahead.release) /* the rest of a level's held leases */
         node__ahead_release_leases(n, now);
     node__launch_ready(n, now);
-    pw = polite_wait_ms(n->polite, now);
+    pw = node__launch_wait_ms(n, now);
     if (pw < w)
         w = pw;
     rc = pump(n, (int)w);

@@ -35,7 +35,9 @@
  * lengthen every level; one round
  * (polite_rewind, then polite_next until NULL) passes over the list once,
  * which is exact because slots are only taken during a round. Nothing here spins: the
- * node sleeps until polite_wait_ms() or until a transfer ends.
+ * node sleeps until polite_wait_ms() or until a transfer ends, and only
+ * until a transfer ends while fetch.concurrency holds every transfer it
+ * may start (node__launch_wait_ms in node-fetch.c).
  *
  * Memory: one entry per host seen recently (gap, address, failures,
  * transfers queued and in flight) and one per address with transfers in
