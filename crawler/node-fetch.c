@@ -192,6 +192,13 @@ static void start_one(struct node *n, struct inflight *in, int64_t now)
     }
 }
 
+/* Transfers that hold one of fetch.concurrency's slots: running, or
+ * deferred to start at the next launch. */
+static size_t slots_taken(const struct node *n)
+{
+    return fetcher_active(n->fetch) + n->ndeferred;
+}
+
 /* Start every queued transfer whose host gap has passed and whose address
  * has a free slot. held: inside a Redis call, where a transfer cannot be
  * given back (that may write a line and complete a lease): one that would
@@ -210,7 +217,7 @@ static void launch(struct node *n, int64_t now, int held)
     polite_rewind(n->polite);
     /* fetch.concurrency holds here too: leases held ahead (node-pop.c) wait
      * for a transfer to end */
-    while (fetcher_active(n->fetch) + n->ndeferred < cap &&
+    while (slots_taken(n) < cap &&
            (in = polite_next(n->polite, now, ipkey, sizeof(ipkey)))) {
         memcpy(in->ipkey, ipkey, sizeof(ipkey));
         if (!held) {
@@ -233,9 +240,7 @@ int64_t node__launch_wait_ms(struct node *n, int64_t now)
 {
     int64_t pw = polite_wait_ms(n->polite, now), ow;
 
-    if (pw == INT64_MAX ||
-        fetcher_active(n->fetch) + n->ndeferred >=
-            (size_t)n->c->fetch_concurrency)
+    if (pw == INT64_MAX || slots_taken(n) >= (size_t)n->c->fetch_concurrency)
         return INT64_MAX;
     ow = node__offline_wait_ms(n, now); /* launch's node__offline_cap */
     return ow > pw ? ow : pw;

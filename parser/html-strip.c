@@ -62,31 +62,31 @@ static int run_ascii(const char *s, size_t k, size_t b)
     return 1;
 }
 
-/* The marker of length n into out when it fits in room bytes; its size,
- * else 0: one code point (PARSER_MARK1_BASE + n) for n up to
- * PARSER_MARK1_MAX, else the decimal form. Where the decimal form would
- * not fit (a run of a few bytes), only when the run s[k..b) is one whose
- * count is exact (run_ascii). */
+/* The smallest decimal marker: U+E000, one digit, U+E001. */
+#define MARK_DEC_MIN (sizeof(PARSER_MARK_OPEN) - 1 + 1 + \
+                      sizeof(PARSER_MARK_CLOSE) - 1)
+
+/* The marker of the run s[k..b), of visible length n, into out when it
+ * fits in room bytes (the run's, leading whitespace included); its size,
+ * else 0. Up to PARSER_MARK1_MAX one code point, PARSER_MARK1_BASE + n;
+ * beyond, the decimal form. A run shorter than MARK_DEC_MIN (which no
+ * decimal marker fits, as n <= room) folds only when its count is exact
+ * (run_ascii). */
 static size_t put_mark(char *out, size_t room, size_t n, const char *s,
                        size_t k, size_t b)
 {
     char d[20];
     size_t nd = 0, lo = sizeof(PARSER_MARK_OPEN) - 1,
-           lc = sizeof(PARSER_MARK_CLOSE) - 1, v = n;
+           lc = sizeof(PARSER_MARK_CLOSE) - 1;
 
-    do
-        d[nd++] = (char)('0' + v % 10);
-    while ((v /= 10) > 0);
-    if (lo + nd + lc > room && (room < 4 || !run_ascii(s, k, b)))
-        return 0;
-    if (n >= 1 && n <= PARSER_MARK1_MAX && room >= 4) {
-        v = n + PARSER_MARK1_BASE;
-        out[0] = (char)(0xF0 | (v >> 18));
-        out[1] = (char)(0x80 | ((v >> 12) & 0x3F));
-        out[2] = (char)(0x80 | ((v >> 6) & 0x3F));
-        out[3] = (char)(0x80 | (v & 0x3F));
-        return 4;
+    if (n >= 1 && n <= PARSER_MARK1_MAX) {
+        if (room < 4 || (room < MARK_DEC_MIN && !run_ascii(s, k, b)))
+            return 0;
+        return parser__utf8_put(PARSER_MARK1_BASE + n, out);
     }
+    do
+        d[nd++] = (char)('0' + n % 10);
+    while ((n /= 10) > 0);
     if (lo + nd + lc > room)
         return 0;
     memcpy(out, PARSER_MARK_OPEN, lo);
@@ -246,6 +246,16 @@ static int leaf_kind(int t)
     return t >= 0 && t <= GUMBO_TAG_LAST ? leaf_of[t] : -1;
 }
 
+/* Elements of tag t in sim (those open since sim started). */
+static size_t sim_count(const struct leaves *lv, int t)
+{
+    size_t same = 0;
+
+    for (size_t j = 0; j < lv->nsim; j++)
+        same += lv->sim[j] == t;
+    return same;
+}
+
 /* An element of kind k may be left out: a phrase element when
  * lv->spans; a formatting element when lv->fmt and the list of active
  * formatting elements holds fewer than LEAF_KEPT entries of its kind with
@@ -256,17 +266,13 @@ static int leaf_kind(int t)
  * given to gumbo (clones replace their entry), so kept[k] bounds them. */
 static int leaf_ok(const struct leaves *lv, int k, size_t open)
 {
-    size_t entries = 0;
+    size_t entries;
 
     if (k < 0)
         return 0;
     if (k < PARSER_LEAF_PHRASE)
         return lv->spans;
-    if (lv->sim_off)
-        entries = lv->kept[k];
-    else
-        for (size_t j = 0; j < lv->nsim; j++)
-            entries += lv->sim[j] == parser__leaf_tags[k];
+    entries = lv->sim_off ? lv->kept[k] : sim_count(lv, parser__leaf_tags[k]);
     return lv->fmt && entries + open < LEAF_KEPT;
 }
 
@@ -321,7 +327,7 @@ static int edge_start(int t)
  */
 static void sim_tag(struct leaves *lv, int t, int end)
 {
-    size_t same = 0;
+    size_t same;
     int fmt;
 
     lv->after_edge = !end && edge_start(t);
@@ -348,8 +354,7 @@ static void sim_tag(struct leaves *lv, int t, int end)
         lv->sim_off = 1;
         return;
     }
-    for (size_t j = 0; j < lv->nsim; j++)
-        same += lv->sim[j] == t;
+    same = sim_count(lv, t);
     if (lv->nsim == SIM_DEPTH || same >= LEAF_KEPT - 1 ||
         (same && (t == GUMBO_TAG_A || t == GUMBO_TAG_NOBR)))
         lv->sim_off = 1;

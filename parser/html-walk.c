@@ -91,16 +91,12 @@ static size_t mark_len(const char *s, const char **end)
  * to PARSER_MARK1_MAX), else 0. */
 static size_t mark1_len(const char *s)
 {
-    const unsigned char *u = (const unsigned char *)s;
-    size_t cp;
+    uint32_t cp;
 
-    if (u[0] != 0xF3 || (u[1] & 0xF0) != 0xB0 || (u[2] & 0xC0) != 0x80 ||
-        (u[3] & 0xC0) != 0x80)
+    if (parser__utf8_next((const unsigned char *)s, 4, &cp) != 4 ||
+        cp < PARSER_MARK1_BASE || cp - PARSER_MARK1_BASE > PARSER_MARK1_MAX)
         return 0;
-    cp = (size_t)0x3 << 18 | (size_t)(u[1] & 0x3F) << 12 |
-         (size_t)(u[2] & 0x3F) << 6 | (size_t)(u[3] & 0x3F);
-    cp -= PARSER_MARK1_BASE;
-    return cp <= PARSER_MARK1_MAX ? cp : 0;
+    return cp - PARSER_MARK1_BASE;
 }
 
 size_t parser__text_len(const char *s)

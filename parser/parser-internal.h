@@ -9,6 +9,7 @@
 #define DC_PARSER_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "parser.h"
 
@@ -80,6 +81,12 @@ static inline int parser__ws(int c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
 }
 size_t parser__raw_strip(const char *s, size_t len, char *out, int fold);
+/* utf8.c: code point cp (below 0x110000) as UTF-8 into o (4 bytes of
+ * room); its length. */
+size_t parser__utf8_put(unsigned long cp, char *o);
+/* The code point at s (n bytes readable, or a NUL-terminated string),
+ * strictly decoded into *cp; its length, 0 when not valid UTF-8. */
+size_t parser__utf8_next(const unsigned char *s, size_t n, uint32_t *cp);
 /* The marker of a folded run of visible length n: one code point,
  * U+F0000 + n (Supplementary Private Use Area-A, 4 bytes of UTF-8), for
  * n from 1 to PARSER_MARK1_MAX, so gumbo reads one character token;

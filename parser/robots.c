@@ -559,21 +559,7 @@ static char *utf16_to_utf8(const unsigned char *s, size_t *len, int be)
         }
         if (cp >= 0xD800 && cp < 0xE000)
             cp = 0xFFFD;
-        if (cp < 0x80) {
-            out[o++] = (char)cp;
-        } else if (cp < 0x800) {
-            out[o++] = (char)(0xC0 | (cp >> 6));
-            out[o++] = (char)(0x80 | (cp & 0x3F));
-        } else if (cp < 0x10000) {
-            out[o++] = (char)(0xE0 | (cp >> 12));
-            out[o++] = (char)(0x80 | ((cp >> 6) & 0x3F));
-            out[o++] = (char)(0x80 | (cp & 0x3F));
-        } else { /* a pair: 4 bytes from 2 code units */
-            out[o++] = (char)(0xF0 | (cp >> 18));
-            out[o++] = (char)(0x80 | ((cp >> 12) & 0x3F));
-            out[o++] = (char)(0x80 | ((cp >> 6) & 0x3F));
-            out[o++] = (char)(0x80 | (cp & 0x3F));
-        }
+        o += parser__utf8_put(cp, out + o); /* a pair: 4 bytes, from 2 units */
     }
     out[o] = '\0';
     *len = o;

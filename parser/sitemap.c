@@ -37,6 +37,7 @@
 
 
 #include "conf.h"
+#include "parser-internal.h"
 #include "parser.h"
 
 #define SM_DEPTH_MAX 64
@@ -123,30 +124,6 @@ static void text_add(struct sm_text *t, const char *s, size_t n)
     t->len += n;
 }
 
-static size_t utf8_put(unsigned long cp, char *o)
-{
-    if (cp < 0x80) {
-        o[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        o[0] = (char)(0xC0 | (cp >> 6));
-        o[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xE0 | (cp >> 12));
-        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        o[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    o[0] = (char)(0xF0 | (cp >> 18));
-    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    o[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
 /* Decode the entity at s (s[0] == '&'); returns bytes consumed (0 when it
  * is not one we decode) and writes its text to o (at most 4 bytes). */
 static size_t entity(const char *s, const char *end, char *o, size_t *olen)
@@ -185,7 +162,7 @@ static size_t entity(const char *s, const char *end, char *o, size_t *olen)
         }
         if (digits && p < end && *p == ';' && cp > 0 && cp <= 0x10FFFF &&
             (cp < 0xD800 || cp > 0xDFFF)) {
-            *olen = utf8_put(cp, o);
+            *olen = parser__utf8_put(cp, o);
             return (size_t)(p + 1 - s);
         }
     }

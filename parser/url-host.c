@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "conf.h"
+#include "parser-internal.h"
 #include "url-internal.h"
 
 /* Forbidden domain code points (ASCII part). */
@@ -264,37 +265,6 @@ static int idna_simple(uint32_t cp)
            (cp >= 0xAC00 && cp <= 0xD7A3);
 }
 
-/* Strict UTF-8 decode of one code point; returns its length or 0. */
-static size_t utf8_next(const unsigned char *s, size_t n, uint32_t *cp)
-{
-    size_t len, i;
-    uint32_t v, min;
-
-    if (s[0] < 0x80) {
-        *cp = s[0];
-        return 1;
-    }
-    if (s[0] >= 0xC2 && s[0] <= 0xDF)
-        len = 2, v = s[0] & 0x1F, min = 0x80;
-    else if (s[0] >= 0xE0 && s[0] <= 0xEF)
-        len = 3, v = s[0] & 0x0F, min = 0x800;
-    else if (s[0] >= 0xF0 && s[0] <= 0xF4)
-        len = 4, v = s[0] & 0x07, min = 0x10000;
-    else
-        return 0;
-    if (len > n)
-        return 0;
-    for (i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        v = (v << 6) | (s[i] & 0x3F);
-    }
-    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
-        return 0;
-    *cp = v;
-    return len;
-}
-
 static char puny_digit(uint32_t d)
 {
     return (char)(d < 26 ? 'a' + d : '0' + (d - 26));
@@ -376,7 +346,7 @@ static int idna_label(struct ubuf *o, const unsigned char *s, size_t n)
     int ascii = 1;
 
     while (i < n) {
-        if (k == IDNA_LABEL_MAX || !(step = utf8_next(s + i, n - i, &cp[k])))
+        if (k == IDNA_LABEL_MAX || !(step = parser__utf8_next(s + i, n - i, &cp[k])))
             return DC_EURL;
         if (cp[k] >= 0x80 && !idna_simple(cp[k]))
             return DC_EURL;

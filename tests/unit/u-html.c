@@ -1158,6 +1158,9 @@ struct strip_case {
     const char *in, *out;
 };
 
+/* A one-code-point marker, U+F0000 + n for n < 64: its last byte given */
+#define M1(last) "\xF3\xB0\x80" last
+
 /* parser__raw_strip of each case's input gives its output. */
 static void check_strip(const struct strip_case *t, size_t n, int fold)
 {
@@ -1360,8 +1363,6 @@ static void test_fold_text(void)
 static void test_fold_len(void)
 {
 #define MK(n) PARSER_MARK_OPEN n PARSER_MARK_CLOSE
-/* one code point, U+F0000 + n for n < 64: its last byte given */
-#define M1(last) "\xF3\xB0\x80" last
     static const struct strip_case t[] = {
         {"<p>Some text here.</p>", "<p>" M1("\x8F") "</p>"},
         {"<p>short</p>", "<p>" M1("\x85") "</p>"},
@@ -1412,7 +1413,6 @@ static void test_fold_len(void)
           "folded sums: %zu %zu", r->nblocks == 2 ? r->blocks[1].text : 0,
           r->nblocks == 2 ? r->blocks[1].link_text : 0);
     parser_free(&p);
-#undef M1
 #undef MK
 }
 
@@ -1581,12 +1581,12 @@ static void test_strip_leaves(void)
     /* with text counted, a cut where whitespace meets a left-out tag */
     static const struct strip_case cuts[] = {
         {"<body>a <b>bold</b> c<i>d</i>e &amp;<em>f</em>",
-         "<body>a " PARSER_MARK_CUT "\xF3\xB0\x80\x84" PARSER_MARK_CUT " cd"
-         "\xF3\xB0\x80\x83" "f"},
+         "<body>a " PARSER_MARK_CUT M1("\x84") PARSER_MARK_CUT " cd"
+         M1("\x83") "f"},
         /* a marker carries no whitespace: "word," and "x" count as
          * joined, 6, as the two text nodes do */
         {"<body>word, <code>x</code>, <code>y</code> and more words",
-         "<body>\xF3\xB0\x80\x85" "x, " PARSER_MARK_CUT "y"
+         "<body>" M1("\x85") "x, " PARSER_MARK_CUT "y"
          PARSER_MARK_CUT " and more words"},
         {"<body>a <a id=x></a> b<a id=y></a>c <kbd>k</kbd>",
          "<body>a " PARSER_MARK_CUT " bc " PARSER_MARK_CUT "k"},
