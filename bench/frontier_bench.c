@@ -11,7 +11,10 @@
  * Servers: started as the crawl's embedded one (bench/redis-priv.h), with
  * the dcrawl-seen module, so the seen-set layout is mod-u64 as a crawl's by
  * default, and admit, pop and complete are the module's native commands
- * (DCRAWL_LUA_FRONTIER=1 in the environment times the Lua scripts instead); default configuration otherwise (1024 partitions,
+ * (DCRAWL_LUA_FRONTIER=1 in the environment times the Lua scripts
+ * instead), on the native queue layout (DCRAWL_QUEUE_LAYOUT=zset-list:
+ * a ZSET per depth and a LIST per host queue, as before it; frontier.h);
+ * default configuration otherwise (1024 partitions,
  * host_connections 1, lease 60 s). The handles do not join a cluster: pop
  * does not check partition ownership (one GET per partition call less
  * than a node).
@@ -377,9 +380,9 @@ static void print_head(const struct opts *o, struct frontier *f)
     printf("frontier bench: %" PRIu64 " hosts, window %zu URLs in %zu "
            "rounds (admit batch %zu, pop %zu a call, complete delay %lld "
            "ms), fill batch %zu, reference %" PRIu64 " URLs, %d partitions, "
-           "%s\n", o->hosts, o->window, o->rounds, o->batch, o->pop,
-           (long long)o->delay_ms, o->fill_batch, o->ref,
-           frontier_partitions(f), layout);
+           "queue layout %s, %s\n", o->hosts, o->window, o->rounds, o->batch,
+           o->pop, (long long)o->delay_ms, o->fill_batch, o->ref,
+           frontier_partitions(f), frontier_queue_layout(f), layout);
     printf("%10s %10s %8s %8s %8s %8s %8s %6s %6s %6s %6s %6s %6s %5s %6s "
            "%7s\n", "size", "queued", "fill/s", "admit/s", "pop/s", "compl/s",
            "pop+c/s", "adm/rf", "pop/rf", "p+c/rf", "rUs/a", "rUs/pc", "B/URL", "seen",

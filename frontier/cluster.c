@@ -430,6 +430,7 @@ static void own_call(struct frontier *f, struct frontier_call *c, int p,
     frontier__strv_pushs(&c->args, f->node);
     frontier__strv_pushf(&c->args, "%lld", (long long)f->cl->lease_ms);
     frontier__strv_pushf(&c->args, "%d", f->conns);
+    frontier__strv_pushs(&c->args, f->qnative ? "1" : "0");
 }
 
 static void release_call(struct frontier *f, struct frontier_call *c, int p)

@@ -38,6 +38,10 @@
  * than any real clock, so "ready" range queries never return it. */
 #define FRONTIER_BUSY 9000000000000000LL
 
+/* the queue layouts (<prefix>:meta queue_layout, frontier.h) */
+#define QUEUE_LAYOUT_ZSET "zset-list"
+#define QUEUE_LAYOUT_NATIVE "native"
+
 /* A full rescan of every partition's ready time happens at most this often
  * (ms), and when the local index knows of nothing ready at most every
  * FRONTIER_IDLE_SCAN_MS. */
@@ -152,6 +156,12 @@ struct frontier {
                                     admit-mod.lua (seen/module/
                                     front-module.h) */
     int seen_mod;                /* seen-set layout: 1 mod-u64, 0 b256-i64 */
+    int have_qlayout;            /* the server has DCFRONT.QPOP, .QCOMPLETE,
+                                    .QADMIT (the native queue layout) */
+    int qnative;                 /* queue layout: 1 native (h:<d> is one
+                                    module value holding the ready set and
+                                    the queues; the Q commands are sent),
+                                    0 zset-list (frontier.h) */
 
     /* Which server answers (redis.c): its run_id (or address when INFO
      * is refused) and name as of the last connect; epoch counts the

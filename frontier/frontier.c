@@ -46,17 +46,56 @@ int64_t frontier__reply_int(const redisReply *r, int64_t def)
 }
 
 /*
- * Record our partition count, fingerprint algorithm and seen-set layout
- * unless recorded; adopt the recorded count, algorithm and layout (every
- * client of a crawl must agree on them). The layout recorded first is
- * mod-u64 when the server has the dcrawl-seen module, else b256-i64; a
- * Redis keeps its layout for good. A recorded mod-u64 without the module
- * loaded, or an unknown layout, is an error.
+ * Record our partition count, fingerprint algorithm, seen-set layout and
+ * queue layout unless recorded; adopt the recorded ones (every client of
+ * a crawl must agree on them). The seen-set layout recorded first is
+ * mod-u64 when the server has the dcrawl-seen module, else b256-i64; the
+ * queue layout native when it has the module's Q commands (and neither
+ * DCRAWL_LUA_FRONTIER nor DCRAWL_QUEUE_LAYOUT=zset-list is set), else
+ * zset-list; a meta recorded by a build that knew no queue layout (no
+ * queue_layout field) gets zset-list, the layout its queues are in. A
+ * Redis keeps its layouts for good. A recorded layout the server's module
+ * cannot serve, or an unknown one, is an error.
  */
-#define META_FIELDS 4
+#define META_FIELDS 5
 static const char *const meta_fields[META_FIELDS] = {
-    "partitions", "created", "fingerprint", "seen_layout"
+    "partitions", "created", "fingerprint", "seen_layout", "queue_layout"
 };
+/* the fields read back after the HSETNX, in meta_check's order */
+static const int meta_read[] = { 0, 2, 3, 4 };
+#define META_READ (sizeof(meta_read) / sizeof(meta_read[0]))
+
+static int queue_check(struct frontier *f, const redisReply *r)
+{
+    if (r->type == REDIS_REPLY_STRING &&
+        strcmp(r->str, QUEUE_LAYOUT_ZSET) == 0) {
+        f->qnative = 0;
+        return DC_OK;
+    }
+    if (r->type == REDIS_REPLY_STRING &&
+        strcmp(r->str, QUEUE_LAYOUT_NATIVE) == 0) {
+        f->qnative = 1;
+        if (!f->seen_mod) /* only a hand-made meta has both */
+            return frontier__seterr(f, DC_ECONFIG,
+                                    "%s:meta queue_layout '%s' needs "
+                                    "seen_layout '%s'", f->prefix,
+                                    QUEUE_LAYOUT_NATIVE, SEEN_LAYOUT_MOD);
+        if (f->have_qlayout)
+            return DC_OK;
+        return frontier__seterr(f, DC_ECONFIG,
+                                "%s:meta queue_layout is '%s' but this "
+                                "Redis has no DCFRONT.QPOP: load this "
+                                "build's module (--loadmodule "
+                                "dcrawl-seen.so)",
+                                f->prefix, QUEUE_LAYOUT_NATIVE);
+    }
+    return frontier__seterr(f, DC_ECONFIG,
+                            "%s:meta queue_layout is '%s', this build knows "
+                            "'%s' and '%s': use another redis.prefix",
+                            f->prefix,
+                            r->type == REDIS_REPLY_STRING ? r->str : "?",
+                            QUEUE_LAYOUT_ZSET, QUEUE_LAYOUT_NATIVE);
+}
 
 static int meta_check(struct frontier *f, redisReply **rep)
 {
@@ -76,13 +115,13 @@ static int meta_check(struct frontier *f, redisReply **rep)
     if (rep[2]->type == REDIS_REPLY_STRING &&
         strcmp(rep[2]->str, SEEN_LAYOUT_B256) == 0) {
         f->seen_mod = 0;
-        return DC_OK;
+        return queue_check(f, rep[3]);
     }
     if (rep[2]->type == REDIS_REPLY_STRING &&
         strcmp(rep[2]->str, SEEN_LAYOUT_MOD) == 0) {
         f->seen_mod = 1;
         if (f->have_module)
-            return DC_OK;
+            return queue_check(f, rep[3]);
         return frontier__seterr(f, DC_ECONFIG,
                                 "%s:meta seen_layout is '%s' but this Redis "
                                 "has no DCSEEN.ADD: load the module "
@@ -99,16 +138,49 @@ static int meta_check(struct frontier *f, redisReply **rep)
                             SEEN_LAYOUT_MOD);
 }
 
+/* The queue layout to record: zset-list for a meta of a build without
+ * queue layouts (partitions recorded, queue_layout not) or a seen-set
+ * layout b256-i64 (recorded, or to be: no module), else native when this
+ * server and client can run it. */
+static int queue_want(struct frontier *f, const char **want)
+{
+    redisReply *r = NULL;
+    const char *env = getenv("DCRAWL_QUEUE_LAYOUT");
+    char key[300];
+    int rc, legacy;
+
+    snprintf(key, sizeof(key), "%s:meta", f->prefix);
+    rc = frontier__command(f, &r, "HMGET", key, "partitions", "queue_layout",
+                           "seen_layout", (char *)NULL);
+    if (rc)
+        return rc;
+    legacy = r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
+             (r->element[0]->type == REDIS_REPLY_STRING &&
+              r->element[1]->type != REDIS_REPLY_STRING) ||
+             (r->element[2]->type == REDIS_REPLY_STRING &&
+              strcmp(r->element[2]->str, SEEN_LAYOUT_MOD) != 0);
+    freeReplyObject(r);
+    *want = !legacy && f->have_qlayout && f->native &&
+                    !(env && !strcmp(env, QUEUE_LAYOUT_ZSET))
+                ? QUEUE_LAYOUT_NATIVE
+                : QUEUE_LAYOUT_ZSET;
+    return DC_OK;
+}
+
 static int meta_adopt(struct frontier *f, int algo)
 {
-    struct frontier_call calls[META_FIELDS + 3];
-    redisReply *rep[META_FIELDS + 3];
-    const size_t n = META_FIELDS + 3;
+    struct frontier_call calls[META_FIELDS + META_READ];
+    redisReply *rep[META_FIELDS + META_READ];
+    const size_t n = META_FIELDS + META_READ;
+    const char *qwant;
     int rc;
 
+    if ((rc = queue_want(f, &qwant)))
+        return rc;
     for (size_t i = 0; i < n; i++) {
-        const char *field = i < META_FIELDS ? meta_fields[i]
-                            : meta_fields[i == META_FIELDS ? 0 : i - 3];
+        const char *field = i < META_FIELDS
+                                ? meta_fields[i]
+                                : meta_fields[meta_read[i - META_FIELDS]];
         frontier__call_init(&calls[i], -1);
         frontier__strv_pushs(&calls[i].args, i < META_FIELDS ? "HSETNX" : "HGET");
         frontier__strv_pushf(&calls[i].args, "%s:meta", f->prefix);
@@ -120,6 +192,7 @@ static int meta_adopt(struct frontier *f, int algo)
     frontier__strv_pushs(&calls[3].args, f->have_module
                                              ? SEEN_LAYOUT_MOD
                                              : SEEN_LAYOUT_B256);
+    frontier__strv_pushs(&calls[4].args, qwant);
     rc = frontier__run(f, calls, n, rep);
     if (!rc)
         rc = meta_check(f, rep + META_FIELDS);
@@ -261,6 +334,11 @@ void frontier_close(struct frontier **fp)
 int frontier_partitions(const struct frontier *f)
 {
     return f->nparts;
+}
+
+const char *frontier_queue_layout(const struct frontier *f)
+{
+    return f->qnative ? QUEUE_LAYOUT_NATIVE : QUEUE_LAYOUT_ZSET;
 }
 
 /* ---- crawl-wide settings ---- */

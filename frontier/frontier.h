@@ -60,13 +60,25 @@
  *   <prefix>:{p}:noise           HASH  host -> the noise filter's repetition
  *                                      state (a versioned blob of at most a
  *                                      few KB, noise.h noise_state_*)
- * and the global keys <prefix>:meta (HASH: partitions, created,
- * fingerprint, seen_layout, partition_by) that makes every client agree on
- * P, the fingerprint, the seen-set layout (mod-u64 when the first client
- * found the module loaded, else b256-i64; kept for good) and what maps to
- * a partition; <prefix>:nodes (ZSET id -> heartbeat deadline),
- * <prefix>:node:<id> (HASH, a node's figures) and <prefix>:used (bitmap of
- * partitions that ever had a URL), see frontier/cluster.c.
+ * That is the queue layout "zset-list". In the queue layout "native" (the
+ * default when the server has the dcrawl-seen module, DCFRONT.QPOP) there
+ * are no q: keys: h:<d> is one module value (seen/module/level-type.h)
+ * holding both the ready set and the host queues of depth d, with the same
+ * contents and order, and host is a module value too (state-type.h: the
+ * same fields as a map), so a host visit touches a few objects instead of
+ * a list key, its quicklist, a skiplist and a listpack searched from its
+ * start; the module's DCFRONT.QPOP, .QCOMPLETE and .QADMIT replace the
+ * scripts, and the scripts that put leases back call DCFRONT.QPUSH,
+ * .QZADD, .SGET, .SSET, .SDEL and .SRAND.
+ * The global keys: <prefix>:meta (HASH: partitions, created, fingerprint,
+ * seen_layout, queue_layout, partition_by) makes every client agree on P,
+ * the fingerprint, the seen-set layout (mod-u64 when the first client
+ * found the module loaded, else b256-i64; kept for good), the queue layout
+ * (native or zset-list, chosen the same way; a meta without it was made by
+ * a build before queue layouts: zset-list) and what maps to a partition;
+ * <prefix>:nodes (ZSET id -> heartbeat deadline), <prefix>:node:<id>
+ * (HASH, a node's figures) and <prefix>:used (bitmap of partitions that
+ * ever had a URL), see frontier/cluster.c.
  *
  * Crawl order is level-synchronous: URLs of depth d are served only while
  * nothing of a lower depth is queued or in flight anywhere
@@ -164,6 +176,8 @@ void frontier_close(struct frontier **f);
  * <prefix>:meta (frontier/partkey.c; ip mode may resolve the host). */
 int frontier_partition(struct frontier *f, const char *host, size_t hostlen);
 int frontier_partitions(const struct frontier *f);
+/* The crawl's queue layout: "native" or "zset-list" (above). */
+const char *frontier_queue_layout(const struct frontier *f);
 
 /*
  * Admit n URLs: each is added to the seen-set if absent and, if it was

@@ -129,6 +129,7 @@ static void orphans_call(struct frontier *f, struct frontier_call *c, int p,
     frontier__strv_pushf(&c->args, "%lld", (long long)now);
     frontier__strv_pushf(&c->args, "%d", f->conns);
     frontier__strv_pushs(&c->args, f->node);
+    frontier__strv_pushs(&c->args, f->qnative ? "1" : "0");
     for (size_t i = 0; h && f->held[p] > 0 && i < h->nslot; i++)
         for (const struct held_node *x = h->slot[i]; x; x = x->next)
             if (x->part == p)

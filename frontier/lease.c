@@ -93,6 +93,10 @@ static int rescan(struct frontier *f, int64_t now)
         if (!frontier__may_pop(f, p)) /* another node's partition */
             continue;
         frontier__call_init(&calls[k], -1);
+        if (f->qnative) {
+            frontier__strv_pushs(a, "DCFRONT.QREADY");
+            frontier__strv_pushf(a, "%s:{%d}:h:%d", f->prefix, p, f->ix.depth);
+        } else {
         frontier__strv_pushs(a, "ZRANGEBYSCORE");
         frontier__strv_pushf(a, "%s:{%d}:h:%d", f->prefix, p, f->ix.depth);
         frontier__strv_pushs(a, "-inf");
@@ -101,6 +105,7 @@ static int rescan(struct frontier *f, int64_t now)
         frontier__strv_pushs(a, "LIMIT");
         frontier__strv_pushs(a, "0");
         frontier__strv_pushs(a, "1");
+        }
         part[k++] = p;
     }
     if (k)

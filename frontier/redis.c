@@ -322,15 +322,15 @@ void frontier__disconnect(struct frontier *f)
 
 /* The module command that does a script's work with the script's keys,
  * arguments and reply (seen/module/front-module.h), or NULL. */
-static const char *native_name(int script)
+static const char *native_name(int script, int qnative)
 {
     switch (script) {
     case FRONTIER_SCRIPT_POP:
-        return "DCFRONT.POP";
+        return qnative ? "DCFRONT.QPOP" : "DCFRONT.POP";
     case FRONTIER_SCRIPT_COMPLETE:
-        return "DCFRONT.COMPLETE";
+        return qnative ? "DCFRONT.QCOMPLETE" : "DCFRONT.COMPLETE";
     case FRONTIER_SCRIPT_ADMIT_MOD:
-        return "DCFRONT.ADMIT";
+        return qnative ? "DCFRONT.QADMIT" : "DCFRONT.ADMIT";
     default:
         return NULL;
     }
@@ -341,7 +341,9 @@ static int call_argv(const struct frontier *f, const struct frontier_call *c,
                      int eval, const char ***argv, size_t **len, char *nk)
 {
     size_t n = c->args.n, i = 0;
-    const char *native = f->native ? native_name(c->script) : NULL;
+    const char *native = f->native || f->qnative
+                             ? native_name(c->script, f->qnative)
+                             : NULL;
 
     if (c->script >= 0)
         n += 3 + c->keys.n;

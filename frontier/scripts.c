@@ -16,7 +16,9 @@
  * ("<prefix>:{p}:q:<d>:" and "<prefix>:{p}:") and append the rest; the
  * prefix holds the hash tag, so the derived keys share the slot.
  *
- * Invariants the scripts keep:
+ * Invariants the scripts keep (in either queue layout, frontier.h; in the
+ * native one h:<d> holds the queues and is written by the module's
+ * commands, which keep them too):
  *   - a host is in h:<d> exactly when q:<d>:<host> is non-empty;
  *   - its score is max(now, next), or BUSY while its leases at depth d
  *     or below are at host_connections (complete and reclaim lower it

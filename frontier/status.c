@@ -13,7 +13,8 @@
  *      FRONTIER_STATUS_FAIL_HOSTS of the fail ZSET (a host lives in one
  *      partition, so the top of the merged lists is the global top);
  *   3. for each (partition, depth) with pending work: three ZCOUNTs of
- *      h:<d> (ready, waiting on politeness, at the connection limit).
+ *      h:<d> (ready, waiting on politeness, at the connection limit);
+ *      DCFRONT.QCOUNT in the native queue layout (frontier.h).
  * Nothing is written: the figures may be a few ms apart from each other
  * (no transaction), which a status display tolerates.
  *
@@ -279,7 +280,8 @@ static void nodes_prune(struct frontier_status *st)
 
 /* ---- pass 1: global keys ---- */
 
-static void meta_read(struct frontier_status *st, const redisReply *meta)
+static void meta_read(struct frontier *f, struct frontier_status *st,
+                      const redisReply *meta)
 {
     const redisReply *v;
 
@@ -293,6 +295,9 @@ static void meta_read(struct frontier_status *st, const redisReply *meta)
     v = hfield(meta, "partition_by");
     if (v && v->type == REDIS_REPLY_STRING)
         snprintf(st->partition_by, sizeof(st->partition_by), "%s", v->str);
+    v = hfield(meta, "queue_layout"); /* how pass 3 counts hosts */
+    f->qnative = v && v->type == REDIS_REPLY_STRING &&
+                 !strcmp(v->str, QUEUE_LAYOUT_NATIVE);
 }
 
 static int pass_global(struct frontier *f, struct frontier_status *st)
@@ -310,7 +315,7 @@ static int pass_global(struct frontier *f, struct frontier_status *st)
     frontier__strv_pushf(&batch_cmd(&b, "BITCOUNT")->args, "%s:used", f->prefix);
     rc = batch_run(f, &b);
     if (!rc) {
-        meta_read(st, b.rep[0]);
+        meta_read(f, st, b.rep[0]);
         nodes_read(st, b.rep[1]);
         st->parts_used = rint64(b.rep[2], 0) ? rint64(b.rep[3], 0) : -1;
     }
@@ -517,7 +522,8 @@ static int pass_parts(struct frontier *f, struct frontier_status *st,
 static void zcount(struct frontier *f, struct batch *b, int p, int d,
                    const char *min, const char *max)
 {
-    struct frontier_call *c = batch_cmd(b, "ZCOUNT");
+    struct frontier_call *c = batch_cmd(b, f->qnative ? "DCFRONT.QCOUNT"
+                                                      : "ZCOUNT");
     frontier__strv_pushf(&c->args, "%s:{%d}:h:%d", f->prefix, p, d);
     frontier__strv_pushs(&c->args, min);
     frontier__strv_pushs(&c->args, max);

@@ -74,6 +74,7 @@ static void reclaim_call(struct frontier *f, struct frontier_call *c, int p,
     frontier__strv_pushs(&c->args, a->own ? "1" : "0");
     frontier__strv_pushs(&c->args, f->node);
     frontier__strv_pushf(&c->args, "%d", f->conns);
+    frontier__strv_pushs(&c->args, f->qnative ? "1" : "0");
 }
 
 /* The periodic reclaim of a cluster node (own_node 0) visits only the

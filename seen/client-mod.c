@@ -28,25 +28,31 @@
 #include "seen-internal.h"
 
 
-/* Which of the module's commands the server has: DCSEEN.ADD (have_module)
- * and DCFRONT.POP, .COMPLETE and .ADMIT (native, unless DCRAWL_LUA_FRONTIER
+/* Which of the module's commands the server has: DCSEEN.ADD (have_module),
+ * DCFRONT.POP, .COMPLETE and .ADMIT (native, unless DCRAWL_LUA_FRONTIER
  * is set in the environment: a switch for benchmarks and tests to run the
- * Lua scripts on the same server). A module of an older build has only the
- * first. */
+ * Lua scripts on the same server) and the native queue layout's
+ * DCFRONT.QPOP, .QCOMPLETE, .QADMIT (have_qlayout). A module of an older
+ * build has only the first ones. */
 int seen__probe_module(struct frontier *f)
 {
     redisReply *r = NULL;
     int rc = frontier__command(f, &r, "COMMAND", "INFO", "dcseen.add",
                                "dcfront.pop", "dcfront.complete",
-                               "dcfront.admit", (char *)NULL);
+                               "dcfront.admit", "dcfront.qpop",
+                               "dcfront.qcomplete", "dcfront.qadmit",
+                               (char *)NULL);
 
     if (rc)
         return rc;
-    f->have_module = r->type == REDIS_REPLY_ARRAY && r->elements == 4 &&
+    f->have_module = r->type == REDIS_REPLY_ARRAY && r->elements == 7 &&
                      r->element[0]->type == REDIS_REPLY_ARRAY;
     f->native = f->have_module && !getenv("DCRAWL_LUA_FRONTIER");
     for (size_t i = 1; f->native && i < 4; i++)
         f->native = r->element[i]->type == REDIS_REPLY_ARRAY;
+    f->have_qlayout = f->have_module;
+    for (size_t i = 4; f->have_qlayout && i < 7; i++)
+        f->have_qlayout = r->element[i]->type == REDIS_REPLY_ARRAY;
     freeReplyObject(r);
     return DC_OK;
 }

@@ -1,6 +1,7 @@
 -- reclaim.lua: put expired leases back (frontier_reclaim). KEYS: lease,
 -- host, key prefix "<prefix>:{p}:". ARGV: now, own (1: also every
--- lease of node), node, host_connections. Returns the number of leases put
+-- lease of node), node, host_connections, queue layout (1: native).
+-- Returns the number of leases put
 -- back. A lease has expired when its deadline (set with Redis's clock by
 -- pop.lua) is past Redis's clock now, so a node whose clock runs ahead
 -- cannot take a lease early; ARGV now is only the politeness clock. Also
@@ -8,6 +9,7 @@
 -- (a node ahead must not drop a gap the owner still waits out).
 --#include common
 local now, conns = tonumber(ARGV[1]), tonumber(ARGV[4])
+qn = ARGV[5] == '1'
 --#include requeue
 local rn = str(rnow())
 local list = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', rn)
@@ -20,7 +22,8 @@ if ARGV[2] == '1' then
 end
 local count = 0
 for _, e in ipairs(list) do count = count + requeue(e) end
-local r = redis.call('HRANDFIELD', KEYS[2], 64, 'WITHVALUES')
+local r = redis.call(qn and 'DCFRONT.SRAND' or 'HRANDFIELD', KEYS[2], 64,
+                     'WITHVALUES')
 for i = 1, #r, 2 do
   local a, nx, m, td, tn = parse_st(r[i + 1])
   if nx > 0 and nx <= math.min(now, tonumber(rn)) then

@@ -19,6 +19,9 @@
  * (new, queued), 0 (seen before) or 2 (refused by the budget); stat and
  * pend get one increment per field. Deterministic: replicated verbatim.
  *
+ * DCFRONT.QADMIT is the same on the native queue layout (level-type.h):
+ * a new URL goes to the end of its host's queue in the level h:<d>.
+ *
  * Thread rules: Redis's main thread.
  */
 #include <stdio.h>
@@ -27,6 +30,7 @@
 
 #include "front-module.h"
 #include "front-state.h"
+#include "level-type.h"
 #include "seen-set.h"
 
 #define NHEAD 5  /* keys before the per-URL pairs */
@@ -34,7 +38,7 @@
 #define NOT_INT -9 /* a counter field holds no integer (as HINCRBY's error) */
 
 /* enqueue(q, h, url, host, d) of lib/admit.lua; -1 on a wrong key type */
-static int enqueue(RedisModuleCtx *ctx, RedisModuleKey *hosts,
+static int enqueue(RedisModuleCtx *ctx, int native, RedisModuleKey *hosts,
                    RedisModuleString *qname, RedisModuleString *hname,
                    RedisModuleString *url, RedisModuleString *host,
                    RedisModuleString *d, long long now, long long conns)
@@ -48,21 +52,42 @@ static int enqueue(RedisModuleCtx *ctx, RedisModuleKey *hosts,
     char m2[FRONT_MARKS];
     int first;
 
-    if (front_open_as(ctx, qname, REDISMODULE_KEYTYPE_LIST, &q)) {
-        RedisModule_CloseKey(q);
-        return -1;
-    }
+    struct lvl *lv = NULL;
+    struct lvl_host *lh = NULL;
+
     u = RedisModule_StringPtrLen(url, &ulen);
     hs = RedisModule_StringPtrLen(host, &hlen);
-    RedisModule_ListPush(q, REDISMODULE_LIST_TAIL,
-                         front_qenc(ctx, u, ulen, hs, hlen));
-    first = RedisModule_ValueLength(q) == 1;
-    RedisModule_CloseKey(q);
-    if (!first)
-        return 0;
-    if (front_open_as(ctx, hname, REDISMODULE_KEYTYPE_ZSET, &h)) {
-        RedisModule_CloseKey(h);
-        return -1;
+    if (native) {
+        RedisModuleString *e = front_qenc(ctx, u, ulen, hs, hlen);
+        size_t elen;
+        const char *es = RedisModule_StringPtrLen(e, &elen);
+        int wrong;
+        h = front_open(ctx, hname);
+        if (!(lv = lvl_of(h, 1, &wrong))) {
+            RedisModule_CloseKey(h);
+            return -1;
+        }
+        lh = lvl_host(lv, hs, hlen, 1);
+        lvl_push(lv, lh, 0, es, elen);
+        if (lvl_qlen(lh) != 1) {
+            RedisModule_CloseKey(h);
+            return 0;
+        }
+    } else {
+        if (front_open_as(ctx, qname, REDISMODULE_KEYTYPE_LIST, &q)) {
+            RedisModule_CloseKey(q);
+            return -1;
+        }
+        RedisModule_ListPush(q, REDISMODULE_LIST_TAIL,
+                             front_qenc(ctx, u, ulen, hs, hlen));
+        first = RedisModule_ValueLength(q) == 1;
+        RedisModule_CloseKey(q);
+        if (!first)
+            return 0;
+        if (front_open_as(ctx, hname, REDISMODULE_KEYTYPE_ZSET, &h)) {
+            RedisModule_CloseKey(h);
+            return -1;
+        }
     }
     ds = RedisModule_StringPtrLen(d, NULL);
     dn = strtoll(ds, NULL, 10);
@@ -72,15 +97,19 @@ static int enqueue(RedisModuleCtx *ctx, RedisModuleKey *hosts,
         score = FRONT_BUSY;
         if (front_mark(st.m, ds, m2)) {
             strcpy(st.m, m2);
-            front_st_set(ctx, hosts, host, &st);
+            front_st_set(ctx, hosts, native, host, &st);
         }
     }
-    RedisModule_ZsetAdd(h, score, host, NULL);
+    if (lv)
+        lvl_zadd(lv, lh, score, 0);
+    else
+        RedisModule_ZsetAdd(h, score, host, NULL);
     RedisModule_CloseKey(h);
     return 0;
 }
 
-int front_cmd_admit(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+static int admit(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
+                 int native)
 {
     RedisModuleString **K, **A;
     RedisModuleKey *pend, *stat, *hosts, *budk;
@@ -108,7 +137,7 @@ int front_cmd_admit(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModule_AutoMemory(ctx);
     if (front_open_as(ctx, K[0], REDISMODULE_KEYTYPE_HASH, &pend) ||
         front_open_as(ctx, K[1], REDISMODULE_KEYTYPE_HASH, &stat) ||
-        front_open_as(ctx, K[2], REDISMODULE_KEYTYPE_HASH, &hosts) ||
+        front_open_state(ctx, K[2], native, &hosts) ||
         front_open_as(ctx, K[3], REDISMODULE_KEYTYPE_HASH, &budk))
         return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
     res = RedisModule_Calloc((size_t)n + 1, 1);
@@ -151,7 +180,7 @@ int front_cmd_admit(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             long long v;
 
             front_count_add(&pc, RedisModule_StringPtrLen(a[2], NULL), 1);
-            if (enqueue(ctx, hosts, K[NHEAD + 2 * i], K[NHEAD + 2 * i + 1],
+            if (enqueue(ctx, native, hosts, K[NHEAD + 2 * i], K[NHEAD + 2 * i + 1],
                         a[0], host, a[2], now, conns)) {
                 rc = SEEN_WRONGTYPE;
                 break;
@@ -186,4 +215,14 @@ int front_cmd_admit(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         RedisModule_ReplyWithLongLong(ctx, res[i]);
     RedisModule_Free(res);
     return REDISMODULE_OK;
+}
+
+int front_cmd_admit(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return admit(ctx, argv, argc, 0);
+}
+
+int front_cmd_qadmit(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return admit(ctx, argv, argc, 1);
 }

@@ -16,6 +16,10 @@
  * Every input is an integer the client formats, so the arithmetic is on
  * integers. Deterministic (no clock of its own): replicated verbatim.
  *
+ * DCFRONT.QCOMPLETE is the same on the native queue layout (level-type.h):
+ * the queue and ready set of a lease's depth are its level h:<d> (the
+ * queue key passed is not opened for its content), LREM is lvl_rem1.
+ *
  * Thread rules: Redis's main thread.
  */
 #include <stdio.h>
@@ -24,6 +28,7 @@
 
 #include "front-module.h"
 #include "front-state.h"
+#include "level-type.h"
 
 #define FAIL_MAX 1000 /* as complete.lua */
 #define NHEAD 6       /* keys before the per-lease triples */
@@ -35,12 +40,39 @@ static int exists(RedisModuleKey *k)
 }
 
 /* ZADD k XX score host: only a host already in an existing set */
-static void zadd_xx(RedisModuleKey *k, double score, RedisModuleString *host)
+static void zadd_xx(RedisModuleKey *k, double score, RedisModuleString *host,
+                    int native)
 {
     int fl = REDISMODULE_ZADD_XX;
 
+    if (native) {
+        int wrong;
+        struct lvl *l = lvl_of(k, 0, &wrong);
+        size_t hlen;
+        const char *hs = RedisModule_StringPtrLen(host, &hlen);
+        struct lvl_host *lh = l ? lvl_host(l, hs, hlen, 0) : NULL;
+        if (lh)
+            lvl_zadd(l, lh, score, 1);
+        return;
+    }
     if (RedisModule_KeyType(k) == REDISMODULE_KEYTYPE_ZSET)
         RedisModule_ZsetAdd(k, score, host, &fl);
+}
+
+/* The native layout's side of one lease: its level h:<d>, the host's
+ * record there (made when a URL is pushed) */
+struct side {
+    struct lvl *l;
+    struct lvl_host *h;
+};
+
+static int set_exists(RedisModuleKey *k, int native)
+{
+    int wrong;
+
+    if (native)
+        return lvl_exists(lvl_of(k, 0, &wrong));
+    return exists(k);
 }
 
 /* ZREMRANGEBYRANK k 0 0: the lowest score (then name) leaves */
@@ -85,7 +117,8 @@ static RedisModuleKey *h_of(RedisModuleCtx *ctx, const char *pfx,
 /* free_one / free_marks of common.lua: every marked depth no longer at
  * the limit gets score in its h:<d> (except k0 and k1, which the caller
  * scores); out = the marks left. */
-static void free_marks(RedisModuleCtx *ctx, const char *pfx, size_t plen,
+static void free_marks(RedisModuleCtx *ctx, int native, const char *pfx,
+                       size_t plen,
                        RedisModuleString *host, const char *m, double score,
                        const struct front_st *st, long long conns,
                        long long k0, long long k1, int has_k1, char *out)
@@ -114,7 +147,7 @@ static void free_marks(RedisModuleCtx *ctx, const char *pfx, size_t plen,
         if (dn != k0 && !(has_k1 && dn == k1)) {
             RedisModuleKey *h = h_of(ctx, pfx, plen, d);
             if (h) {
-                zadd_xx(h, score, host);
+                zadd_xx(h, score, host, native);
                 RedisModule_CloseKey(h);
             }
         }
@@ -153,8 +186,8 @@ static int bad(RedisModuleCtx *ctx, const char *what)
     return RedisModule_ReplyWithError(ctx, msg);
 }
 
-int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
-                       int argc)
+static int complete(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
+                    int native)
 {
     static const char *names[] = { "done:", "failed:", "skipped:" };
     RedisModuleString **K, **A;
@@ -175,7 +208,7 @@ int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
         return bad(ctx, "bad number");
     RedisModule_AutoMemory(ctx);
     if (front_open_as(ctx, K[0], REDISMODULE_KEYTYPE_ZSET, &lease) ||
-        front_open_as(ctx, K[1], REDISMODULE_KEYTYPE_HASH, &hosts) ||
+        front_open_state(ctx, K[1], native, &hosts) ||
         front_open_as(ctx, K[2], REDISMODULE_KEYTYPE_HASH, &pend) ||
         front_open_as(ctx, K[3], REDISMODULE_KEYTYPE_HASH, &stat) ||
         front_open_as(ctx, K[5], REDISMODULE_KEYTYPE_ZSET, &fail))
@@ -203,7 +236,8 @@ int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
         size_t dlen, ulen, hlen;
         struct front_st st;
         double s0, s1, sc_now;
-        int counted = held[i], nxt;
+        int counted = held[i], nxt, wrongt;
+        struct side sd = { NULL, NULL };
         char m[FRONT_MARKS], name[48], dnext[32];
 
         if (RedisModule_StringToLongLong(a[1], &outcome) != REDISMODULE_OK ||
@@ -215,9 +249,19 @@ int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
             close3(q, h, h1);
             break;
         }
-        if (!front_is(q, REDISMODULE_KEYTYPE_LIST) ||
-            !front_is(h, REDISMODULE_KEYTYPE_ZSET) ||
-            !front_is(h1, REDISMODULE_KEYTYPE_ZSET)) {
+        if (native) {
+            int w0, w1;
+            const char *hn = RedisModule_StringPtrLen(host, &hlen);
+            sd.l = lvl_of(h, 0, &w0);
+            lvl_of(h1, 0, &w1);
+            sd.h = sd.l ? lvl_host(sd.l, hn, hlen, 0) : NULL;
+            wrongt = w0 || w1;
+        } else {
+            wrongt = !front_is(q, REDISMODULE_KEYTYPE_LIST) ||
+                     !front_is(h, REDISMODULE_KEYTYPE_ZSET) ||
+                     !front_is(h1, REDISMODULE_KEYTYPE_ZSET);
+        }
+        if (wrongt) {
             RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
             rc = 1;
             close3(q, h, h1);
@@ -230,10 +274,27 @@ int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
         if (counted)
             lease_end(&st, dn);
         if (outcome == 3) {
-            if (counted)
+            if (counted && native) {
+                int wrong;
+                RedisModuleString *e = front_qenc(ctx, url, ulen, hs, hlen);
+                size_t elen;
+                const char *es = RedisModule_StringPtrLen(e, &elen);
+                if (!sd.l)
+                    sd.l = lvl_of(h, 1, &wrong);
+                if (!sd.h)
+                    sd.h = lvl_host(sd.l, hs, hlen, 1);
+                lvl_push(sd.l, sd.h, 0, es, elen);
+            } else if (counted)
                 RedisModule_ListPush(q, REDISMODULE_LIST_TAIL,
                                      front_qenc(ctx, url, ulen, hs, hlen));
             counted = 0;
+        } else if (!counted && native) {
+            RedisModuleString *e = front_qenc(ctx, url, ulen, hs, hlen);
+            size_t elen;
+            const char *es = RedisModule_StringPtrLen(e, &elen);
+            counted = sd.h && (lvl_rem1(sd.l, sd.h, es, elen) ||
+                               (elen != ulen &&
+                                lvl_rem1(sd.l, sd.h, url, ulen)));
         } else if (!counted) {
             RedisModuleString *s = front_qenc(ctx, url, ulen, hs, hlen);
             size_t slen;
@@ -256,14 +317,16 @@ int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
             }
         }
         gap = delay > 0 ? delay : 0;
-        if (outcome == 3 || !held[i])
+        if ((outcome == 3 || !held[i]) && native)
+            queued = sd.h ? (long long)lvl_qlen(sd.h) : 0;
+        else if (outcome == 3 || !held[i])
             queued = exists(q) ? (long long)RedisModule_ValueLength(q) : 0;
         if (outcome == 3 && queued <= 1 && retry > gap)
             gap = retry;
         nx = st.nx > now + gap ? st.nx : now + gap;
         sc_now = (double)(nx > now ? nx : now);
         /* after_end(pfx, host, act, td, tn, m, d, score, conns, nxt) */
-        nxt = exists(h1);
+        nxt = set_exists(h1, native);
         s0 = s1 = sc_now;
         strcpy(m, st.m);
         if (front_low(&st, dn) >= conns) {
@@ -276,19 +339,34 @@ int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
             front_mark(m, dnext, m);
         }
         if (m[0])
-            free_marks(ctx, pfx, plen, host, m, sc_now, &st, conns, dn,
+            free_marks(ctx, native, pfx, plen, host, m, sc_now, &st, conns, dn,
                        dn + 1, nxt, m);
         strcpy(st.m, m);
         st.nx = nx > now ? nx : 0;
-        front_st_set(ctx, hosts, host, &st);
+        front_st_set(ctx, hosts, native, host, &st);
+        if (native) {
+            if (sd.h && queued < 0)
+                lvl_zadd(sd.l, sd.h, s0, 1);
+            else if (queued > 0)
+                lvl_zadd(sd.l, sd.h, s0, 0);
+            else if (sd.h)
+                lvl_zrem(sd.l, sd.h);
+            if (sd.h)
+                lvl_host_gc(sd.l, sd.h);
+            zadd_xx(h1, s1, host, native);
+            RedisModule_CloseKey(q);
+            lvl_close(h);
+            lvl_close(h1);
+            continue;
+        }
         if (queued < 0)
-            zadd_xx(h, s0, host);
+            zadd_xx(h, s0, host, native);
         else if (queued > 0)
             RedisModule_ZsetAdd(h, s0, host, NULL);
         else if (exists(h))
             RedisModule_ZsetRem(h, host, NULL);
         if (exists(h1))
-            zadd_xx(h1, s1, host);
+            zadd_xx(h1, s1, host, native);
         close3(q, h, h1);
     }
     RedisModule_Free(held);
@@ -306,6 +384,24 @@ int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
     if (rc)
         return REDISMODULE_OK; /* the error is the reply */
     /* ready(KEYS[5]), opened now: a lease's handle may have emptied it */
+    if (native) {
+        int wrong;
+        return RedisModule_ReplyWithLongLong(
+            ctx, lvl_ready(lvl_of(RedisModule_OpenKey(ctx, K[4], REDISMODULE_READ),
+                                  0, &wrong)));
+    }
     return RedisModule_ReplyWithLongLong(
         ctx, front_ready(RedisModule_OpenKey(ctx, K[4], REDISMODULE_READ)));
+}
+
+int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
+                       int argc)
+{
+    return complete(ctx, argv, argc, 0);
+}
+
+int front_cmd_qcomplete(RedisModuleCtx *ctx, RedisModuleString **argv,
+                        int argc)
+{
+    return complete(ctx, argv, argc, 1);
 }

@@ -17,6 +17,14 @@ int front_cmd_pop(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int front_cmd_complete(RedisModuleCtx *ctx, RedisModuleString **argv,
                        int argc);
 int front_cmd_admit(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+/* The same three on the native queue layout (level-type.h): h:<d> is one
+ * level value holding the ready set and the host queues; the queue keys
+ * and the prefix passed stay unused (same KEYS and ARGV). */
+int front_cmd_qpop(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int front_cmd_qcomplete(RedisModuleCtx *ctx, RedisModuleString **argv,
+                        int argc);
+int front_cmd_qadmit(RedisModuleCtx *ctx, RedisModuleString **argv,
+                     int argc);
 
 /* For getkeys-api: when Redis asks for the key positions, declare the
  * numkeys keys after argv[1] and return 1. */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "front-state.h"
+#include "state-type.h"
 
 static const char *digits(const char *p, const char *end, long long *v,
                           int *n)
@@ -65,26 +66,45 @@ void front_st_get(RedisModuleKey *hash, RedisModuleString *host,
 {
     RedisModuleString *v = NULL;
     const char *p;
-    size_t len;
+    size_t len, hlen;
+    int wrong;
+    struct hst *m = hst_of(hash, 0, &wrong);
 
     memset(st, 0, sizeof(*st));
-    if (RedisModule_HashGet(hash, REDISMODULE_HASH_NONE, host, &v, NULL) !=
-            REDISMODULE_OK || !v)
-        return;
-    p = RedisModule_StringPtrLen(v, &len);
+    if (m) { /* the native layout's map */
+        const char *h = RedisModule_StringPtrLen(host, &hlen);
+        if (!(p = hst_get(m, h, hlen, &len)))
+            return;
+    } else {
+        if (RedisModule_KeyType(hash) != REDISMODULE_KEYTYPE_HASH ||
+            RedisModule_HashGet(hash, REDISMODULE_HASH_NONE, host, &v,
+                                NULL) != REDISMODULE_OK || !v)
+            return;
+        p = RedisModule_StringPtrLen(v, &len);
+    }
     if (!parse(p, len, st))
         memset(st, 0, sizeof(*st));
 }
 
-void front_st_set(RedisModuleCtx *ctx, RedisModuleKey *hash,
+void front_st_set(RedisModuleCtx *ctx, RedisModuleKey *hash, int native,
                   RedisModuleString *host, const struct front_st *st)
 {
     char buf[FRONT_MARKS + 96];
-    int n;
+    int n, wrong, del = st->act <= 0 && st->nx <= 0 && !st->m[0];
+    struct hst *m = native ? hst_of(hash, !del, &wrong) : NULL;
+    size_t hlen;
+    const char *h = RedisModule_StringPtrLen(host, &hlen);
 
-    if (st->act <= 0 && st->nx <= 0 && !st->m[0]) {
-        RedisModule_HashSet(hash, REDISMODULE_HASH_NONE, host,
-                            REDISMODULE_HASH_DELETE, NULL);
+    if (del && m) {
+        hst_del(m, h, hlen);
+        if (!hst_count(m)) /* as Redis deletes an emptied HASH */
+            RedisModule_DeleteKey(hash);
+        return;
+    }
+    if (del) {
+        if (!native)
+            RedisModule_HashSet(hash, REDISMODULE_HASH_NONE, host,
+                                REDISMODULE_HASH_DELETE, NULL);
         return;
     }
     n = snprintf(buf, sizeof(buf), "%lld", st->act > 0 ? st->act : 0);
@@ -96,8 +116,24 @@ void front_st_set(RedisModuleCtx *ctx, RedisModuleKey *hash,
     n += snprintf(buf + n, sizeof(buf) - (size_t)n, " %lld", st->nx);
     if (st->m[0])
         n += snprintf(buf + n, sizeof(buf) - (size_t)n, " %s", st->m);
-    RedisModule_HashSet(hash, REDISMODULE_HASH_NONE, host,
-                        RedisModule_CreateString(ctx, buf, (size_t)n), NULL);
+    if (m)
+        hst_set(m, h, hlen, buf, (size_t)n);
+    else
+        RedisModule_HashSet(hash, REDISMODULE_HASH_NONE, host,
+                            RedisModule_CreateString(ctx, buf, (size_t)n),
+                            NULL);
+}
+
+int front_open_state(RedisModuleCtx *ctx, RedisModuleString *name,
+                     int native, RedisModuleKey **k)
+{
+    int wrong;
+
+    if (!native)
+        return front_open_as(ctx, name, REDISMODULE_KEYTYPE_HASH, k);
+    *k = front_open(ctx, name);
+    hst_of(*k, 0, &wrong);
+    return wrong ? -1 : 0;
 }
 
 long long front_low(const struct front_st *st, long long d)

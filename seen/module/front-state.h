@@ -27,15 +27,21 @@ struct front_st {
     char m[FRONT_MARKS];
 };
 
-/* hget_st: the host's state from the open host HASH (zeros when absent or
- * unreadable, as parse_st). */
+/* hget_st: the host's state from the open host HASH, or the native
+ * layout's map (state-type.h) when the key holds one (zeros when absent
+ * or unreadable, as parse_st). */
 void front_st_get(RedisModuleKey *hash, RedisModuleString *host,
                   struct front_st *st);
 
 /* hset_st: write it back, or delete the field when act <= 0, nx <= 0
- * and no marks. */
-void front_st_set(RedisModuleCtx *ctx, RedisModuleKey *hash,
+ * and no marks; native: into the native layout's map (made when the key
+ * is empty, deleted with its last field), else into the HASH. */
+void front_st_set(RedisModuleCtx *ctx, RedisModuleKey *hash, int native,
                   RedisModuleString *host, const struct front_st *st);
+/* front_open_as for the host key: a HASH, or native the map; 0 when it is
+ * missing or of that type, else -1 (the key stays open). */
+int front_open_state(RedisModuleCtx *ctx, RedisModuleString *name,
+                     int native, RedisModuleKey **k);
 
 /* low(act, td, tn, d) */
 long long front_low(const struct front_st *st, long long d);

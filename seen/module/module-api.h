@@ -77,6 +77,7 @@ typedef struct RedisModuleTypeMethods {
     X(RedisModuleKey *, OpenKey, (RedisModuleCtx * ctx,                      \
                                   RedisModuleString * name, int mode))        \
     X(void, CloseKey, (RedisModuleKey * key))                                 \
+    X(int, DeleteKey, (RedisModuleKey * key))                                 \
     X(int, KeyType, (RedisModuleKey * key))                                   \
     X(RedisModuleType *, ModuleTypeGetType, (RedisModuleKey * key))          \
     X(void *, ModuleTypeGetValue, (RedisModuleKey * key))                     \
@@ -87,6 +88,7 @@ typedef struct RedisModuleTypeMethods {
                                    size_t len))                               \
     X(int, ReplyWithError, (RedisModuleCtx * ctx, const char *err))          \
     X(int, ReplyWithLongLong, (RedisModuleCtx * ctx, long long ll))          \
+    X(int, ReplyWithNull, (RedisModuleCtx * ctx))                            \
     X(int, ReplyWithArray, (RedisModuleCtx * ctx, long len))                 \
     X(void, AutoMemory, (RedisModuleCtx * ctx))                              \
     X(int, IsKeysPositionRequest, (RedisModuleCtx * ctx))                    \

@@ -33,6 +33,10 @@
  * declared ones (all of one partition's {p} slot); the host queues it
  * opens share that slot through the prefix, as in the script.
  *
+ * DCFRONT.QPOP is the same pop on the native queue layout (level-type.h):
+ * the hosts come from the level's heap (lvl_take, the same order) and
+ * their URLs from their records; a host the pop did not reach goes back.
+ *
  * Thread rules: Redis's main thread.
  */
 #include <stdlib.h>
@@ -40,6 +44,7 @@
 
 #include "front-state.h"
 #include "front-module.h"
+#include "level-type.h"
 
 #define NKEYS 5
 #define NARGS 8
@@ -47,6 +52,7 @@
 /* One ready host, as pop.lua's `open` row. */
 struct row {
     RedisModuleString *host;
+    struct lvl_host *lh;        /* the native layout's record */
     struct front_st st;
     long long lo, got, limit;
 };
@@ -55,6 +61,9 @@ struct row {
 struct pop {
     RedisModuleCtx *ctx;
     RedisModuleKey *h, *hosts, *lease;
+    struct lvl *lv;             /* h's level (native layout), or NULL */
+    int native;                 /* the native queue layout (level-type.h,
+                                   state-type.h) */
     const char *qpfx, *dstr, *node;
     size_t qpfx_len, node_len, dlen;
     double now;
@@ -130,9 +139,9 @@ static RedisModuleKey *queue_open(struct pop *p, RedisModuleString *host)
 
 /* take(host, n): up to n URLs of host leased; *empty when fewer came
  * (its queue is now empty). -1 when the queue is not a list. */
-static long long take(struct pop *p, RedisModuleString *host, long long n,
-                      int *empty)
+static long long take(struct pop *p, struct row *r, long long n, int *empty)
 {
+    RedisModuleString *host = r->host;
     RedisModuleKey *q;
     size_t hlen;
     const char *h;
@@ -142,6 +151,19 @@ static long long take(struct pop *p, RedisModuleString *host, long long n,
     *empty = 0;
     if (n <= 0)
         return 0;
+    if (p->lv) {
+        h = lvl_host_name(r->lh, &hlen);
+        for (; got < n; got++) {
+            size_t ulen;
+            const char *s = lvl_pop(p->lv, r->lh, &ulen);
+            if (!s)
+                break;
+            entry_add(p, h, hlen, s, ulen);
+            p->wrote = 1;
+        }
+        *empty = got < n;
+        return got;
+    }
     q = queue_open(p, host);
     t = RedisModule_KeyType(q);
     if (t == REDISMODULE_KEYTYPE_EMPTY || t != REDISMODULE_KEYTYPE_LIST) {
@@ -166,16 +188,19 @@ static long long take(struct pop *p, RedisModuleString *host, long long n,
     return got;
 }
 
-static void zadd(struct pop *p, double score, RedisModuleString *host)
+static void zadd(struct pop *p, double score, struct row *r)
 {
-    RedisModule_ZsetAdd(p->h, score, host, NULL);
+    if (p->lv)
+        lvl_zadd(p->lv, r->lh, score, 0);
+    else
+        RedisModule_ZsetAdd(p->h, score, r->host, NULL);
     p->wrote = 1;
 }
 
 static void st_set(struct pop *p, RedisModuleString *host,
                    const struct front_st *st)
 {
-    front_st_set(p->ctx, p->hosts, host, st);
+    front_st_set(p->ctx, p->hosts, p->native, host, st);
     p->wrote = 1;
 }
 
@@ -187,7 +212,9 @@ static int finish(struct pop *p, struct row *r, int empty)
     int changed = 0;
 
     strcpy(m2, r->st.m);
-    if (!empty) {
+    if (!empty && p->lv) {
+        empty = lvl_qlen(r->lh) == 0;
+    } else if (!empty) {
         RedisModuleKey *q = queue_open(p, r->host);
         int t = RedisModule_KeyType(q);
         empty = t == REDISMODULE_KEYTYPE_EMPTY ||
@@ -197,13 +224,16 @@ static int finish(struct pop *p, struct row *r, int empty)
             return -1;
     }
     if (empty) {
-        RedisModule_ZsetRem(p->h, r->host, NULL);
+        if (p->lv)
+            lvl_zrem(p->lv, r->lh);
+        else
+            RedisModule_ZsetRem(p->h, r->host, NULL);
         p->wrote = 1;
     } else if (r->lo + r->got >= r->limit) {
-        zadd(p, FRONT_BUSY, r->host);
+        zadd(p, FRONT_BUSY, r);
         changed = front_mark(r->st.m, p->dstr, m2);
     } else {
-        zadd(p, p->now, r->host);
+        zadd(p, p->now, r);
     }
     if (r->got > 0 || changed) {
         front_lease_add(&r->st, p->d, r->got);
@@ -273,7 +303,8 @@ long long front_groups(RedisModuleString **argv, int argc, int nhead,
     return n;
 }
 
-int front_cmd_pop(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+static int pop(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
+               int native)
 {
     RedisModuleString **K = argv + 2, **A = argv + 2 + NKEYS;
     struct pop p;
@@ -306,14 +337,37 @@ int front_cmd_pop(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     p.dstr = RedisModule_StringPtrLen(A[1], &p.dlen);
     p.node = RedisModule_StringPtrLen(A[5], &p.node_len);
     p.qpfx = RedisModule_StringPtrLen(K[3], &p.qpfx_len);
-    if (front_open_as(ctx, K[0], REDISMODULE_KEYTYPE_ZSET, &p.h) ||
-        front_open_as(ctx, K[1], REDISMODULE_KEYTYPE_HASH, &p.hosts) ||
+    if (native) {
+        int wrong;
+        p.h = front_open(ctx, K[0]);
+        p.lv = lvl_of(p.h, 0, &wrong);
+        if (wrong)
+            return RedisModule_ReplyWithError(ctx,
+                                              REDISMODULE_ERRORMSG_WRONGTYPE);
+    } else if (front_open_as(ctx, K[0], REDISMODULE_KEYTYPE_ZSET, &p.h))
+        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    p.native = native;
+    if (front_open_state(ctx, K[1], native, &p.hosts) ||
         front_open_as(ctx, K[2], REDISMODULE_KEYTYPE_ZSET, &p.lease))
         return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
     deadline = RedisModule_Milliseconds() + lease_ms;
 
     /* hosts = ZRANGEBYSCORE h -inf now LIMIT 0 max */
-    if (p.max > 0 && RedisModule_KeyType(p.h) == REDISMODULE_KEYTYPE_ZSET &&
+    if (p.lv && p.max > 0) {
+        size_t cap = lvl_heap_size(p.lv) < (size_t)p.max
+                         ? lvl_heap_size(p.lv) : (size_t)p.max;
+        struct lvl_host **hs = RedisModule_Alloc((cap + 1) * sizeof(*hs));
+        nrows = lvl_take(p.lv, p.now, cap, hs);
+        if (nrows)
+            rows = RedisModule_Alloc(nrows * sizeof(*rows));
+        for (size_t i = 0; i < nrows; i++) {
+            size_t hlen;
+            const char *hn = lvl_host_name(hs[i], &hlen);
+            rows[i].lh = hs[i];
+            rows[i].host = RedisModule_CreateString(ctx, hn, hlen);
+        }
+        RedisModule_Free(hs);
+    } else if (p.max > 0 && RedisModule_KeyType(p.h) == REDISMODULE_KEYTYPE_ZSET &&
         RedisModule_ZsetFirstInScoreRange(p.h, -1.0 / 0.0, p.now, 0, 0) ==
             REDISMODULE_OK) {
         size_t cap = 0;
@@ -347,18 +401,18 @@ int front_cmd_pop(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         r->got = 0;
         if (r->lo >= r->limit) {
             char m2[FRONT_MARKS];
-            zadd(&p, FRONT_BUSY, r->host);
+            zadd(&p, FRONT_BUSY, r);
             if (front_mark(r->st.m, p.dstr, m2)) {
                 strcpy(r->st.m, m2);
                 st_set(&p, r->host, &r->st);
             }
         } else if ((double)r->st.nx > p.now) {
-            zadd(&p, (double)r->st.nx, r->host);
+            zadd(&p, (double)r->st.nx, r);
         } else {
             n = p.conns - r->lo;
             if (n > p.max - (long long)p.nout)
                 n = p.max - (long long)p.nout;
-            if ((r->got = take(&p, r->host, n, &empty)) < 0)
+            if ((r->got = take(&p, r, n, &empty)) < 0)
                 goto wrongtype;
             if (r->lo + r->got < r->limit && !empty)
                 open[nopen++] = *r;
@@ -373,7 +427,7 @@ int front_cmd_pop(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
         if (n > p.max - (long long)p.nout)
             n = p.max - (long long)p.nout;
-        if ((more = take(&p, r->host, n, &empty)) < 0)
+        if ((more = take(&p, r, n, &empty)) < 0)
             goto wrongtype;
         r->got += more;
         if (finish(&p, r, empty))
@@ -384,8 +438,16 @@ int front_cmd_pop(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         RedisModule_ZsetAdd(p.lease, (double)deadline,
                             RedisModule_CreateString(ctx, e, n), NULL);
     }
+    if (p.lv) /* rows the pop did not reach go back; emptied ones go */
+        for (size_t i = 0; i < nrows; i++) {
+            lvl_restore(p.lv, rows[i].lh);
+            lvl_host_gc(p.lv, rows[i].lh);
+        }
     RedisModule_ReplyWithArray(ctx, 1 + (long)p.nout);
-    RedisModule_ReplyWithLongLong(ctx, front_ready(p.h));
+    RedisModule_ReplyWithLongLong(ctx, p.lv ? lvl_ready(p.lv)
+                                            : front_ready(p.h));
+    if (p.lv)
+        lvl_close(p.h);
     for (size_t i = 0, off = 0, n; i < p.nout; i++) {
         const char *e = entry_at(&p, &off, &n);
         RedisModule_ReplyWithStringBuffer(ctx, e, n);
@@ -401,4 +463,14 @@ wrongtype:
     RedisModule_Free(rows);
     RedisModule_Free(open);
     return reply_err(&p, REDISMODULE_ERRORMSG_WRONGTYPE);
+}
+
+int front_cmd_pop(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return pop(ctx, argv, argc, 0);
+}
+
+int front_cmd_qpop(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return pop(ctx, argv, argc, 1);
 }

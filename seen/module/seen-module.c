@@ -25,6 +25,12 @@
  * little-endian string) and rewrites to AOF as DCSEEN.ADD chunks of at
  * most 64 Ki members.
  *
+ * The module also holds the frontier's native commands (front-module.h:
+ * DCFRONT.POP, .COMPLETE, .ADMIT and their native-queue-layout twins
+ * .QPOP, .QCOMPLETE, .QADMIT) and that layout's value types with their
+ * small commands: dcfrontq1, a depth's ready set and queues (level-type.h,
+ * level-cmds.c), and dcfronts1, a partition's host fields (state-type.h).
+ *
  * Thread rules: everything runs on Redis's main thread.
  */
 #include <stdlib.h>
@@ -32,6 +38,8 @@
 
 #include "module-api.h"
 #include "front-module.h"
+#include "level-type.h"
+#include "state-type.h"
 #include "seen-set.h"
 
 #define SEEN_SUBS 256
@@ -475,9 +483,12 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,
         .free = set_free,
     };
 
+    if (module_api_init(ctx, "dcseen", 1) != REDISMODULE_OK)
+        return REDISMODULE_ERR;
     (void)argv;
     (void)argc;
-    if (module_api_init(ctx, "dcseen", 1) != REDISMODULE_OK)
+    if (lvl_register(ctx) != REDISMODULE_OK ||
+        hst_register(ctx) != REDISMODULE_OK)
         return REDISMODULE_ERR;
     seen_type = RedisModule_CreateDataType(ctx, SEEN_TYPE_NAME, SEEN_ENCVER,
                                            &tm);
@@ -494,6 +505,12 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,
         RedisModule_CreateCommand(ctx, "dcfront.complete", front_cmd_complete,
                                   "write deny-oom getkeys-api", 0, 0, 0) ||
         RedisModule_CreateCommand(ctx, "dcfront.admit", front_cmd_admit,
+                                  "write deny-oom getkeys-api", 0, 0, 0) ||
+        RedisModule_CreateCommand(ctx, "dcfront.qpop", front_cmd_qpop,
+                                  "write deny-oom getkeys-api", 0, 0, 0) ||
+        RedisModule_CreateCommand(ctx, "dcfront.qcomplete", front_cmd_qcomplete,
+                                  "write deny-oom getkeys-api", 0, 0, 0) ||
+        RedisModule_CreateCommand(ctx, "dcfront.qadmit", front_cmd_qadmit,
                                   "write deny-oom getkeys-api", 0, 0, 0))
         return REDISMODULE_ERR;
     return REDISMODULE_OK;

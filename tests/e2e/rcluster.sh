@@ -24,14 +24,28 @@ for p in "${RC_PORTS[@]}"; do
     n=$(redis-cli -p "$p" dbsize)
     check "master $p holds keys ($n)" test "$n" -gt 50
 done
-# a queued seed read back with redis-cli -c (follows MOVED)
-h=$(redis-cli -c -p "${RC_PORTS[0]}" --scan --pattern 'dc:{*}:q:0:seed1.test' | head -1)
-[ -z "$h" ] && for p in "${RC_PORTS[@]}"; do
-    h=$(redis-cli -p "$p" --scan --pattern 'dc:{*}:q:0:seed1.test' | head -1)
-    [ -n "$h" ] && break
-done
-# (its "http://seed1.test" kept as the byte \1, frontier/lua/lib/common.lua)
-check "seed1.test queued ($h)" test "$(redis-cli -c -p "${RC_PORTS[0]}" lrange "$h" 0 -1)" = "$(printf '\001/')"
+# a queued seed read back (its "http://seed1.test" kept as the byte \1,
+# frontier/lua/lib/common.lua): in the native queue layout from the level
+# value dc:{p}:h:0 (DCFRONT.QDUMP: host, in set, score, then its queue),
+# else from its LIST, with redis-cli -c (follows MOVED)
+layout=$(redis-cli -c -p "${RC_PORTS[0]}" hget dc:meta queue_layout)
+if [ "$layout" = native ]; then
+    q=
+    for p in "${RC_PORTS[@]}"; do
+        for k in $(redis-cli -p "$p" --scan --pattern 'dc:{*}:h:0'); do
+            e=$(redis-cli -p "$p" --raw DCFRONT.QDUMP "$k" | grep -A3 -x 'seed1.test')
+            [ -n "$e" ] && q=$(sed -n 4p <<<"$e")
+        done
+    done
+    check "seed1.test queued in its level (layout $layout)" test "$q" = "$(printf '\001/')"
+else
+    h=$(redis-cli -c -p "${RC_PORTS[0]}" --scan --pattern 'dc:{*}:q:0:seed1.test' | head -1)
+    [ -z "$h" ] && for p in "${RC_PORTS[@]}"; do
+        h=$(redis-cli -p "$p" --scan --pattern 'dc:{*}:q:0:seed1.test' | head -1)
+        [ -n "$h" ] && break
+    done
+    check "seed1.test queued ($h, layout $layout)" test "$(redis-cli -c -p "${RC_PORTS[0]}" lrange "$h" 0 -1)" = "$(printf '\001/')"
+fi
 
 # errors of the CLI
 out=$("$DCRAWL" seed --redis "redis-cluster://127.0.0.1:${RC_PORTS[0]}/1" "$WORK/seeds.txt" 2>&1); rc=$?

@@ -51,13 +51,18 @@ static long long raw_int(const char *fmt, const char *arg)
 
 /* Host state fields ("<act>[@<td>] <next>",
  * frontier/lua/lib/common.lua) with a URL in flight, over every partition. */
+/* Hosts with URLs in flight (a host field not starting with "0 "), the
+ * fields read from a HASH or the native layout's map (DCFRONT.SDUMP). */
 static long long in_flight(void)
 {
     return raw_int("EVAL %s 0",
                    "local n = 0 "
                    "for _, k in ipairs(redis.call('KEYS', 'dc:*:host')) do "
-                   "for _, v in ipairs(redis.call('HVALS', k)) do "
-                   "if string.sub(v, 1, 2) ~= '0 ' then n = n + 1 end "
+                   "local t = redis.call('TYPE', k)['ok'] "
+                   "local all = t == 'hash' and redis.call('HGETALL', k) "
+                   "or redis.call('DCFRONT.SDUMP', k) "
+                   "for i = 2, #all, 2 do "
+                   "if string.sub(all[i], 1, 2) ~= '0 ' then n = n + 1 end "
                    "end end return n");
 }
 
@@ -586,14 +591,88 @@ static void t_complete_twice(void)
 /* A queued URL is kept without its "scheme://host" (the queue key names the
  * host): \1 for http, \2 for https; pop, retry and reclaim give back the
  * whole URL, and a URL queued whole (before the encoding) still pops. */
-static int queued_is(const char *key, long idx, const char *want, size_t len)
+/* 1 when the crawl's queue layout is native (frontier.h): a depth's ready
+ * set and queues are one module value h:<d>, read with DCFRONT.QDUMP */
+static int qnative(void)
 {
-    redisReply *r = redisCommand(raw, "LINDEX %s %ld", key, idx);
-    int ok = r && r->type == REDIS_REPLY_STRING && r->len == len &&
-             memcmp(r->str, want, len) == 0;
+    redisReply *r = redisCommand(raw, "HGET dc:meta queue_layout");
+    int yes = r && r->type == REDIS_REPLY_STRING && !strcmp(r->str, "native");
+
     if (r)
         freeReplyObject(r);
+    return yes;
+}
+
+/* Entry idx of host's queue at depth 0 of partition p, in either layout:
+ * its text (malloc'd, *len) or NULL. */
+static char *queued_at(int p, const char *host, long idx, size_t *len)
+{
+    redisReply *r;
+    char *out = NULL;
+
+    if (!qnative()) {
+        r = redisCommand(raw, "LINDEX dc:{%d}:q:0:%s %ld", p, host, idx);
+        if (r && r->type == REDIS_REPLY_STRING) {
+            out = malloc(r->len + 1);
+            memcpy(out, r->str, r->len + 1);
+            *len = r->len;
+        }
+        if (r)
+            freeReplyObject(r);
+        return out;
+    }
+    r = redisCommand(raw, "DCFRONT.QDUMP dc:{%d}:h:0", p);
+    for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements;
+         i++) {
+        const redisReply *h = r->element[i];
+        if (h->type != REDIS_REPLY_ARRAY || h->elements < 3 ||
+            strcmp(h->element[0]->str, host) || 3 + (size_t)idx >= h->elements)
+            continue;
+        *len = h->element[3 + idx]->len;
+        out = malloc(*len + 1);
+        memcpy(out, h->element[3 + idx]->str, *len + 1);
+    }
+    if (r)
+        freeReplyObject(r);
+    return out;
+}
+
+static int queued_is(int p, const char *host, long idx, const char *want,
+                     size_t len)
+{
+    size_t n = 0;
+    char *s = queued_at(p, host, idx, &n);
+    int ok = s && n == len && memcmp(s, want, len) == 0;
+
+    free(s);
     return ok;
+}
+
+/* The strings queued in every host queue of every depth. */
+static long long queued_total(void)
+{
+    if (!qnative())
+        return raw_int("EVAL %s 0", "local n = 0 "
+            "for _, k in ipairs(redis.call('KEYS', 'dc:*:q:*')) do "
+            "n = n + redis.call('LLEN', k) end return n");
+    return raw_int("EVAL %s 0", "local n = 0 "
+        "for _, k in ipairs(redis.call('KEYS', 'dc:*:h:*')) do "
+        "for _, h in ipairs(redis.call('DCFRONT.QDUMP', k)) do "
+        "n = n + #h - 3 end end return n");
+}
+
+/* The harness says which queue layout this run is for (a module without
+ * the Q commands must not turn the native run into a zset-list one). */
+static void t_queue_layout(void)
+{
+    struct frontier *f = open_f(4, 1, 60, "n1");
+    const char *want = getenv("DCRAWL_TEST_QLAYOUT");
+
+    printf("u-frontier: queue layout %s\n", qnative() ? "native" : "zset-list");
+    CHECK(!want || !strcmp(want, qnative() ? "native" : "zset-list"),
+          "DCRAWL_TEST_QLAYOUT=%s but the layout is %s", want,
+          qnative() ? "native" : "zset-list");
+    frontier_close(&f);
 }
 
 static void t_queue_encoding(void)
@@ -607,21 +686,27 @@ static void t_queue_encoding(void)
 
     admit(f, u, 2, 0, 1000, NULL);
     p = frontier_partition(f, "a.test:8080", 11);
-    snprintf(key, sizeof(key), "dc:{%d}:q:0:a.test:8080", p);
+    snprintf(key, sizeof(key), "%d", p);
     snprintf(pend, sizeof(pend), "dc:{%d}:pend", p);
-    CHECK(queued_is(key, 0, "\1/1", 3) && queued_is(key, 1, "\2/2?q", 5),
+    CHECK(queued_is(p, "a.test:8080", 0, "\1/1", 3) &&
+              queued_is(p, "a.test:8080", 1, "\2/2?q", 5),
           "queued without scheme and host");
-    raw_int("RPUSH %s http://a.test:8080/3", key); /* queued whole */
+    if (qnative()) /* queued whole */
+        raw_int("DCFRONT.QPUSH dc:{%s}:h:0 a.test:8080 tail "
+                "http://a.test:8080/3", key);
+    else
+        raw_int("RPUSH dc:{%s}:q:0:a.test:8080 http://a.test:8080/3", key);
     raw_int("HINCRBY %s 0 1", pend);
     n = pop(f, 0, 1000, 10, &l, NULL);
     CHECK(n == 3 && !strcmp(l[0].url, u[0]) && !strcmp(l[1].url, u[1]) &&
           !strcmp(l[2].url, "http://a.test:8080/3"), "popped whole: %zu", n);
     complete(f, l, 1, FRONTIER_RETRY, 0, 1000);
-    CHECK(queued_is(key, 0, "\1/1", 3), "retry queued encoded");
+    CHECK(queued_is(p, "a.test:8080", 0, "\1/1", 3), "retry queued encoded");
     leases_expire();
     CHECK(frontier_reclaim(f, 5000, 0, &got) == DC_OK && got == 2,
           "reclaimed %zu", got);
-    CHECK(queued_is(key, 0, "\1/3", 3) || queued_is(key, 0, "\2/2?q", 5),
+    CHECK(queued_is(p, "a.test:8080", 0, "\1/3", 3) ||
+              queued_is(p, "a.test:8080", 0, "\2/2?q", 5),
           "reclaimed queued encoded");
     frontier_leases_free(l, n);
     n = pop(f, 0, 5000, 10, &l, NULL);
@@ -715,9 +800,7 @@ static void t_pend_exact(void)
           (long long)st.skipped);
     CHECK(st.leased == 0 && st.queued == left0 + 4, "leased %lld queued %lld",
           (long long)st.leased, (long long)st.queued);
-    long long qlen = raw_int("EVAL %s 0", "local n = 0 "
-        "for _, k in ipairs(redis.call('KEYS', 'dc:*:q:*')) do "
-        "n = n + redis.call('LLEN', k) end return n");
+    long long qlen = queued_total();
     CHECK(qlen == left0 + 4, "queued entries %lld", qlen);
     frontier_leases_free(l, n);
 
@@ -1152,6 +1235,47 @@ static void t_seen_big_batch(void)
     frontier_close(&f);
 }
 
+/* A crawl's queue layout is kept: a meta written by a build before queue
+ * layouts (partitions recorded, no queue_layout) reads as zset-list, the
+ * layout its queues are in, even with the module loaded; a recorded
+ * native one is refused without the module. */
+static void t_queue_layout_kept(void)
+{
+    struct frontier *f = NULL;
+    char err[256] = "";
+    struct conf c;
+    redisReply *r;
+
+    flush();
+    r = redisCommand(raw, "HSET dc:meta partitions 1 created 1 fingerprint "
+                     "murmur3 seen_layout %s",
+                     have_module ? "mod-u64" : "b256-i64");
+    if (r)
+        freeReplyObject(r);
+    conf_init(&c);
+    c.frontier_partitions = 1;
+    CHECK(frontier_open(&f, redis_url, &c, "n1", err, sizeof(err)) == DC_OK,
+          "open an older build's crawl: %s", err);
+    r = redisCommand(raw, "HGET dc:meta queue_layout");
+    CHECK(f && !strcmp(frontier_queue_layout(f), "zset-list") && r &&
+              r->type == REDIS_REPLY_STRING && !strcmp(r->str, "zset-list"),
+          "an older build's crawl stays zset-list, recorded");
+    if (r)
+        freeReplyObject(r);
+    frontier_close(&f);
+    flush();
+    if (!have_module) {
+        r = redisCommand(raw, "HSET dc:meta queue_layout native");
+        if (r)
+            freeReplyObject(r);
+        CHECK(frontier_open(&f, redis_url, &c, "n1", err, sizeof(err)) ==
+                  DC_ECONFIG && !f && strstr(err, "queue_layout"),
+              "native without the module refused: %s", err);
+        flush();
+    }
+    conf_release(&c);
+}
+
 /* A Redis keeps the layout recorded first: with the module loaded, a
  * recorded b256-i64 stays b256-i64 (bucket keys written, no module key);
  * without it, a recorded mod-u64 is refused with a clear error. */
@@ -1389,6 +1513,8 @@ static const struct {
     const char *name;
     void (*fn)(void);
 } cases[] = {
+    { "queue layout", t_queue_layout },
+    { "queue layout kept", t_queue_layout_kept },
     { "host budget", t_host_budget },
     { "admit once", t_admit_once },
     { "admit two handles", t_admit_two_handles },

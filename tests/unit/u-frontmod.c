@@ -5,10 +5,17 @@
  * admit-mod.lua), on one real
  * redis-server with the module (tests/with-redis.sh).
  *
- * Two frontier handles on the same server under two key prefixes: "dl"
- * opened with DCRAWL_LUA_FRONTIER set (the scripts), "dn" without (the
- * commands). A seeded random run drives both with the same calls: admits
- * over a few hosts at three depths (http and https URLs, URLs whose text
+ * Three frontier handles on the same server under three key prefixes:
+ * "dl" opened with DCRAWL_LUA_FRONTIER set (the scripts), "dn" with
+ * DCRAWL_QUEUE_LAYOUT=zset-list (the commands DCFRONT.POP, .COMPLETE,
+ * .ADMIT on the same keys as the scripts), "dq" with neither (the native
+ * queue layout: DCFRONT.QPOP, .QCOMPLETE, .QADMIT, and the scripts that
+ * requeue through DCFRONT.QPUSH and .QZADD; a depth's ready set and queues
+ * are one module value, seen/module/level-type.h, dumped with DCFRONT.QDUMP
+ * as the ZSET and LISTs they stand for, and the host fields another,
+ * state-type.h, dumped with DCFRONT.SDUMP as the HASH). A seeded random run drives all
+ * three with the same calls: admits
+ * over a few hosts (150 in one run) at three depths (http and https URLs, URLs whose text
  * does not start with their host, repeats; one run with a host budget, so
  * some are refused), pops with random limits,
  * completions with every outcome (done, failed, skipped, retry with and
@@ -36,9 +43,11 @@
 #include "t.h"
 #include "t-frontier.h"
 
-#define HOSTS 7
 #define STEPS 1500
 #define MAXHELD 400
+#define NF 3 /* handles: lua, commands, native queue layout */
+
+static const char *const prefixes[NF] = { "dl", "dn", "dq" };
 
 static redisContext *raw;
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
@@ -51,8 +60,10 @@ static unsigned rnd(unsigned n)
     return (unsigned)(rng % n);
 }
 
+/* mode: 0 the scripts, 1 the commands on the zset-list layout, 2 the
+ * native queue layout */
 static struct frontier *open_prefix(const char *prefix, int conns,
-                                   int budget, int lua)
+                                   int budget, int mode)
 {
     struct frontier *f = NULL;
     struct conf c;
@@ -66,11 +77,14 @@ static struct frontier *open_prefix(const char *prefix, int conns,
     c.scope_host_budget = budget;
     free(c.redis_prefix);
     c.redis_prefix = strdup(prefix);
-    if (lua)
+    if (mode == 0)
         setenv("DCRAWL_LUA_FRONTIER", "1", 1);
+    if (mode == 1)
+        setenv("DCRAWL_QUEUE_LAYOUT", "zset-list", 1);
     rc = frontier_open(&f, getenv("DCRAWL_TEST_REDIS"), &c, "n1", err,
                        sizeof(err));
     unsetenv("DCRAWL_LUA_FRONTIER");
+    unsetenv("DCRAWL_QUEUE_LAYOUT");
     CHECK(rc == DC_OK && f, "frontier_open %s: %d %s", prefix, rc, err);
     conf_release(&c);
     return f;
@@ -97,6 +111,46 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* A native level h:<d> (rel: its name without the prefix) as the lines of
+ * the ZSET h:<d> and the LISTs q:<d>:<host> it stands for. */
+static void dump_level(const char *name, const char *rel, struct lines *out)
+{
+    redisReply *r = redisCommand(raw, "DCFRONT.QDUMP %s", name);
+    char buf[4096], qrel[512];
+    const char *hd = strstr(rel, ":h:");
+    int inset = 0;
+
+    for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements;
+         i++)
+        inset += r->element[i]->element[1]->integer != 0;
+    if (inset) {
+        snprintf(buf, sizeof(buf), "%s zset", rel);
+        line_add(out, buf);
+    }
+    for (size_t i = 0; hd && r && r->type == REDIS_REPLY_ARRAY &&
+                       i < r->elements; i++) {
+        const redisReply *h = r->element[i];
+        if (h->element[1]->integer) {
+            snprintf(buf, sizeof(buf), "%s = %s = %s", rel, h->element[0]->str,
+                     h->element[2]->str);
+            line_add(out, buf);
+        }
+        if (h->elements <= 3)
+            continue;
+        snprintf(qrel, sizeof(qrel), "%.*s:q:%s:%s", (int)(hd - rel), rel,
+                 hd + 3, h->element[0]->str);
+        snprintf(buf, sizeof(buf), "%s list", qrel);
+        line_add(out, buf);
+        for (size_t j = 3; j < h->elements; j++) {
+            snprintf(buf, sizeof(buf), "%s [%05zu] %s", qrel, j - 3,
+                     h->element[j]->str);
+            line_add(out, buf);
+        }
+    }
+    if (r)
+        freeReplyObject(r);
+}
+
 /* Every key of prefix (its name without the prefix), with its type and
  * contents, one line per element. */
 static void dump(const char *prefix, struct lines *out)
@@ -110,7 +164,27 @@ static void dump(const char *prefix, struct lines *out)
         const char *name = k->element[i]->str, *rel = name + plen;
         redisReply *t = redisCommand(raw, "TYPE %s", name), *r = NULL;
 
-        if (strstr(rel, ":meta") == rel) { /* its creation time differs */
+        if (strstr(rel, ":meta") == rel) { /* creation time, layouts */
+            freeReplyObject(t);
+            continue;
+        }
+        if (!strcmp(t->str, "dcfrontq1")) {
+            dump_level(name, rel, out);
+            freeReplyObject(t);
+            continue;
+        }
+        if (!strcmp(t->str, "dcfronts1")) { /* the host fields: a HASH */
+            r = redisCommand(raw, "DCFRONT.SDUMP %s", name);
+            snprintf(buf, sizeof(buf), "%s hash", rel);
+            line_add(out, buf);
+            for (size_t j = 0; r && r->type == REDIS_REPLY_ARRAY &&
+                               j + 1 < r->elements; j += 2) {
+                snprintf(buf, sizeof(buf), "%s = %s = %s", rel,
+                         r->element[j]->str, r->element[j + 1]->str);
+                line_add(out, buf);
+            }
+            if (r)
+                freeReplyObject(r);
             freeReplyObject(t);
             continue;
         }
@@ -164,19 +238,25 @@ static void lines_free(struct lines *l)
 
 static int same_state(int step)
 {
-    struct lines a = { 0 }, b = { 0 };
-    size_t i;
-    int ok;
+    struct lines a = { 0 };
+    int ok = 1;
 
     dump("dl", &a);
-    dump("dn", &b);
-    for (i = 0; i < a.n && i < b.n && !strcmp(a.v[i], b.v[i]); i++)
-        ;
-    ok = a.n == b.n && i == a.n;
-    CHECK(ok, "step %d: key spaces differ at line %zu: lua '%s' native '%s'",
-          step, i, i < a.n ? a.v[i] : "(end)", i < b.n ? b.v[i] : "(end)");
+    for (int k = 1; k < NF; k++) {
+        struct lines b = { 0 };
+        size_t i;
+        int same;
+        dump(prefixes[k], &b);
+        for (i = 0; i < a.n && i < b.n && !strcmp(a.v[i], b.v[i]); i++)
+            ;
+        same = a.n == b.n && i == a.n;
+        CHECK(same, "step %d: key spaces differ at line %zu: lua '%s' %s '%s'",
+              step, i, i < a.n ? a.v[i] : "(end)", prefixes[k],
+              i < b.n ? b.v[i] : "(end)");
+        ok = ok && same;
+        lines_free(&b);
+    }
     lines_free(&a);
-    lines_free(&b);
     return ok;
 }
 
@@ -243,7 +323,7 @@ static void bad_input(void)
 /* ---- the run ---- */
 
 struct held {
-    struct frontier_lease l[2]; /* [0] lua, [1] native */
+    struct frontier_lease l[NF]; /* one per handle, as prefixes */
     int done;
 };
 
@@ -265,9 +345,9 @@ static char *url_text(int i, int host, int depth)
     return strdup(buf);
 }
 
-static void run(int conns, int ahead, int budget, unsigned seed)
+static void run(int conns, int ahead, int budget, unsigned seed, int hosts)
 {
-    struct frontier *f[2];
+    struct frontier *f[NF];
     struct held *held = calloc(MAXHELD, sizeof(*held));
     size_t nheld = 0;
     int64_t now = 1000000;
@@ -276,12 +356,12 @@ static void run(int conns, int ahead, int budget, unsigned seed)
 
     freeReplyObject(r);
     rng = 0x9e3779b97f4a7c15ULL ^ seed;
-    f[0] = open_prefix("dl", conns, budget, 1);
-    f[1] = open_prefix("dn", conns, budget, 0);
-    if (!f[0] || !f[1])
-        return;
-    frontier_set_lease_ahead(f[0], ahead);
-    frontier_set_lease_ahead(f[1], ahead);
+    for (int k = 0; k < NF; k++) {
+        f[k] = open_prefix(prefixes[k], conns, budget, k);
+        if (!f[k])
+            return;
+        frontier_set_lease_ahead(f[k], ahead);
+    }
     for (int step = 0; step < STEPS && !diverged; step++) {
         unsigned op = rnd(100);
 
@@ -291,44 +371,48 @@ static void run(int conns, int ahead, int budget, unsigned seed)
         if (op < 30) { /* admit */
             struct frontier_url u[8];
             char *txt[8], hostbuf[8][32];
-            unsigned char isnew[2][8];
-            int n = 1 + (int)rnd(8), rc[2];
+            unsigned char isnew[NF][8];
+            int n = 1 + (int)rnd(8), rc[NF];
 
             for (int i = 0; i < n; i++) {
                 int id = rnd(4) ? next_id++ : (int)rnd((unsigned)next_id + 1);
-                int host = id % HOSTS, depth = (int)rnd(3);
+                int host = id % hosts, depth = (int)rnd(3);
                 txt[i] = url_text(id, host, depth);
                 t_mkurl(&u[i], txt[i], depth);
                 snprintf(hostbuf[i], sizeof(hostbuf[i]), "h%d.test", host);
                 u[i].host = hostbuf[i];
                 u[i].hostlen = strlen(hostbuf[i]);
             }
-            for (int k = 0; k < 2; k++)
+            for (int k = 0; k < NF; k++) {
                 rc[k] = frontier_admit(f[k], u, (size_t)n, now, isnew[k]);
-            CHECK(rc[0] == DC_OK && rc[1] == DC_OK, "admit %d %d", rc[0], rc[1]);
-            CHECK(!memcmp(isnew[0], isnew[1], (size_t)n), "admit flags differ");
+                CHECK(rc[k] == DC_OK, "admit %s %d", prefixes[k], rc[k]);
+                CHECK(!memcmp(isnew[0], isnew[k], (size_t)n),
+                      "admit flags differ: %s", prefixes[k]);
+            }
             for (int i = 0; i < n; i++)
                 free(txt[i]);
         } else if (op < 60) { /* pop */
-            struct frontier_lease *l[2] = { NULL, NULL };
-            size_t n[2] = { 0, 0 }, max = 1 + rnd(12);
-            int64_t nx[2];
-            int depth = (int)rnd(3), rc[2], same;
+            struct frontier_lease *l[NF] = { NULL };
+            size_t n[NF] = { 0 }, max = 1 + rnd(12);
+            int64_t nx[NF];
+            int depth = (int)rnd(3), rc[NF], same = 1;
 
-            for (int k = 0; k < 2; k++)
+            for (int k = 0; k < NF; k++)
                 rc[k] = frontier_pop(f[k], depth, now, max, &l[k], &n[k], &nx[k]);
-            same = rc[0] == DC_OK && rc[1] == DC_OK && n[0] == n[1] &&
-                   nx[0] == nx[1];
-            for (size_t i = 0; same && i < n[0]; i++)
-                same = !strcmp(l[0][i].entry, l[1][i].entry) &&
-                       !strcmp(l[0][i].url, l[1][i].url);
-            CHECK(same, "step %d: pop d%d max %zu: lua %zu (next %lld), "
-                  "native %zu (next %lld)", step, depth, max, n[0],
-                  (long long)nx[0], n[1], (long long)nx[1]);
+            for (int k = 1; k < NF && same; k++) {
+                same = rc[0] == DC_OK && rc[k] == DC_OK && n[0] == n[k] &&
+                       nx[0] == nx[k];
+                for (size_t i = 0; same && i < n[0]; i++)
+                    same = !strcmp(l[0][i].entry, l[k][i].entry) &&
+                           !strcmp(l[0][i].url, l[k][i].url);
+                CHECK(same, "step %d: pop d%d max %zu: lua %zu (next %lld), "
+                      "%s %zu (next %lld)", step, depth, max, n[0],
+                      (long long)nx[0], prefixes[k], n[k], (long long)nx[k]);
+            }
             if (!same)
                 diverged = 1;
             for (size_t i = 0; same && i < n[0] && nheld < MAXHELD; i++) {
-                for (int k = 0; k < 2; k++) {
+                for (int k = 0; k < NF; k++) {
                     struct frontier_lease *d = &held[nheld].l[k], *s = &l[k][i];
                     *d = *s;
                     d->entry = strdup(s->entry);
@@ -337,11 +421,11 @@ static void run(int conns, int ahead, int budget, unsigned seed)
                 }
                 held[nheld++].done = 0;
             }
-            for (int k = 0; k < 2; k++)
+            for (int k = 0; k < NF; k++)
                 frontier_leases_free(l[k], n[k]);
         } else if (op < 90 && nheld) { /* complete a few */
-            struct frontier_lease batch[2][6];
-            int outcome[6], rc[2];
+            struct frontier_lease batch[NF][6];
+            int outcome[6], rc[NF];
             int64_t delay[6];
             size_t n = 1 + rnd(6), m = 0;
 
@@ -350,7 +434,7 @@ static void run(int conns, int ahead, int budget, unsigned seed)
                 if (h->done && rnd(4)) /* now and then complete one twice */
                     continue;
                 int64_t retry = rnd(2) ? 0 : 50 + rnd(500);
-                for (int k = 0; k < 2; k++) {
+                for (int k = 0; k < NF; k++) {
                     batch[k][m] = h->l[k];
                     batch[k][m].retry_ms = retry;
                 }
@@ -363,18 +447,24 @@ static void run(int conns, int ahead, int budget, unsigned seed)
                 fprintf(stderr, "  complete %s outcome %d delay %lld retry %lld\n",
                         batch[0][i].url, outcome[i], (long long)delay[i],
                         (long long)batch[0][i].retry_ms);
-            for (int k = 0; k < 2; k++)
+            for (int k = 0; k < NF; k++) {
                 rc[k] = frontier_complete(f[k], batch[k], outcome, delay, m, now);
-            CHECK(rc[0] == rc[1], "step %d: complete rc %d %d", step, rc[0],
-                  rc[1]);
+                CHECK(rc[0] == rc[k], "step %d: complete rc %d %s %d", step,
+                      rc[0], prefixes[k], rc[k]);
+            }
         } else if (op < 93) { /* leases expire and come back */
-            size_t got[2] = { 0, 0 };
-            t_leases_expire(raw, "dl:*:lease");
-            t_leases_expire(raw, "dn:*:lease");
-            for (int k = 0; k < 2; k++)
+            size_t got[NF] = { 0 };
+            char pat[16];
+            for (int k = 0; k < NF; k++) {
+                snprintf(pat, sizeof(pat), "%s:*:lease", prefixes[k]);
+                t_leases_expire(raw, pat);
+            }
+            for (int k = 0; k < NF; k++) {
                 CHECK(frontier_reclaim(f[k], now, 0, &got[k]) == DC_OK,
                       "reclaim");
-            CHECK(got[0] == got[1], "reclaimed %zu %zu", got[0], got[1]);
+                CHECK(got[0] == got[k], "reclaimed %zu %s %zu", got[0],
+                      prefixes[k], got[k]);
+            }
         } else {
             now += rnd(600);
         }
@@ -383,14 +473,14 @@ static void run(int conns, int ahead, int budget, unsigned seed)
     }
     same_state(STEPS);
     for (size_t i = 0; i < nheld; i++)
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < NF; k++) {
             free(held[i].l[k].entry);
             free(held[i].l[k].url);
             free(held[i].l[k].host);
         }
     free(held);
-    frontier_close(&f[0]);
-    frontier_close(&f[1]);
+    for (int k = 0; k < NF; k++)
+        frontier_close(&f[k]);
 }
 
 int main(void)
@@ -407,19 +497,31 @@ int main(void)
         fprintf(stderr, "u-frontmod: cannot connect to %s\n", url);
         return 1;
     }
-    run(1, 0, 0, 1);
-    run(1, 4, 0, 2);
-    run(2, 0, 0, 3);
-    run(3, 8, 0, 4);
-    run(1, 2, 9, 5); /* a host budget: URLs over it refused (2) */
+    run(1, 0, 0, 1, 7);
+    run(1, 4, 0, 2, 7);
+    run(2, 0, 0, 3, 7);
+    run(3, 8, 0, 4, 7);
+    run(1, 2, 9, 5, 7); /* a host budget: URLs over it refused (2) */
+    run(1, 0, 0, 6, 150); /* larger ready sets and heaps */
     bad_input();
     pops = cmdstat_calls("dcfront.pop");
     completes = cmdstat_calls("dcfront.complete");
     admits = cmdstat_calls("dcfront.admit");
-    /* both paths ran: the commands for "dn", the scripts for "dl" */
+    /* every path ran: the commands for "dn", the scripts for "dl", the
+     * native layout's for "dq" */
     CHECK(pops > 100 && completes > 100 && admits > 100,
           "native calls: pop %lld complete %lld admit %lld", pops, completes,
           admits);
+    pops = cmdstat_calls("dcfront.qpop");
+    completes = cmdstat_calls("dcfront.qcomplete");
+    admits = cmdstat_calls("dcfront.qadmit");
+    CHECK(pops > 100 && completes > 100 && admits > 100,
+          "native layout calls: pop %lld complete %lld admit %lld", pops,
+          completes, admits);
+    CHECK(cmdstat_calls("dcfront.qpush") > 10 &&
+              cmdstat_calls("dcfront.qready") > 10,
+          "requeued through DCFRONT.QPUSH %lld, scanned with QREADY %lld",
+          cmdstat_calls("dcfront.qpush"), cmdstat_calls("dcfront.qready"));
     CHECK(cmdstat_calls("evalsha") > pops, "the scripts ran too");
     redisFree(raw);
     return t_done("u-frontmod");

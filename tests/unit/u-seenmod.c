@@ -28,74 +28,7 @@
 #define NPROC 4
 #define PER_PROC 60000
 
-static const char *module;
-static char dir[64];
-
-struct server {
-    pid_t pid;
-    char sock[160];
-    redisContext *c;
-};
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-/* Start redis-server in sub (a dir under the test's), with or without
- * AOF; it loads the module and whatever RDB/AOF the dir holds. */
-static int server_start(struct server *s, const char *sub, int aof)
-{
-    char d[96];
-    struct stat sb;
-
-    snprintf(d, sizeof(d), "%s/%s", dir, sub);
-    mkdir(d, 0700);
-    snprintf(s->sock, sizeof(s->sock), "%s/redis.sock", d);
-    unlink(s->sock);
-    s->c = NULL;
-    s->pid = fork();
-    if (s->pid == 0) {
-        char log[128];
-        snprintf(log, sizeof(log), "%s/log", d);
-        execlp("redis-server", "redis-server", "--port", "0", "--unixsocket",
-               s->sock, "--dir", d, "--save", "", "--appendonly",
-               aof ? "yes" : "no", "--logfile", log, "--loadmodule", module,
-               "--enable-debug-command", "local", "--aof-use-rdb-preamble",
-               "no", (char *)NULL);
-        _exit(127);
-    }
-    for (int i = 0; i < 200; i++) { /* 10 s */
-        if (stat(s->sock, &sb) == 0) {
-            s->c = redisConnectUnix(s->sock);
-            if (s->c && !s->c->err)
-                return 0;
-            redisFree(s->c);
-            s->c = NULL;
-        }
-        sleep_ms(50);
-    }
-    return -1;
-}
-
-static void server_stop(struct server *s, int save)
-{
-    int st;
-
-    if (s->c) {
-        redisReply *r = redisCommand(s->c, save ? "SHUTDOWN SAVE"
-                                                : "SHUTDOWN NOSAVE");
-        if (r)
-            freeReplyObject(r);
-        redisFree(s->c);
-        s->c = NULL;
-    }
-    for (int i = 0; i < 100 && waitpid(s->pid, &st, WNOHANG) == 0; i++)
-        sleep_ms(50);
-    kill(s->pid, SIGKILL);
-    waitpid(s->pid, &st, 0);
-}
+#include "t-rserver.h"
 
 static uint64_t splitmix(uint64_t *x)
 {
@@ -541,16 +474,8 @@ static void t_memory(struct server *s)
 int main(int argc, char **argv)
 {
     struct server s;
-    char cmd[128];
 
-    if (argc != 2 || access(argv[1], R_OK) != 0) {
-        fprintf(stderr, "usage: u-seenmod /path/to/dcrawl-seen.so\n");
-        return 1;
-    }
-    module = argv[1];
-    signal(SIGPIPE, SIG_IGN);
-    snprintf(dir, sizeof(dir), "/tmp/dcrawl-seenmod.XXXXXX");
-    if (!mkdtemp(dir))
+    if (rserver_init(argc, argv, "u-seenmod"))
         return 1;
     if (server_start(&s, "main", 0) != 0) {
         fprintf(stderr, "u-seenmod: redis-server with %s did not start\n",
@@ -564,8 +489,6 @@ int main(int argc, char **argv)
         server_stop(&s, 0);
     }
     t_persist();
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "u-seenmod: could not remove %s\n", dir);
+    rserver_cleanup("u-seenmod");
     return t_done("u-seenmod");
 }

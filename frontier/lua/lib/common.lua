@@ -5,6 +5,18 @@
 local busy = 9000000000000000
 local function num(x) return tonumber(x or '0') or 0 end
 local function str(x) return string.format('%.0f', x) end
+-- qn: the queue layout is native (frontier.h): h:<d> is one value of the
+-- module's, written with DCFRONT.QZADD, not a ZSET, and the host fields
+-- are a map of the module's (DCFRONT.SGET, .SSET, .SDEL); set by the scripts
+-- that take it in ARGV (reclaim, orphans, own), false for the others,
+-- which only run on the zset-list layout. zadd(k, xx, score, host) is
+-- ZADD [XX] in either layout.
+local qn = false
+local function zadd(k, xx, score, host)
+  local c = qn and 'DCFRONT.QZADD' or 'ZADD'
+  if xx then return redis.call(c, k, 'XX', str(score), host) end
+  return redis.call(c, k, str(score), host)
+end
 -- rnow() is Redis's clock in ms (TIME). Every time another node relies
 -- on (URL lease deadlines, heartbeats, expiry) is taken from it, never
 -- from a node's ARGV now, so node clocks may disagree by any amount.
@@ -60,19 +72,19 @@ local function parse_st(v)
   return a, tonumber(n) or 0, m or '', td, td and (tonumber(tn) or a) or 0
 end
 local function hget_st(k, host)
-  return parse_st(redis.call('HGET', k, host))
+  return parse_st(redis.call(qn and 'DCFRONT.SGET' or 'HGET', k, host))
 end
 local function hset_st(k, host, act, nx, m, td, tn)
   m = m or ''
   if act <= 0 and nx <= 0 and m == '' then
-    redis.call('HDEL', k, host)
+    redis.call(qn and 'DCFRONT.SDEL' or 'HDEL', k, host)
     return
   end
   local a = str(math.max(act, 0))
   if act > 0 and td and tn > 0 then
     a = a .. '@' .. td .. (tn ~= act and ':' .. tn or '')
   end
-  redis.call('HSET', k, host,
+  redis.call(qn and 'DCFRONT.SSET' or 'HSET', k, host,
              a .. ' ' .. str(nx) .. (m ~= '' and ' ' .. m or ''))
 end
 -- low(act, td, tn, d): the host's leases at depth d or below (at most)
@@ -111,7 +123,7 @@ local function free_one(pfx, host, d, score, act, td, tn, conns, k0, k1,
   local dn = tonumber(d)
   if low(act, td, tn, dn) >= conns then return mark(left, d) end
   if dn ~= k0 and dn ~= k1 then
-    redis.call('ZADD', pfx .. 'h:' .. d, 'XX', str(score), host)
+    zadd(pfx .. 'h:' .. d, true, score, host)
   end
   return left
 end
