@@ -265,6 +265,28 @@ int front_open_as(RedisModuleCtx *ctx, RedisModuleString *name, int type,
     return front_is(*k, type) ? 0 : -1;
 }
 
+void *front_value_of(RedisModuleKey *k, RedisModuleType *t,
+                     void *(*make)(void), int *wrong)
+{
+    int kt = RedisModule_KeyType(k);
+    void *v;
+
+    *wrong = 0;
+    if (kt == REDISMODULE_KEYTYPE_EMPTY) {
+        if (!make)
+            return NULL;
+        v = make();
+        RedisModule_ModuleTypeSetValue(k, t, v);
+        return v;
+    }
+    if (kt != REDISMODULE_KEYTYPE_MODULE ||
+        RedisModule_ModuleTypeGetType(k) != t) {
+        *wrong = 1;
+        return NULL;
+    }
+    return RedisModule_ModuleTypeGetValue(k);
+}
+
 long long front_ready(RedisModuleKey *h)
 {
     double score = -1;

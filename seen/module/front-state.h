@@ -65,6 +65,12 @@ int front_is(RedisModuleKey *k, int type);
 int front_open_as(RedisModuleCtx *ctx, RedisModuleString *name, int type,
                   RedisModuleKey **k);
 
+/* The value of a module type t held by an open key: NULL when the key is
+ * empty and make is NULL, a new value from make set on it when empty, and
+ * NULL with *wrong = 1 when it holds anything else. */
+void *front_value_of(RedisModuleKey *k, RedisModuleType *t,
+                     void *(*make)(void), int *wrong);
+
 /* ready(h) of lib/ready.lua: the earliest score below busy in the ready
  * set h, or -1. */
 long long front_ready(RedisModuleKey *h);

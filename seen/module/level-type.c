@@ -309,25 +309,14 @@ static void lvl_free(void *v)
     RedisModule_Free(l);
 }
 
+static void *lvl_make(void)
+{
+    return lvl_new();
+}
+
 struct lvl *lvl_of(RedisModuleKey *k, int create, int *wrong)
 {
-    int t = RedisModule_KeyType(k);
-    struct lvl *l;
-
-    *wrong = 0;
-    if (t == REDISMODULE_KEYTYPE_EMPTY) {
-        if (!create)
-            return NULL;
-        l = lvl_new();
-        RedisModule_ModuleTypeSetValue(k, lvl_type, l);
-        return l;
-    }
-    if (t != REDISMODULE_KEYTYPE_MODULE ||
-        RedisModule_ModuleTypeGetType(k) != lvl_type) {
-        *wrong = 1;
-        return NULL;
-    }
-    return RedisModule_ModuleTypeGetValue(k);
+    return front_value_of(k, lvl_type, create ? lvl_make : NULL, wrong);
 }
 
 int lvl_exists(const struct lvl *l)
@@ -497,20 +486,6 @@ void lvl_restore(struct lvl *l, struct lvl_host *h)
 {
     if (h->inset && !h->inheap && h->score < FRONT_BUSY)
         heap_add(l, h);
-}
-
-size_t lvl_count(const struct lvl *l, double min, double max)
-{
-    size_t n = 0;
-
-    if (!l)
-        return 0;
-    for (size_t at = 0; at < l->tab.cap;) {
-        const struct lvl_host *h = otab_next(&l->tab, &at);
-        if (h && h->inset && h->score >= min && h->score <= max)
-            n++;
-    }
-    return n;
 }
 
 /* ---- queues ---- */

@@ -85,8 +85,6 @@ void lvl_restore(struct lvl *l, struct lvl_host *h);
 size_t lvl_heap_size(const struct lvl *l);
 /* The first host with a score below FRONT_BUSY (NULL: none). */
 struct lvl_host *lvl_first(struct lvl *l);
-/* Hosts of the set with a score in [min, max] (status). */
-size_t lvl_count(const struct lvl *l, double min, double max);
 
 /* queue */
 size_t lvl_qlen(const struct lvl_host *h);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "front-state.h"
 #include "otab.h"
 #include "state-type.h"
 
@@ -45,25 +46,14 @@ static void hst_free(void *v)
     RedisModule_Free(m);
 }
 
+static void *hst_make(void)
+{
+    return RedisModule_Calloc(1, sizeof(struct hst));
+}
+
 struct hst *hst_of(RedisModuleKey *k, int create, int *wrong)
 {
-    int t = RedisModule_KeyType(k);
-    struct hst *m;
-
-    *wrong = 0;
-    if (t == REDISMODULE_KEYTYPE_EMPTY) {
-        if (!create)
-            return NULL;
-        m = RedisModule_Calloc(1, sizeof(*m));
-        RedisModule_ModuleTypeSetValue(k, hst_type, m);
-        return m;
-    }
-    if (t != REDISMODULE_KEYTYPE_MODULE ||
-        RedisModule_ModuleTypeGetType(k) != hst_type) {
-        *wrong = 1;
-        return NULL;
-    }
-    return RedisModule_ModuleTypeGetValue(k);
+    return front_value_of(k, hst_type, create ? hst_make : NULL, wrong);
 }
 
 const char *hst_get(const struct hst *m, const char *host, size_t hlen,
