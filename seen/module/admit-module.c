@@ -58,9 +58,8 @@ static int enqueue(RedisModuleCtx *ctx, int native, RedisModuleKey *hosts,
     u = RedisModule_StringPtrLen(url, &ulen);
     hs = RedisModule_StringPtrLen(host, &hlen);
     if (native) {
-        RedisModuleString *e = front_qenc(ctx, u, ulen, hs, hlen);
-        size_t elen;
-        const char *es = RedisModule_StringPtrLen(e, &elen);
+        char tag;
+        size_t pre = front_qsplit(u, ulen, hs, hlen, &tag);
         int wrong;
         h = front_open(ctx, hname);
         if (!(lv = lvl_of(h, 1, &wrong))) {
@@ -68,7 +67,7 @@ static int enqueue(RedisModuleCtx *ctx, int native, RedisModuleKey *hosts,
             return -1;
         }
         lh = lvl_host(lv, hs, hlen, 1);
-        lvl_push(lv, lh, 0, es, elen);
+        lvl_push_tag(lv, lh, tag, u + pre, ulen - pre);
         if (lvl_qlen(lh) != 1) {
             RedisModule_CloseKey(h);
             return 0;
@@ -178,10 +177,11 @@ static int admit(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
             const char *h;
             size_t hlen;
             long long v;
+            RedisModuleString **qh = K + NHEAD + 2 * i; /* queue, h:<d> */
 
             front_count_add(&pc, RedisModule_StringPtrLen(a[2], NULL), 1);
-            if (enqueue(ctx, native, hosts, K[NHEAD + 2 * i], K[NHEAD + 2 * i + 1],
-                        a[0], host, a[2], now, conns)) {
+            if (enqueue(ctx, native, hosts, qh[0], qh[1], a[0], host, a[2],
+                        now, conns)) {
                 rc = SEEN_WRONGTYPE;
                 break;
             }

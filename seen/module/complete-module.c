@@ -228,7 +228,8 @@ static int complete(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
     }
     for (long long i = 0; i < n && !rc; i++) {
         RedisModuleString **a = A + NAHEAD + 7 * i, *host = a[4];
-        RedisModuleKey *q = front_open(ctx, K[NHEAD + 3 * i]);
+        /* the native layout has no queue key: not opened */
+        RedisModuleKey *q = native ? NULL : front_open(ctx, K[NHEAD + 3 * i]);
         RedisModuleKey *h = front_open(ctx, K[NHEAD + 3 * i + 1]);
         RedisModuleKey *h1 = front_open(ctx, K[NHEAD + 3 * i + 2]);
         long long outcome, delay, dn, retry, gap, queued = -1, nx;
@@ -276,14 +277,13 @@ static int complete(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
         if (outcome == 3) {
             if (counted && native) {
                 int wrong;
-                RedisModuleString *e = front_qenc(ctx, url, ulen, hs, hlen);
-                size_t elen;
-                const char *es = RedisModule_StringPtrLen(e, &elen);
+                char tag;
+                size_t pre = front_qsplit(url, ulen, hs, hlen, &tag);
                 if (!sd.l)
                     sd.l = lvl_of(h, 1, &wrong);
                 if (!sd.h)
                     sd.h = lvl_host(sd.l, hs, hlen, 1);
-                lvl_push(sd.l, sd.h, 0, es, elen);
+                lvl_push_tag(sd.l, sd.h, tag, url + pre, ulen - pre);
             } else if (counted)
                 RedisModule_ListPush(q, REDISMODULE_LIST_TAIL,
                                      front_qenc(ctx, url, ulen, hs, hlen));

@@ -215,20 +215,30 @@ int front_hincr(RedisModuleCtx *ctx, RedisModuleKey *hash, const char *field,
 }
 
 /* qenc(url, host): "http://<host>" or "https://<host>" kept as \1 or \2 */
-RedisModuleString *front_qenc(RedisModuleCtx *ctx, const char *url,
-                               size_t ulen, const char *host, size_t hlen)
+size_t front_qsplit(const char *url, size_t ulen, const char *host,
+                    size_t hlen, char *tag)
 {
-    char small[1024], *b = small;
-    RedisModuleString *s;
-    size_t pre = 0;
-    char tag = 0;
-
+    *tag = 0;
     if (ulen >= 7 + hlen && !memcmp(url, "http://", 7) &&
-        !memcmp(url + 7, host, hlen))
-        pre = 7 + hlen, tag = 1;
-    else if (ulen >= 8 + hlen && !memcmp(url, "https://", 8) &&
-             !memcmp(url + 8, host, hlen))
-        pre = 8 + hlen, tag = 2;
+        !memcmp(url + 7, host, hlen)) {
+        *tag = 1;
+        return 7 + hlen;
+    }
+    if (ulen >= 8 + hlen && !memcmp(url, "https://", 8) &&
+        !memcmp(url + 8, host, hlen)) {
+        *tag = 2;
+        return 8 + hlen;
+    }
+    return 0;
+}
+
+RedisModuleString *front_qenc(RedisModuleCtx *ctx, const char *url,
+                              size_t ulen, const char *host, size_t hlen)
+{
+    char small[1024], *b = small, tag;
+    RedisModuleString *s;
+    size_t pre = front_qsplit(url, ulen, host, hlen, &tag);
+
     if (!tag)
         return RedisModule_CreateString(ctx, url, ulen);
     if (ulen - pre + 1 > sizeof(small))

@@ -101,5 +101,9 @@ int front_hincr(RedisModuleCtx *ctx, RedisModuleKey *hash, const char *field,
  * "https://<host>" kept as one byte, \1 or \2; any other URL as it is. */
 RedisModuleString *front_qenc(RedisModuleCtx *ctx, const char *url,
                               size_t ulen, const char *host, size_t hlen);
+/* qenc's form without a copy: *tag (\1, \2, or 0 for none) then url from
+ * the offset returned. */
+size_t front_qsplit(const char *url, size_t ulen, const char *host,
+                    size_t hlen, char *tag);
 
 #endif

@@ -461,6 +461,30 @@ struct lvl_host *lvl_first(struct lvl *l)
     return e->h;
 }
 
+int lvl_prefetch_first(struct lvl *l, uint64_t *hv)
+{
+    struct lvl_host *h;
+    struct hent *e;
+    int from_run;
+
+    if (!l || !(e = first_live(l, &from_run))) /* reads the record */
+        return 0;
+    h = e->h;
+    /* the record after it, read by the next call's first_live */
+    if (from_run && l->nrun > 1)
+        __builtin_prefetch(run_at(l, 1)->h);
+    else if (!from_run && l->nrun)
+        __builtin_prefetch(run_at(l, 0)->h);
+    __builtin_prefetch((const char *)h + 64); /* the name */
+    if (h->nq) {
+        __builtin_prefetch(h->q + h->head);
+        __builtin_prefetch(h->q + h->head + 64);
+    }
+    otab_prefetch(&l->tab, h->hv, 0);
+    *hv = h->hv;
+    return 1;
+}
+
 size_t lvl_take(struct lvl *l, double max, size_t n, struct lvl_host **out)
 {
     size_t k = 0;
@@ -550,10 +574,11 @@ static void requeue_buf(struct lvl *l, struct lvl_host *h, size_t cap,
     h->tail = gap + live;
 }
 
-void lvl_push(struct lvl *l, struct lvl_host *h, int head, const char *s,
-              size_t n)
+static void push(struct lvl *l, struct lvl_host *h, int head, char tag,
+                 const char *s, size_t n)
 {
-    size_t need = vlen(n) + n, live = h->tail - h->head;
+    size_t t = tag != 0, need = vlen(n + t) + n + t, live = h->tail - h->head;
+    char *at;
 
     if (head) {
         if (h->head < need) {
@@ -561,8 +586,7 @@ void lvl_push(struct lvl *l, struct lvl_host *h, int head, const char *s,
             requeue_buf(l, h, gap + live, gap);
         }
         h->head -= need;
-        vput(h->q + h->head, n);
-        memcpy(h->q + h->head + vlen(n), s, n);
+        at = h->q + h->head;
     } else {
         if (h->cap - h->tail < need) {
             size_t cap = h->cap;
@@ -575,11 +599,27 @@ void lvl_push(struct lvl *l, struct lvl_host *h, int head, const char *s,
             }
             requeue_buf(l, h, cap, 0);
         }
-        vput(h->q + h->tail, n);
-        memcpy(h->q + h->tail + vlen(n), s, n);
+        at = h->q + h->tail;
         h->tail += need;
     }
+    vput(at, n + t);
+    at += vlen(n + t);
+    if (t)
+        *at++ = tag;
+    memcpy(at, s, n);
     h->nq++;
+}
+
+void lvl_push(struct lvl *l, struct lvl_host *h, int head, const char *s,
+              size_t n)
+{
+    push(l, h, head, 0, s, n);
+}
+
+void lvl_push_tag(struct lvl *l, struct lvl_host *h, char tag,
+                  const char *s, size_t n)
+{
+    push(l, h, 0, tag, s, n);
 }
 
 const char *lvl_pop(struct lvl *l, struct lvl_host *h, size_t *n)

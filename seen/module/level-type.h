@@ -83,6 +83,10 @@ void lvl_restore(struct lvl *l, struct lvl_host *h);
 /* Entries in the heap, stale ones included: at least what lvl_take can
  * return. */
 size_t lvl_heap_size(const struct lvl *l);
+/* Cache warming for the next pop (pop-module.c): the first host's record,
+ * queue head and table slot; *hv: the hash of its name (otab_hash, as
+ * the host-field map's). 0: the set is empty. */
+int lvl_prefetch_first(struct lvl *l, uint64_t *hv);
 /* The first host with a score below FRONT_BUSY (NULL: none). */
 struct lvl_host *lvl_first(struct lvl *l);
 
@@ -90,6 +94,10 @@ struct lvl_host *lvl_first(struct lvl *l);
 size_t lvl_qlen(const struct lvl_host *h);
 void lvl_push(struct lvl *l, struct lvl_host *h, int head, const char *s,
               size_t n);
+/* A push at the tail of tag (when not 0) then s: qenc's form
+ * (front_qsplit) without a copy. */
+void lvl_push_tag(struct lvl *l, struct lvl_host *h, char tag,
+                  const char *s, size_t n);
 /* The first string (pointer into the record, valid until the next push
  * on the host), or NULL when the queue is empty. */
 const char *lvl_pop(struct lvl *l, struct lvl_host *h, size_t *n);

@@ -39,6 +39,24 @@ size_t otab_find(const struct otab *t, uint64_t hv, otab_eq eq,
     return (size_t)-1;
 }
 
+void otab_prefetch(const struct otab *t, uint64_t hv, int rec)
+{
+    size_t i;
+
+    if (!t->cap)
+        return;
+    i = hv & (t->cap - 1);
+    if (!rec) {
+        __builtin_prefetch(&t->s[i]);
+        return;
+    }
+    for (; t->s[i].rec; i = (i + 1) & (t->cap - 1))
+        if (t->s[i].hv == hv) {
+            __builtin_prefetch(t->s[i].rec);
+            return;
+        }
+}
+
 void otab_add(struct otab *t, uint64_t hv, void *rec)
 {
     if (2 * (t->live + 1) > t->cap) {

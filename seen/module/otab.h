@@ -32,6 +32,9 @@ uint64_t otab_hash(const char *s, size_t n);
 /* The slot of key, or (size_t)-1. */
 size_t otab_find(const struct otab *t, uint64_t hv, otab_eq eq,
                  const char *key, size_t len);
+/* Cache warming for a lookup of hv to come: its home slot's line, and
+ * with rec, the first record there whose hash is hv (reads the slots). */
+void otab_prefetch(const struct otab *t, uint64_t hv, int rec);
 /* Add a record (not there yet), growing the table first when needed. */
 void otab_add(struct otab *t, uint64_t hv, void *rec);
 /* Take slot i's record out. */

@@ -36,6 +36,8 @@
  * DCFRONT.QPOP is the same pop on the native queue layout (level-type.h):
  * the hosts come from the level's heap (lvl_take, the same order) and
  * their URLs from their records; a host the pop did not reach goes back.
+ * Each QPOP warms the cache lines the partition's next pop will read
+ * (warm()): at 30 M queued URLs, a pop's time was mostly cold reads.
  *
  * Thread rules: Redis's main thread.
  */
@@ -45,6 +47,7 @@
 #include "front-state.h"
 #include "front-module.h"
 #include "level-type.h"
+#include "state-type.h"
 
 #define NKEYS 5
 #define NARGS 8
@@ -243,6 +246,25 @@ static int finish(struct pop *p, struct row *r, int empty)
     return 0;
 }
 
+/* Cache warming (native layout) for the partition's next pop: the first
+ * ready host's record, queue head, table slot and host-field slot; *hv
+ * the hash of its name; 0 when no host is ready. At 30 M queued URLs these
+ * are cold lines (cache and TLB misses, one after the other when the pop
+ * reads them); warmed here, they are in cache when the next pop comes. The
+ * host-field record is warmed at the end of the pop (pop()), once its slot
+ * is in. */
+static int warm(struct pop *p, uint64_t *hv)
+{
+    struct hst *m;
+    int wrong;
+
+    if (!lvl_prefetch_first(p->lv, hv))
+        return 0;
+    if ((m = hst_of(p->hosts, 0, &wrong)))
+        hst_prefetch(m, *hv, 0);
+    return 1;
+}
+
 static int arg_ll(RedisModuleString *s, long long *v)
 {
     return RedisModule_StringToLongLong(s, v) == REDISMODULE_OK ? 0 : -1;
@@ -314,6 +336,8 @@ static int pop(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
     double score;
     const char *check;
     size_t clen;
+    uint64_t pf_hv;
+    int pf = 0, wrong;
 
     if (front_keys_request(ctx, argv, argc))
         return REDISMODULE_OK;
@@ -338,7 +362,6 @@ static int pop(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
     p.node = RedisModule_StringPtrLen(A[5], &p.node_len);
     p.qpfx = RedisModule_StringPtrLen(K[3], &p.qpfx_len);
     if (native) {
-        int wrong;
         p.h = front_open(ctx, K[0]);
         p.lv = lvl_of(p.h, 0, &wrong);
         if (wrong)
@@ -367,6 +390,7 @@ static int pop(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
             rows[i].host = RedisModule_CreateString(ctx, hn, hlen);
         }
         RedisModule_Free(hs);
+        pf = warm(&p, &pf_hv);
     } else if (p.max > 0 && RedisModule_KeyType(p.h) == REDISMODULE_KEYTYPE_ZSET &&
         RedisModule_ZsetFirstInScoreRange(p.h, -1.0 / 0.0, p.now, 0, 0) ==
             REDISMODULE_OK) {
@@ -437,6 +461,11 @@ static int pop(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
         const char *e = entry_at(&p, &off, &n);
         RedisModule_ZsetAdd(p.lease, (double)deadline,
                             RedisModule_CreateString(ctx, e, n), NULL);
+    }
+    if (pf) { /* the next pop's host field: its slot is in cache by now */
+        struct hst *m = hst_of(p.hosts, 0, &wrong);
+        if (m)
+            hst_prefetch(m, pf_hv, 1);
     }
     if (p.lv) /* rows the pop did not reach go back; emptied ones go */
         for (size_t i = 0; i < nrows; i++) {

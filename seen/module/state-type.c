@@ -122,6 +122,11 @@ int hst_del(struct hst *m, const char *host, size_t hlen)
     return 1;
 }
 
+void hst_prefetch(const struct hst *m, uint64_t hv, int rec)
+{
+    otab_prefetch(&m->tab, hv, rec);
+}
+
 size_t hst_count(const struct hst *m)
 {
     return m ? m->tab.live : 0;

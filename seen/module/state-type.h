@@ -54,6 +54,9 @@ int hst_set(struct hst *m, const char *host, size_t hlen, const char *v,
 /* Delete it; 1 when it was there. */
 int hst_del(struct hst *m, const char *host, size_t hlen);
 size_t hst_count(const struct hst *m);
+/* Cache warming for a lookup of the host whose name hashes to hv
+ * (lvl_prefetch_first): its slot, or with rec, its record. */
+void hst_prefetch(const struct hst *m, uint64_t hv, int rec);
 
 /* The fields one by one: *at starts at 0; 0 after the last. */
 int hst_next(const struct hst *m, size_t *at, const char **host,
