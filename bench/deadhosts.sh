@@ -23,6 +23,11 @@
 #   python  the Python 3.11 documentation (python3.11-doc, Sphinx) on
 #           127.0.3.1:8090 (bench/real-sites.sh): its off-site links (docs.python.org, github.com,
 #           ...) cannot be resolved inside the namespace
+#   any other name of bench/real-sites.sh (postgres, glib, javadoc, ...):
+#           that site, seeded at its seed URL there; only pages on its
+#           host:port count
+# NOISE=on crawls with dcrawl's noise removal on, as a user's default crawl
+# (the default here is off, as the first figures of this bench).
 # Printed per site and crawler: pages with status 200 on the site's host
 # (wget: files it saved with 200, robots.txt excepted), wall seconds of the
 # whole command (dcrawl: seeding, crawl and merge included), pages/s, and
@@ -38,6 +43,7 @@ OLD=${2:-/tmp/dcrawl-old}
 RUNS=${RUNS:-1}
 SITES=${SITES:-gen python}
 WORK=${WORK:-/tmp/deadhosts}
+NOISE=${NOISE:-off}
 SHARED=${SHARED:-$(cd "$SRC/../shared" 2>/dev/null && pwd || echo /work/shared)}
 DEPTH=3
 GEN_IP=127.0.4.1 GEN_PORT=8094 PY_IP=127.0.3.1 PY_PORT=8090 # as real-sites.sh
@@ -70,7 +76,7 @@ for d, _, files in os.walk(sys.argv[1]):
         s = s[:i] + links + s[i:] if i >= 0 else s + links
         open(p, "w").write(s)
 PY
-    export DEADHOSTS_INSIDE=1 NEW OLD RUNS SITES WORK
+    export DEADHOSTS_INSIDE=1 NEW OLD RUNS SITES WORK NOISE
     exec unshare -n bash "$0" "$NEW" "$OLD"
 fi
 
@@ -102,11 +108,12 @@ run_wget() { # url origin dir
     rate "$n" $((t1 - t0))
 }
 run_dcrawl() { # bin url origin dir
-    local t0 t1 n
+    local t0 t1 n noise=(--set noise.enabled=false)
+    [ "$NOISE" = on ] && noise=()
     rm -rf "$4"; mkdir -p "$4"; sync
     t0=$(now)
     timeout 1800 "$1" crawl --depth $DEPTH --out "$4/out" --set politeness.delay=0 \
-        --set noise.enabled=false "$2" >"$4/crawl.log" 2>&1
+        "${noise[@]}" "$2" >"$4/crawl.log" 2>&1
     t1=$(now)
     n=$(python3 -c 'import json,sys
 print(sum(1 for l in open(sys.argv[1]) for r in [json.loads(l)]
@@ -115,21 +122,25 @@ print(sum(1 for l in open(sys.argv[1]) for r in [json.loads(l)]
     rate "$n" $((t1 - t0))
 }
 
-echo "deadhosts: depth $DEPTH, runs $RUNS; new $NEW; old $OLD; $(wget --version | head -1)"
+echo "deadhosts: depth $DEPTH, runs $RUNS, noise $NOISE; new $NEW; old $OLD; $(wget --version | head -1)"
 printf '%-7s %-4s %-11s %7s %8s %8s %7s\n' site run crawler pages seconds pages/s ratio
 for site in $SITES; do
+    seed=
     case $site in
     gen) origin=http://$GEN_IP:$GEN_PORT ;;
     python) origin=http://$PY_IP:$PY_PORT ;;
-    *) echo "deadhosts: no site $site" >&2; continue ;;
+    *) seed=$(echo "$REAL_SITES" | awk -v n="$site" '$1 == n { print $2 }')
+       [ -n "$seed" ] || { echo "deadhosts: no site $site" >&2; continue; }
+       origin=${seed%"${seed#http://*/}"}; origin=${origin%/} ;;
     esac
+    seed=${seed:-$origin/}
     for r in $(seq 1 "$RUNS"); do
-        read -r wn ws wr < <(run_wget "$origin/" "$origin" "$WORK/$site-wget")
+        read -r wn ws wr < <(run_wget "$seed" "$origin" "$WORK/$site-wget")
         printf '%-7s %-4s %-11s %7s %8s %8s %7s\n' "$site" "$r" wget "$wn" "$ws" "$wr" 1.00
         for who in old new; do
             bin=$NEW; [ $who = old ] && bin=$OLD
             [ -x "$bin" ] || continue
-            read -r dn ds dr < <(run_dcrawl "$bin" "$origin/" "$origin" "$WORK/$site-$who")
+            read -r dn ds dr < <(run_dcrawl "$bin" "$seed" "$origin" "$WORK/$site-$who")
             printf '%-7s %-4s %-11s %7s %8s %8s %7s\n' "$site" "$r" "dcrawl-$who" "$dn" "$ds" "$dr" \
                 "$(awk -v a="$dr" -v b="$wr" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')"
         done

@@ -461,33 +461,49 @@ struct lvl_host *lvl_first(struct lvl *l)
     return e->h;
 }
 
-int lvl_prefetch_first(struct lvl *l, uint64_t *hv)
+void lvl_prefetch_name(const struct lvl *l, const char *name, size_t len,
+                       int rec)
 {
-    struct lvl_host *h;
-    struct hent *e;
-    int from_run;
+    otab_prefetch(&l->tab, otab_hash(name, len), rec);
+}
 
-    if (!l || !(e = first_live(l, &from_run))) /* reads the record */
-        return 0;
-    h = e->h;
-    /* the record after it, read by the next call's first_live */
-    if (from_run && l->nrun > 1)
-        __builtin_prefetch(run_at(l, 1)->h);
-    else if (!from_run && l->nrun)
-        __builtin_prefetch(run_at(l, 0)->h);
+uint64_t lvl_prefetch_host(const struct lvl *l, const struct lvl_host *h)
+{
     __builtin_prefetch((const char *)h + 64); /* the name */
     if (h->nq) {
         __builtin_prefetch(h->q + h->head);
         __builtin_prefetch(h->q + h->head + 64);
     }
     otab_prefetch(&l->tab, h->hv, 0);
-    *hv = h->hv;
-    return 1;
+    return h->hv;
+}
+
+void lvl_prefetch_run(const struct lvl *l, size_t n)
+{
+    for (size_t i = 0; i < n && i < l->nrun && i < LVL_WARM_MAX; i++)
+        __builtin_prefetch(run_at(l, i)->h);
+    if (l->nheap)
+        __builtin_prefetch(l->heap[0].h);
+}
+
+size_t lvl_prefetch_next(const struct lvl *l, size_t n, uint64_t *hv)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < n && i < l->nrun && k < LVL_WARM_MAX; i++)
+        hv[k++] = lvl_prefetch_host(l, run_at(l, i)->h);
+    if (l->nheap && k < LVL_WARM_MAX)
+        hv[k++] = lvl_prefetch_host(l, l->heap[0].h);
+    return k;
 }
 
 size_t lvl_take(struct lvl *l, double max, size_t n, struct lvl_host **out)
 {
     size_t k = 0;
+
+    /* the records first_live reads below, fetched together, not one by
+     * one (the run's, and the heap's top) */
+    lvl_prefetch_run(l, n);
 
     while (k < n) {
         int from_run;

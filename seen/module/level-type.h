@@ -83,10 +83,22 @@ void lvl_restore(struct lvl *l, struct lvl_host *h);
 /* Entries in the heap, stale ones included: at least what lvl_take can
  * return. */
 size_t lvl_heap_size(const struct lvl *l);
-/* Cache warming for the next pop (pop-module.c): the first host's record,
- * queue head and table slot; *hv: the hash of its name (otab_hash, as
- * the host-field map's). 0: the set is empty. */
-int lvl_prefetch_first(struct lvl *l, uint64_t *hv);
+/* Cache warming for the pops to come (pop-module.c), in two steps so
+ * that no step waits for memory: lvl_prefetch_run, the records of the
+ * first n hosts of the ready order (at most LVL_WARM_MAX, the run's and
+ * the heap's top); later, once those are in, lvl_prefetch_next, their
+ * names, queue heads and table slots, with the hashes of their names
+ * into hv (otab_hash, as the host-field map's); returns how many. */
+#define LVL_WARM_MAX 64
+void lvl_prefetch_run(const struct lvl *l, size_t n);
+size_t lvl_prefetch_next(const struct lvl *l, size_t n, uint64_t *hv);
+/* The same for one host whose record is in cache: its name, queue head
+ * and table slot; returns the hash of its name. */
+uint64_t lvl_prefetch_host(const struct lvl *l, const struct lvl_host *h);
+/* Cache warming for a lookup of name to come (lvl_host): its table slot,
+ * or with rec its record (reads the slots). */
+void lvl_prefetch_name(const struct lvl *l, const char *name, size_t len,
+                       int rec);
 /* The first host with a score below FRONT_BUSY (NULL: none). */
 struct lvl_host *lvl_first(struct lvl *l);
 

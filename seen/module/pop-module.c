@@ -36,8 +36,9 @@
  * DCFRONT.QPOP is the same pop on the native queue layout (level-type.h):
  * the hosts come from the level's heap (lvl_take, the same order) and
  * their URLs from their records; a host the pop did not reach goes back.
- * Each QPOP warms the cache lines the partition's next pop will read
- * (warm()): at 30 M queued URLs, a pop's time was mostly cold reads.
+ * At 30 M queued URLs a pop's time was mostly cold reads, one after the
+ * other; so a QPOP warms the lines of the hosts it takes (warm_rows) and
+ * of those the partition's next pop is likely to take (warm_next).
  *
  * Thread rules: Redis's main thread.
  */
@@ -246,23 +247,44 @@ static int finish(struct pop *p, struct row *r, int empty)
     return 0;
 }
 
-/* Cache warming (native layout) for the partition's next pop: the first
- * ready host's record, queue head, table slot and host-field slot; *hv
- * the hash of its name; 0 when no host is ready. At 30 M queued URLs these
- * are cold lines (cache and TLB misses, one after the other when the pop
- * reads them); warmed here, they are in cache when the next pop comes. The
- * host-field record is warmed at the end of the pop (pop()), once its slot
- * is in. */
-static int warm(struct pop *p, uint64_t *hv)
+/* Cache warming for the hosts this pop took: their queue heads and
+ * host-field slots together, then their host-field records (through the
+ * slots, now in), so the rows' misses overlap instead of coming one row
+ * after the other. */
+static void warm_rows(struct pop *p, struct lvl_host **hs, size_t n)
 {
+    uint64_t hv[LVL_WARM_MAX];
     struct hst *m;
     int wrong;
 
-    if (!lvl_prefetch_first(p->lv, hv))
-        return 0;
-    if ((m = hst_of(p->hosts, 0, &wrong)))
-        hst_prefetch(m, *hv, 0);
-    return 1;
+    if (n > LVL_WARM_MAX)
+        n = LVL_WARM_MAX;
+    m = hst_of(p->hosts, 0, &wrong);
+    for (size_t i = 0; i < n; i++) {
+        hv[i] = lvl_prefetch_host(p->lv, hs[i]);
+        if (m)
+            hst_prefetch(m, hv[i], 0);
+    }
+    for (size_t i = 0; m && i < n; i++)
+        hst_prefetch(m, hv[i], 1);
+}
+
+/* Cache warming for the partition's next pop, the hosts it is likely to
+ * take (the first max of the ready order): their names, queue heads,
+ * table slots and host-field slots. Their records were fetched at this
+ * pop's start (lvl_prefetch_run), so reading them here waits for nothing.
+ * With 1,024 partitions a node pops a partition again only after many
+ * others, so these lines come from the shared cache then, not memory;
+ * that next pop's warm_rows fetches the host-field records. */
+static void warm_next(struct pop *p)
+{
+    uint64_t hv[LVL_WARM_MAX];
+    size_t n = lvl_prefetch_next(p->lv, (size_t)p->max, hv);
+    int wrong;
+    struct hst *m = n ? hst_of(p->hosts, 0, &wrong) : NULL;
+
+    for (size_t i = 0; m && i < n; i++)
+        hst_prefetch(m, hv[i], 0);
 }
 
 static int arg_ll(RedisModuleString *s, long long *v)
@@ -336,8 +358,7 @@ static int pop(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
     double score;
     const char *check;
     size_t clen;
-    uint64_t pf_hv;
-    int pf = 0, wrong;
+    int wrong;
 
     if (front_keys_request(ctx, argv, argc))
         return REDISMODULE_OK;
@@ -381,6 +402,8 @@ static int pop(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
                          ? lvl_heap_size(p.lv) : (size_t)p.max;
         struct lvl_host **hs = RedisModule_Alloc((cap + 1) * sizeof(*hs));
         nrows = lvl_take(p.lv, p.now, cap, hs);
+        lvl_prefetch_run(p.lv, (size_t)p.max); /* the next pop's */
+        warm_rows(&p, hs, nrows);
         if (nrows)
             rows = RedisModule_Alloc(nrows * sizeof(*rows));
         for (size_t i = 0; i < nrows; i++) {
@@ -390,7 +413,6 @@ static int pop(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
             rows[i].host = RedisModule_CreateString(ctx, hn, hlen);
         }
         RedisModule_Free(hs);
-        pf = warm(&p, &pf_hv);
     } else if (p.max > 0 && RedisModule_KeyType(p.h) == REDISMODULE_KEYTYPE_ZSET &&
         RedisModule_ZsetFirstInScoreRange(p.h, -1.0 / 0.0, p.now, 0, 0) ==
             REDISMODULE_OK) {
@@ -462,16 +484,14 @@ static int pop(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
         RedisModule_ZsetAdd(p.lease, (double)deadline,
                             RedisModule_CreateString(ctx, e, n), NULL);
     }
-    if (pf) { /* the next pop's host field: its slot is in cache by now */
-        struct hst *m = hst_of(p.hosts, 0, &wrong);
-        if (m)
-            hst_prefetch(m, pf_hv, 1);
-    }
-    if (p.lv) /* rows the pop did not reach go back; emptied ones go */
+    if (p.lv) { /* rows the pop did not reach go back; emptied ones go */
         for (size_t i = 0; i < nrows; i++) {
             lvl_restore(p.lv, rows[i].lh);
             lvl_host_gc(p.lv, rows[i].lh);
         }
+        if (p.max > 0)
+            warm_next(&p);
+    }
     RedisModule_ReplyWithArray(ctx, 1 + (long)p.nout);
     RedisModule_ReplyWithLongLong(ctx, p.lv ? lvl_ready(p.lv)
                                             : front_ready(p.h));

@@ -223,6 +223,27 @@ int seen_add_blob(RedisModuleCtx *ctx, RedisModuleString *name,
     return full ? SEEN_FULL : 0; /* what was inserted stays */
 }
 
+void seen_prefetch_blob(RedisModuleCtx *ctx, RedisModuleString *name,
+                        const unsigned char *blob, size_t n)
+{
+    struct seen_set *set;
+    RedisModuleKey *key;
+
+    if (open_value(ctx, name, REDISMODULE_READ, &key, &set))
+        return;
+    for (size_t i = 0; set && i < n; i++) {
+        unsigned b = blob[8 * i + 7]; /* the top byte: little-endian */
+        const char *v = (const char *)set->v[b];
+        size_t bytes = (size_t)set->n[b] * sizeof(uint64_t);
+
+        if (bytes > 2048)
+            bytes = 2048;
+        for (size_t at = 0; at < bytes; at += 64)
+            __builtin_prefetch(v + at);
+    }
+    RedisModule_CloseKey(key);
+}
+
 /* "CMD key blob": the blob, its n fingerprints and a flags buffer of n
  * bytes (the caller frees it); NULL after replying to a bad call. */
 static const unsigned char *blob_call(RedisModuleCtx *ctx,

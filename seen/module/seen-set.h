@@ -27,5 +27,11 @@ int seen_check_blob(RedisModuleCtx *ctx, RedisModuleString *name,
                     const unsigned char *blob, size_t n, char *out);
 /* The error reply for a code above. */
 const char *seen_errstr(int rc);
+/* Cache warming for seen_add_blob of the same fingerprints to come: the
+ * sub-arrays they fall in (up to 2 KiB of each: a binary search's probes
+ * fetched together, not one after the other). Nothing when the key holds
+ * no seen-set. */
+void seen_prefetch_blob(RedisModuleCtx *ctx, RedisModuleString *name,
+                        const unsigned char *blob, size_t n);
 
 #endif
