@@ -107,28 +107,46 @@ static int enqueue(RedisModuleCtx *ctx, int native, RedisModuleKey *hosts,
     return 0;
 }
 
-/* Cache warming (native layout) for the URLs of this admission: rec 0,
- * their hosts' table slots and, with blob, the seen-set's sub-arrays they
- * fall in; rec 1 (after the seen-set's work), their hosts' records. At
- * 30 M queued URLs each is a cold miss; fetched together here, they
- * overlap instead of coming one after the other. */
-static void warm(RedisModuleCtx *ctx, RedisModuleString **K,
-                 RedisModuleString **A, long long n,
-                 const unsigned char *blob, int rec)
+/* Cache warming (native layout) for the URLs of this admission, the
+ * first WARM_MAX of them: warm_slots, their hosts' table slots and, with
+ * blob, the seen-set's sub-arrays they fall in, keeping each URL's level
+ * in lv[] (NULL when its key holds none); warm_records, after the
+ * seen-set's work, their hosts' records. The levels stay valid in
+ * between: only the seen-set key is written there. At 30 M queued URLs
+ * each is a cold miss; fetched together, they overlap instead of coming
+ * one after the other. */
+#define WARM_MAX 64
+static size_t warm_slots(RedisModuleCtx *ctx, RedisModuleString **K,
+                         RedisModuleString **A, long long n,
+                         const unsigned char *blob, struct lvl **lv)
 {
+    size_t k = n < WARM_MAX ? (size_t)n : WARM_MAX;
+
     if (blob)
         seen_prefetch_blob(ctx, K[4], blob, (size_t)n);
-    for (long long i = 0; i < n && i < 64; i++) {
+    for (size_t i = 0; i < k; i++) {
         RedisModuleKey *h = front_open(ctx, K[NHEAD + 2 * i + 1]);
         int wrong;
-        struct lvl *lv = lvl_of(h, 0, &wrong);
         size_t hlen;
         const char *hs = RedisModule_StringPtrLen(A[NAHEAD + 3 * i + 1],
                                                   &hlen);
 
-        if (lv)
-            lvl_prefetch_name(lv, hs, hlen, rec);
+        if ((lv[i] = lvl_of(h, 0, &wrong)))
+            lvl_prefetch_name(lv[i], hs, hlen, 0);
         RedisModule_CloseKey(h);
+    }
+    return k;
+}
+
+static void warm_records(RedisModuleString **A, struct lvl **lv, size_t k)
+{
+    for (size_t i = 0; i < k; i++) {
+        size_t hlen;
+        const char *hs = RedisModule_StringPtrLen(A[NAHEAD + 3 * i + 1],
+                                                  &hlen);
+
+        if (lv[i])
+            lvl_prefetch_name(lv[i], hs, hlen, 1);
     }
 }
 
@@ -144,6 +162,8 @@ static int admit(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
     unsigned char *res;
     char *flags = NULL;
     int rc = 0;
+    struct lvl *warm_lv[WARM_MAX];
+    size_t nwarm = 0;
 
     if (front_keys_request(ctx, argv, argc))
         return REDISMODULE_OK;
@@ -166,13 +186,12 @@ static int admit(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
         return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
     res = RedisModule_Calloc((size_t)n + 1, 1);
     if (native)
-        warm(ctx, K, A, n, budget == 0 ? blob : NULL, 0);
+        nwarm = warm_slots(ctx, K, A, n, budget == 0 ? blob : NULL, warm_lv);
     if (budget == 0) {
         flags = RedisModule_Alloc((size_t)n + 1);
         rc = seen_add_blob(ctx, K[4], blob, (size_t)n, flags, &added_set);
     }
-    if (native)
-        warm(ctx, K, A, n, NULL, 1);
+    warm_records(A, warm_lv, nwarm);
     for (long long i = 0; i < n && !rc; i++) {
         RedisModuleString **a = A + NAHEAD + 3 * i, *host = a[1];
         int isnew = 0;

@@ -478,22 +478,36 @@ uint64_t lvl_prefetch_host(const struct lvl *l, const struct lvl_host *h)
     return h->hv;
 }
 
-void lvl_prefetch_run(const struct lvl *l, size_t n)
-{
-    for (size_t i = 0; i < n && i < l->nrun && i < LVL_WARM_MAX; i++)
-        __builtin_prefetch(run_at(l, i)->h);
-    if (l->nheap)
-        __builtin_prefetch(l->heap[0].h);
-}
-
-size_t lvl_prefetch_next(const struct lvl *l, size_t n, uint64_t *hv)
+/* the hosts the next lvl_take is likely to return (at most n and
+ * LVL_WARM_MAX): the run's first ones and the heap's top, stale or not */
+static size_t next_hosts(const struct lvl *l, size_t n,
+                         const struct lvl_host **out)
 {
     size_t k = 0;
 
     for (size_t i = 0; i < n && i < l->nrun && k < LVL_WARM_MAX; i++)
-        hv[k++] = lvl_prefetch_host(l, run_at(l, i)->h);
+        out[k++] = run_at(l, i)->h;
     if (l->nheap && k < LVL_WARM_MAX)
-        hv[k++] = lvl_prefetch_host(l, l->heap[0].h);
+        out[k++] = l->heap[0].h;
+    return k;
+}
+
+void lvl_prefetch_run(const struct lvl *l, size_t n)
+{
+    const struct lvl_host *hs[LVL_WARM_MAX];
+    size_t k = next_hosts(l, n, hs);
+
+    for (size_t i = 0; i < k; i++)
+        __builtin_prefetch(hs[i]);
+}
+
+size_t lvl_prefetch_next(const struct lvl *l, size_t n, uint64_t *hv)
+{
+    const struct lvl_host *hs[LVL_WARM_MAX];
+    size_t k = next_hosts(l, n, hs);
+
+    for (size_t i = 0; i < k; i++)
+        hv[i] = lvl_prefetch_host(l, hs[i]);
     return k;
 }
 

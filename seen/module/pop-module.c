@@ -247,26 +247,31 @@ static int finish(struct pop *p, struct row *r, int empty)
     return 0;
 }
 
+/* The host-field slots of the hosts whose names hash to hv[0..n), and
+ * with rec, then their records (through the slots, in cache by then). */
+static void warm_fields(struct pop *p, const uint64_t *hv, size_t n, int rec)
+{
+    int wrong;
+    struct hst *m = n ? hst_of(p->hosts, 0, &wrong) : NULL;
+
+    for (size_t i = 0; m && i < n; i++)
+        hst_prefetch(m, hv[i], 0);
+    for (size_t i = 0; m && rec && i < n; i++)
+        hst_prefetch(m, hv[i], 1);
+}
+
 /* Cache warming for the hosts this pop took: their queue heads and
- * host-field slots together, then their host-field records (through the
- * slots, now in), so the rows' misses overlap instead of coming one row
- * after the other. */
+ * host-field slots together, then their host-field records, so the rows'
+ * misses overlap instead of coming one row after the other. */
 static void warm_rows(struct pop *p, struct lvl_host **hs, size_t n)
 {
     uint64_t hv[LVL_WARM_MAX];
-    struct hst *m;
-    int wrong;
 
     if (n > LVL_WARM_MAX)
         n = LVL_WARM_MAX;
-    m = hst_of(p->hosts, 0, &wrong);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         hv[i] = lvl_prefetch_host(p->lv, hs[i]);
-        if (m)
-            hst_prefetch(m, hv[i], 0);
-    }
-    for (size_t i = 0; m && i < n; i++)
-        hst_prefetch(m, hv[i], 1);
+    warm_fields(p, hv, n, 1);
 }
 
 /* Cache warming for the partition's next pop, the hosts it is likely to
@@ -279,12 +284,8 @@ static void warm_rows(struct pop *p, struct lvl_host **hs, size_t n)
 static void warm_next(struct pop *p)
 {
     uint64_t hv[LVL_WARM_MAX];
-    size_t n = lvl_prefetch_next(p->lv, (size_t)p->max, hv);
-    int wrong;
-    struct hst *m = n ? hst_of(p->hosts, 0, &wrong) : NULL;
 
-    for (size_t i = 0; m && i < n; i++)
-        hst_prefetch(m, hv[i], 0);
+    warm_fields(p, hv, lvl_prefetch_next(p->lv, (size_t)p->max, hv), 0);
 }
 
 static int arg_ll(RedisModuleString *s, long long *v)
